@@ -1,0 +1,68 @@
+// Tensors in host memory: what the interpreter computes on and what compiled kernels read and write.
+// Storage is 64-byte aligned raw bytes in the tensor's dtype; f16/bf16 are stored as their 16-bit patterns.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+
+namespace ingot {
+
+class HostTensor {
+ public:
+  HostTensor() = default;
+  HostTensor(DType dtype, std::vector<int64_t> shape);  // zero-filled
+  HostTensor(const HostTensor& other);
+  HostTensor& operator=(const HostTensor& other);
+  HostTensor(HostTensor&&) noexcept = default;
+  HostTensor& operator=(HostTensor&&) noexcept = default;
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t num_elements() const { return num_elements_; }
+  size_t num_bytes() const { return size_t(num_elements_) * size_t(dtype_bytes(dtype_)); }
+  void* data() { return data_.get(); }
+  const void* data() const { return data_.get(); }
+  // Typed views; each checks the dtype and throws std::logic_error on a mismatch.
+  float* f32();
+  const float* f32() const;
+  int64_t* i64();
+  const int64_t* i64() const;
+  int32_t* i32();
+  const int32_t* i32() const;
+
+  // Element i converted to double, and back (rounding to the dtype), for any dtype.
+  double get(int64_t i) const;
+  void set(int64_t i, double v);
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  DType dtype_ = DType::kFloat32;
+  std::vector<int64_t> shape_;
+  int64_t num_elements_ = 0;
+  std::unique_ptr<uint8_t, Free> data_;
+};
+
+using TensorMap = std::map<std::string, HostTensor>;
+
+// Uniform values in [-1, 1) for floats (integers in [0, 8)), from a fixed-seed generator: the same seed gives
+// the same tensor on every machine.
+HostTensor random_tensor(DType dtype, const std::vector<int64_t>& shape, uint64_t seed);
+
+// Element-wise comparison: passes when |a - b| <= atol + rtol * |b| everywhere (NaN never passes).
+struct Comparison {
+  bool ok = false;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  int64_t first_bad_index = -1;  // -1 when ok
+  std::string message;           // says where and by how much it failed, or why shapes differ
+};
+Comparison compare(const HostTensor& actual, const HostTensor& expected, double rtol = 1e-4, double atol = 1e-5);
+
+}  // namespace ingot
