@@ -1,0 +1,22 @@
+// The reference interpreter: evaluates a TE program directly on host tensors, with no schedule. It is the
+// correctness oracle for every generated program, so it favours clarity of semantics; it evaluates each
+// compute a row of its innermost axis at a time so that paper-size models run in seconds.
+#pragma once
+
+#include <cstdint>
+
+#include "ir/host_tensor.h"
+#include "ir/program.h"
+
+namespace ingot {
+
+// Evaluates every compute tensor of the program. inputs maps each placeholder's name to a tensor of its
+// shape and dtype; a missing or mis-shaped input, or a read outside a tensor's bounds, throws
+// std::invalid_argument naming the tensor. Returns all compute tensors (outputs and intermediates) by name.
+TensorMap interpret(const Program& program, const TensorMap& inputs);
+
+// A random tensor for each placeholder: placeholder number n (in Program::placeholders() order) gets
+// random_tensor(dtype, shape, seed + n).
+TensorMap random_inputs(const Program& program, uint64_t seed);
+
+}  // namespace ingot
