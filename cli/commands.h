@@ -1,0 +1,22 @@
+// Registration of ingot's commands; each is defined in its own file under cli/.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "ir/program.h"
+#include "ir/schedule.h"
+
+namespace ingot::cli {
+
+void add_examples_command(CLI::App& app);
+void add_lower_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+
+// The example program named `name` at `size` ("small" or "default").
+Program example_program(const std::string& name, const std::string& size);
+// A schedule from a spec: "naive" (no decisions), "hand" (the hand-written one), "random:SEED" (sampled,
+// CPU), or a path to a schedule JSON file.
+Schedule schedule_from_spec(const std::string& spec, const Program& program);
+
+}  // namespace ingot::cli

@@ -1,0 +1,38 @@
+// `ingot lower`: prints what lowering makes of an example and a schedule: loop IR, C++ or CUDA source.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "codegen/cpp_printer.h"
+#include "codegen/cuda_printer.h"
+#include "codegen/lower.h"
+
+namespace ingot::cli {
+
+void add_lower_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("lower", "Print the loop IR or generated source of an example program");
+  static std::string example = "matmul_bias_relu", size = "small", schedule = "naive", emit = "loop";
+  cmd->add_option("--example", example, "Example program (see `ingot examples`)")->capture_default_str();
+  cmd->add_option("--size", size, "small or default")->capture_default_str();
+  cmd->add_option("--schedule", schedule, "naive, hand, random:SEED or a schedule JSON file")->capture_default_str();
+  cmd->add_option("--emit", emit, "loop, cpp, cuda, schedule or program")
+      ->check(CLI::IsMember({"loop", "cpp", "cuda", "schedule", "program"}))
+      ->capture_default_str();
+  cmd->callback([] {
+    Program program = example_program(example, size);
+    Schedule s = schedule_from_spec(schedule, program);
+    if (emit == "program") {
+      std::cout << program.to_string();
+      return;
+    }
+    if (emit == "schedule") {
+      std::cout << s.to_json() << "\n";
+      return;
+    }
+    LoopFunction f = lower(program, s);
+    if (emit == "loop") std::cout << to_string(f);
+    else if (emit == "cpp") std::cout << print_cpp(f);
+    else std::cout << print_cuda(f);
+  });
+}
+
+}  // namespace ingot::cli

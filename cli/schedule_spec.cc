@@ -1,0 +1,45 @@
+// Turns the --example / --size / --schedule flags shared by several commands into a program and schedule.
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "cli/commands.h"
+#include "tuner/hand_schedules.h"
+#include "tuner/schedule_sampler.h"
+#include "workloads/examples.h"
+
+namespace ingot::cli {
+
+Program example_program(const std::string& name, const std::string& size) {
+  const ExampleProgram& e = find_example(name);
+  if (size == "small") return e.make_small();
+  if (size == "default") return e.make_default();
+  throw std::invalid_argument("--size must be small or default, not '" + size + "'");
+}
+
+Schedule schedule_from_spec(const std::string& spec, const Program& program) {
+  if (spec == "naive") return Schedule();
+  if (spec == "hand") return hand_schedule(program);
+  if (spec.rfind("random:", 0) == 0) {
+    uint64_t seed = 0;
+    try {
+      seed = std::stoull(spec.substr(7));
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--schedule random:SEED needs a number, not '" + spec.substr(7) + "'");
+    }
+    std::mt19937_64 rng(seed);
+    return sample_schedule(program, rng);
+  }
+  std::ifstream in(spec);
+  if (!in) throw std::invalid_argument("--schedule '" + spec + "' is not naive, hand, random:SEED or a readable file");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return Schedule::from_json(text.str());
+  } catch (const ScheduleError& e) {
+    throw std::invalid_argument(spec + ": " + e.what());
+  }
+}
+
+}  // namespace ingot::cli

@@ -1,0 +1,76 @@
+// A schedule is a replayable list of decisions about how to run a program's computes (split, reorder, fuse,
+// parallel, vectorize, unroll, bind, compute_at, compute_inline, cache_write, cache_read). It is plain data
+// with a canonical JSON form: the tuner samples it, the database stores it, lowering replays it.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/expr.h"
+#include "ir/stmt.h"
+
+namespace ingot {
+
+enum class DecisionKind : uint8_t {
+  kSplit, kReorder, kFuse, kParallel, kVectorize, kUnroll, kBind, kComputeAt, kComputeInline, kCacheWrite, kCacheRead
+};
+const char* decision_kind_name(DecisionKind k);  // "split", "reorder", ... as in the JSON
+
+// One decision. Axis names: a compute's axes are named by the compute (i, j, ... and its reduce axes);
+// split of x makes x.o and x.i; fuse of a and b makes a+b.
+struct Decision {
+  DecisionKind kind = DecisionKind::kSplit;
+  std::string stage;              // the compute this decision is about
+  std::vector<std::string> axes;  // split/parallel/vectorize/unroll/bind/compute_at/cache_write/cache_read: one
+                                  // axis; reorder: the new order; fuse: outer then inner
+  int64_t factor = 0;             // split: extent of the inner axis
+  bool guard_tail = false;        // split: allow a factor that does not divide, guarding the tail
+  std::string target;             // compute_at: the consumer stage whose loop `axes[0]` hosts this stage
+  std::string tensor;             // cache_read: the tensor read through the cache
+  MemoryScope scope = MemoryScope::kLocal;  // cache_read
+  LoopKind bind = LoopKind::kSerial;        // bind: a blockIdx / threadIdx kind
+  bool operator==(const Decision& o) const;
+  std::string to_string() const;  // one line, for messages
+};
+
+// Thrown for a decision that cannot be applied; the message names the decision and why.
+class ScheduleError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Schedule {
+ public:
+  Schedule() = default;
+  explicit Schedule(std::vector<Decision> decisions) : decisions_(std::move(decisions)) {}
+  const std::vector<Decision>& decisions() const { return decisions_; }
+  bool empty() const { return decisions_.empty(); }
+
+  // Builders append one decision each and return *this.
+  Schedule& split(const std::string& stage, const std::string& axis, int64_t factor, bool guard_tail = false);
+  Schedule& reorder(const std::string& stage, std::vector<std::string> order);
+  Schedule& fuse(const std::string& stage, const std::string& outer, const std::string& inner);
+  Schedule& parallel(const std::string& stage, const std::string& axis);
+  Schedule& vectorize(const std::string& stage, const std::string& axis);
+  Schedule& unroll(const std::string& stage, const std::string& axis);
+  Schedule& bind(const std::string& stage, const std::string& axis, LoopKind kind);
+  Schedule& compute_at(const std::string& stage, const std::string& consumer, const std::string& axis);
+  Schedule& compute_inline(const std::string& stage);
+  Schedule& cache_write(const std::string& stage, const std::string& axis);
+  Schedule& cache_read(const std::string& stage, const std::string& tensor, MemoryScope scope, const std::string& axis);
+  void append(Decision d) { decisions_.push_back(std::move(d)); }
+
+  // Canonical JSON: {"decisions":[...],"version":1} with sorted keys and no white space; equal schedules give
+  // equal text. from_json throws ScheduleError naming the decision index and key for malformed input.
+  std::string to_json() const;
+  static Schedule from_json(const std::string& text);
+  uint64_t hash() const { return fnv1a64(to_json()); }
+  bool operator==(const Schedule& o) const { return decisions_ == o.decisions_; }
+
+ private:
+  std::vector<Decision> decisions_;
+};
+
+}  // namespace ingot

@@ -1,0 +1,79 @@
+#include "runtime/local_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "codegen/cpp_printer.h"
+#include "codegen/kernel_module.h"
+#include "codegen/lower.h"
+
+namespace ingot {
+
+RunStatistics run_statistics(std::vector<double> seconds) {
+  RunStatistics s;
+  if (seconds.empty()) return s;
+  std::sort(seconds.begin(), seconds.end());
+  size_t n = seconds.size();
+  s.min = seconds.front();
+  s.median = n % 2 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]);
+  s.mean = std::accumulate(seconds.begin(), seconds.end(), 0.0) / double(n);
+  double var = 0;
+  for (double x : seconds) var += (x - s.mean) * (x - s.mean);
+  s.stddev = n > 1 ? std::sqrt(var / double(n - 1)) : 0;
+  return s;
+}
+
+LocalRunResult local_run(const Program& program, const Schedule& schedule, const TensorMap& inputs,
+                         const TensorMap& expected, const LocalRunOptions& options) {
+  LocalRunResult result;
+  result.function = lower(program, schedule);
+  result.library = compile_cpp(print_cpp(result.function), options.compile);
+  KernelModule module(result.library.path, result.function);
+  if (options.threads > 0) module.set_num_threads(options.threads);
+
+  std::vector<const HostTensor*> in;
+  for (const Tensor& t : program.placeholders()) {
+    auto it = inputs.find(t->name);
+    if (it == inputs.end()) throw std::invalid_argument("no input tensor for placeholder '" + t->name + "'");
+    in.push_back(&it->second);
+  }
+  std::vector<HostTensor> outputs;
+  for (const Tensor& t : program.outputs()) outputs.emplace_back(t->dtype, t->shape);
+  std::vector<HostTensor*> out;
+  for (HostTensor& t : outputs) out.push_back(&t);
+
+  module.run(in, out);
+  result.correct = true;
+  for (size_t n = 0; n < outputs.size(); ++n) {
+    const std::string& name = program.outputs()[n]->name;
+    auto it = expected.find(name);
+    if (it == expected.end()) throw std::invalid_argument("no expected tensor for output '" + name + "'");
+    double scale = 1;
+    for (int64_t e = 0; e < it->second.num_elements(); ++e) scale = std::max(scale, std::fabs(it->second.get(e)));
+    result.checks.push_back(compare(outputs[n], it->second, options.rtol, options.atol * scale));
+    result.correct &= result.checks.back().ok;
+  }
+  if (!result.correct) return result;
+
+  for (int w = 0; w < options.warmup_runs; ++w) module.run(in, out);
+  using clock = std::chrono::steady_clock;
+  auto started = clock::now();
+  while (int(result.seconds.size()) < options.max_repeats) {
+    auto t0 = clock::now();
+    module.run(in, out);
+    auto t1 = clock::now();
+    result.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
+    double spent_ms = std::chrono::duration<double, std::milli>(t1 - started).count();
+    if (int(result.seconds.size()) >= options.min_repeats && spent_ms >= options.min_repeat_ms) break;
+  }
+  RunStatistics stats = run_statistics(result.seconds);
+  result.min_seconds = stats.min;
+  result.median_seconds = stats.median;
+  result.mean_seconds = stats.mean;
+  result.stddev_seconds = stats.stddev;
+  return result;
+}
+
+}  // namespace ingot

@@ -1,0 +1,53 @@
+// Builds one candidate (program + schedule) for the CPU, runs it in this process, checks its outputs
+// against expected tensors (the interpreter's) and times it: warm-up, then repeats until a minimum time has
+// passed, keeping every run time. Compilation finishes before any timing starts. For isolated, crash-proof
+// measurement of untrusted candidates the tuner's runner uses child processes; this is the direct path used
+// by `ingot run`, the benchmarks and the property tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/cpp_compiler.h"
+#include "ir/host_tensor.h"
+#include "ir/program.h"
+#include "ir/schedule.h"
+#include "ir/stmt.h"
+
+namespace ingot {
+
+struct LocalRunOptions {
+  CompileOptions compile;
+  int threads = 0;            // OpenMP threads; 0 = the OpenMP default
+  int warmup_runs = 1;
+  double min_repeat_ms = 100;  // keep repeating until this much time was spent...
+  int min_repeats = 3;         // ...and at least this many runs
+  int max_repeats = 1000;
+  // Verification tolerance, per element: |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected|.
+  // The absolute part scales with the output's magnitude because a schedule may sum a reduction in another
+  // order than the interpreter, and f32 rounding grows with the size of the partial sums, not of the result.
+  double rtol = 1e-4;
+  double atol = 1e-5;
+};
+
+struct LocalRunResult {
+  LoopFunction function;
+  CompiledLibrary library;
+  std::vector<Comparison> checks;  // one per program output, in order
+  bool correct = false;
+  std::vector<double> seconds;  // every timed run; empty when the first run was wrong
+  double min_seconds = 0, median_seconds = 0, mean_seconds = 0, stddev_seconds = 0;
+};
+
+// Throws ScheduleError for an invalid schedule and CompileError when the compiler fails. A wrong answer is
+// not an exception: correct is false, checks say where, and nothing is timed.
+LocalRunResult local_run(const Program& program, const Schedule& schedule, const TensorMap& inputs,
+                         const TensorMap& expected, const LocalRunOptions& options = {});
+
+// Median, mean, standard deviation and minimum of a list of run times (sorted copy; empty list gives zeros).
+struct RunStatistics {
+  double min = 0, median = 0, mean = 0, stddev = 0;
+};
+RunStatistics run_statistics(std::vector<double> seconds);
+
+}  // namespace ingot

@@ -1,0 +1,69 @@
+#include "ir/schedule.h"
+
+#include <gtest/gtest.h>
+
+namespace ingot {
+namespace {
+
+Schedule every_kind() {
+  Schedule s;
+  s.split("C", "i", 32)
+      .split("C", "j", 7, /*guard_tail=*/true)
+      .reorder("C", {"i.o", "j.o", "k", "i.i", "j.i"})
+      .fuse("C", "i.o", "j.o")
+      .parallel("C", "i.o+j.o")
+      .vectorize("C", "j.i")
+      .unroll("C", "k")
+      .bind("C", "i.i", LoopKind::kThreadX)
+      .compute_at("P", "C", "i.o+j.o")
+      .compute_inline("Q")
+      .cache_write("C", "i.o+j.o")
+      .cache_read("C", "B", MemoryScope::kShared, "k");
+  return s;
+}
+
+TEST(Schedule, CanonicalJsonIsStableAndSorted) {
+  Schedule s;
+  s.split("C", "i", 32).cache_read("C", "B", MemoryScope::kShared, "k");
+  EXPECT_EQ(s.to_json(),
+            R"({"decisions":[{"axis":"i","factor":32,"kind":"split","stage":"C","tail":"exact"},)"
+            R"({"axis":"k","kind":"cache_read","scope":"shared","stage":"C","tensor":"B"}],"version":1})");
+}
+
+TEST(Schedule, JsonRoundTripsEveryDecisionKind) {
+  Schedule s = every_kind();
+  Schedule back = Schedule::from_json(s.to_json());
+  EXPECT_EQ(back, s);
+  EXPECT_EQ(back.to_json(), s.to_json());
+  EXPECT_EQ(back.hash(), s.hash());
+}
+
+TEST(Schedule, HashChangesWithAnyDecision) {
+  Schedule a, b;
+  a.split("C", "i", 32);
+  b.split("C", "i", 16);
+  EXPECT_NE(a.hash(), b.hash());
+}
+
+void expect_json_error(const std::string& text, const std::string& fragment) {
+  try {
+    Schedule::from_json(text);
+    FAIL() << "expected an error for " << text;
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(Schedule, MalformedJsonNamesTheProblem) {
+  expect_json_error("{", "does not parse");
+  expect_json_error(R"({"decisions":[],"version":2})", "unsupported version");
+  expect_json_error(R"({"decisions":[{"kind":"spin","stage":"C"}],"version":1})", "unknown decision kind 'spin'");
+  expect_json_error(R"({"decisions":[{"kind":"split","stage":"C","axis":"i","tail":"exact"}],"version":1})",
+                    "decision #0: key \"factor\" must be an integer");
+  expect_json_error(R"({"decisions":[{"kind":"bind","stage":"C","axis":"i","thread":"warp"}],"version":1})",
+                    "unknown loop kind 'warp'");
+  expect_json_error(R"({"decisions":[{"kind":"fuse","stage":"C","axes":"i"}],"version":1})", "\"axes\" must be a list");
+}
+
+}  // namespace
+}  // namespace ingot

@@ -1,0 +1,74 @@
+#include "tuner/schedule_sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "codegen/lower.h"
+#include "workloads/examples.h"
+
+namespace ingot {
+namespace {
+
+TEST(ScheduleSampler, SameSeedSameSchedule) {
+  Program p = matmul_bias_relu(24, 20, 16);
+  std::mt19937_64 a(7), b(7), c(8);
+  std::string first = sample_schedule(p, a).to_json();
+  EXPECT_EQ(first, sample_schedule(p, b).to_json());
+  std::string other = sample_schedule(p, c).to_json();
+  std::mt19937_64 d(7);
+  EXPECT_EQ(first, sample_schedule(p, d).to_json());
+  (void)other;
+}
+
+TEST(ScheduleSampler, EverySampleLowersOnEveryExample) {
+  for (const ExampleProgram& e : example_programs()) {
+    Program p = e.make_small();
+    std::mt19937_64 rng(2024);
+    for (int n = 0; n < 200; ++n) {
+      Schedule s = sample_schedule(p, rng);
+      EXPECT_NO_THROW(lower(p, s)) << e.name << " sample " << n << ": " << s.to_json();
+    }
+  }
+}
+
+TEST(ScheduleSampler, GpuSamplesBindBlocksAndThreads) {
+  for (const ExampleProgram& e : example_programs()) {
+    Program p = e.make_small();
+    std::mt19937_64 rng(99);
+    SamplerOptions gpu;
+    gpu.gpu = true;
+    for (int n = 0; n < 50; ++n) {
+      Schedule s = sample_schedule(p, rng, gpu);
+      LoopFunction f;
+      ASSERT_NO_THROW(f = lower(p, s)) << e.name << ": " << s.to_json();
+      bool block = false, thread = false;
+      for_each_stmt(f.body, [&](const Stmt& st) {
+        if (auto* loop = as<ForNode>(st)) {
+          block |= is_gpu_block(loop->loop_kind);
+          thread |= is_gpu_thread(loop->loop_kind);
+        }
+      });
+      EXPECT_TRUE(block && thread) << e.name << ": " << s.to_json();
+    }
+  }
+}
+
+TEST(ScheduleSampler, SamplesCoverTheSpace) {
+  // Over many seeds the sampler uses every CPU decision kind at least once on these two programs.
+  std::set<DecisionKind> seen;
+  for (const Program& p : {matmul_bias_relu(24, 20, 16), two_gemm(8, 24, 16, 12)}) {
+    std::mt19937_64 rng(5);
+    for (int n = 0; n < 300; ++n) {
+      Schedule s = sample_schedule(p, rng);
+      for (const Decision& d : s.decisions()) seen.insert(d.kind);
+    }
+  }
+  for (DecisionKind k : {DecisionKind::kSplit, DecisionKind::kReorder, DecisionKind::kFuse, DecisionKind::kParallel,
+                         DecisionKind::kVectorize, DecisionKind::kUnroll, DecisionKind::kComputeAt,
+                         DecisionKind::kComputeInline, DecisionKind::kCacheWrite, DecisionKind::kCacheRead})
+    EXPECT_TRUE(seen.count(k)) << decision_kind_name(k);
+}
+
+}  // namespace
+}  // namespace ingot

@@ -1,0 +1,233 @@
+#include "tuner/schedule_sampler.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ingot {
+
+namespace {
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+class Sampler {
+ public:
+  Sampler(const Program& p, std::mt19937_64& rng, const SamplerOptions& o) : program_(p), rng_(rng), options_(o) {}
+
+  Schedule run() {
+    std::vector<Tensor> computes = program_.computes();
+    // Consumers first: a stage placed inside its consumer needs the consumer's loop names.
+    for (auto it = computes.rbegin(); it != computes.rend(); ++it) schedule_stage(*it);
+    // Decisions are grouped per stage in topological order so the JSON reads naturally.
+    Schedule out;
+    for (const Tensor& t : computes)
+      for (Decision& d : per_stage_[t->name]) out.append(std::move(d));
+    return out;
+  }
+
+ private:
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  template <class T>
+  const T& pick(const std::vector<T>& xs) {
+    return xs[std::uniform_int_distribution<size_t>(0, xs.size() - 1)(rng_)];
+  }
+
+  // The only stage that reads t once inlined stages are seen through, or "" when several (or none) do.
+  std::string sole_reader(const Tensor& t) {
+    std::vector<std::string> readers;
+    std::vector<Tensor> frontier = {t};
+    while (!frontier.empty()) {
+      Tensor cur = frontier.back();
+      frontier.pop_back();
+      for (const Tensor& c : program_.consumers(cur)) {
+        if (inlined_.count(c->name)) frontier.push_back(c);
+        else if (std::find(readers.begin(), readers.end(), c->name) == readers.end()) readers.push_back(c->name);
+      }
+    }
+    return readers.size() == 1 ? readers[0] : "";
+  }
+
+  void emit(const Tensor& t, Decision d) {
+    d.stage = t->name;
+    per_stage_[t->name].push_back(std::move(d));
+  }
+
+  void schedule_stage(const Tensor& t) {
+    Schedule s;
+    bool reduction = t->reduction() != nullptr;
+    bool output = program_.is_output(t);
+    std::string reader = output ? "" : sole_reader(t);
+    if (!reduction && !output && chance(0.5)) {
+      inlined_.insert(t->name);
+      s.compute_inline(t->name);
+      adopt(t, s);
+      return;
+    }
+    if (!output && !reader.empty() && !options_.gpu && chance(0.35)) {
+      const std::vector<std::string>& loops = attach_points_[reader];
+      if (!loops.empty()) {
+        s.compute_at(t->name, reader, pick(loops));
+        std::vector<std::string> leaves = natural_leaves(t);
+        if (!reduction && chance(0.5)) s.vectorize(t->name, leaves.back());
+        adopt(t, s);
+        return;
+      }
+    }
+    if (options_.gpu) schedule_gpu_root(t, s);
+    else schedule_cpu_root(t, s);
+    adopt(t, s);
+  }
+
+  void adopt(const Tensor& t, const Schedule& s) {
+    for (const Decision& d : s.decisions()) emit(t, d);
+  }
+
+  std::vector<std::string> natural_leaves(const Tensor& t) {
+    std::vector<std::string> names;
+    for (const IterVar& a : t->axes) names.push_back(a.name());
+    if (auto* r = t->reduction())
+      for (const IterVar& k : r->axes) names.push_back(k.name());
+    return names;
+  }
+
+  // Picks an inner extent for an axis: a divisor most of the time, sometimes a guarded non-divisor.
+  std::pair<int64_t, bool> tile(int64_t extent, int64_t cap) {
+    if (extent > 3 && chance(0.15)) {
+      int64_t f = std::uniform_int_distribution<int64_t>(2, std::min<int64_t>(extent - 1, cap))(rng_);
+      return {f, extent % f != 0};
+    }
+    std::vector<int64_t> ds;
+    for (int64_t d : divisors(extent))
+      if (d <= cap) ds.push_back(d);
+    return {pick(ds), false};
+  }
+
+  void schedule_cpu_root(const Tensor& t, Schedule& s) {
+    const std::string& name = t->name;
+    std::vector<std::string> outer, inner, red_outer, red_inner;
+    std::vector<int64_t> inner_extent;
+    for (const IterVar& a : t->axes) {
+      auto [f, guard] = tile(a.extent, 64);
+      if (f == 1 || f == a.extent) {
+        (f == 1 ? outer : inner).push_back(a.name());
+        if (f != 1) inner_extent.push_back(a.extent);
+        continue;
+      }
+      s.split(name, a.name(), f, guard);
+      outer.push_back(a.name() + ".o");
+      inner.push_back(a.name() + ".i");
+      inner_extent.push_back(f);
+    }
+    if (auto* r = t->reduction())
+      for (const IterVar& k : r->axes) {
+        auto [f, guard] = tile(k.extent, 32);
+        if (f == 1 || f == k.extent) {
+          (f == 1 ? red_outer : red_inner).push_back(k.name());
+          continue;
+        }
+        s.split(name, k.name(), f, guard);
+        red_outer.push_back(k.name() + ".o");
+        red_inner.push_back(k.name() + ".i");
+      }
+    // Loop order: spatial outer, reduce outer, spatial inner but the last, reduce inner, last spatial inner.
+    std::string last;
+    int64_t last_extent = 0;
+    if (!inner.empty()) {
+      last = inner.back();
+      last_extent = inner_extent.back();
+      inner.pop_back();
+    }
+    std::vector<std::string> order = outer;
+    order.insert(order.end(), red_outer.begin(), red_outer.end());
+    order.insert(order.end(), inner.begin(), inner.end());
+    order.insert(order.end(), red_inner.begin(), red_inner.end());
+    if (!last.empty()) order.push_back(last);
+    s.reorder(name, order);
+    if (outer.size() >= 2 && chance(0.5)) {
+      s.fuse(name, outer[0], outer[1]);
+      std::string fused = outer[0] + "+" + outer[1];
+      outer.erase(outer.begin(), outer.begin() + 2);
+      outer.insert(outer.begin(), fused);
+      order.erase(order.begin(), order.begin() + 2);
+      order.insert(order.begin(), fused);
+    }
+    bool first_is_spatial = !outer.empty() || (red_outer.empty() && !inner.empty());
+    if (first_is_spatial && chance(0.8)) s.parallel(name, order[0]);
+    bool vectorized = false;
+    if (!last.empty() && order.size() > 1 && last_extent <= options_.max_vector_lanes && chance(0.8)) {
+      s.vectorize(name, last);
+      vectorized = true;
+    }
+    if (!red_inner.empty() && chance(0.4)) s.unroll(name, red_inner.back());
+    // Attach points for producers: spatial loops outside the reduction, never the vectorized loop.
+    std::vector<std::string> points = outer;
+    if (red_outer.empty() && red_inner.empty())
+      for (const std::string& n : inner) points.push_back(n);
+    if (!vectorized && !last.empty()) points.push_back(last);
+    attach_points_[name] = points;
+    if (t->reduction() && !outer.empty() && chance(0.5)) s.cache_write(name, outer.back());
+    if (!red_outer.empty() && chance(0.3)) {
+      std::vector<Tensor> inputs = t->inputs();
+      std::vector<std::string> placeholders;
+      for (const Tensor& in : inputs)
+        if (in->is_placeholder()) placeholders.push_back(in->name);
+      if (!placeholders.empty()) s.cache_read(name, pick(placeholders), MemoryScope::kLocal, red_outer.back());
+    }
+  }
+
+  void schedule_gpu_root(const Tensor& t, Schedule& s) {
+    const std::string& name = t->name;
+    std::vector<std::string> outer, inner;
+    int64_t threads = 1;
+    for (const IterVar& a : t->axes) {
+      std::vector<int64_t> ds;
+      for (int64_t d : divisors(a.extent))
+        if (d * threads <= options_.max_threads) ds.push_back(d);
+      int64_t f = pick(ds);
+      threads *= f;
+      s.split(name, a.name(), f);
+      outer.push_back(a.name() + ".o");
+      inner.push_back(a.name() + ".i");
+    }
+    std::vector<std::string> order = outer;
+    order.insert(order.end(), inner.begin(), inner.end());
+    if (auto* r = t->reduction())
+      for (const IterVar& k : r->axes) order.push_back(k.name());
+    s.reorder(name, order);
+    std::string block = outer[0], thread = inner[0];
+    for (size_t n = 1; n < outer.size(); ++n) {
+      s.fuse(name, block, outer[n]);
+      block += "+" + outer[n];
+    }
+    for (size_t n = 1; n < inner.size(); ++n) {
+      s.fuse(name, thread, inner[n]);
+      thread += "+" + inner[n];
+    }
+    s.bind(name, block, LoopKind::kBlockX);
+    s.bind(name, thread, LoopKind::kThreadX);
+    if (t->reduction() && chance(0.5)) s.cache_write(name, thread);
+    attach_points_[name] = {};
+  }
+
+  const Program& program_;
+  std::mt19937_64& rng_;
+  SamplerOptions options_;
+  std::map<std::string, std::vector<Decision>> per_stage_;
+  std::map<std::string, std::vector<std::string>> attach_points_;
+  std::set<std::string> inlined_;
+};
+
+}  // namespace
+
+Schedule sample_schedule(const Program& program, std::mt19937_64& rng, const SamplerOptions& options) {
+  return Sampler(program, rng, options).run();
+}
+
+}  // namespace ingot
