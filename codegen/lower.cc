@@ -263,24 +263,31 @@ class Lowering {
   }
 
   // Loop variables (by name) that vary inside loop `pos` of stage s, with their extents.
-  std::map<std::string, int64_t> inner_loop_vars(const Stage& s, int pos) const {
-    std::map<std::string, int64_t> inner;
-    for (size_t p = size_t(pos) + 1; p < s.leaves.size(); ++p) inner[loop_var_name(s, s.leaves[p].name)] = s.leaves[p].extent;
+  VarRanges inner_loop_vars(const Stage& s, int pos) const {
+    VarRanges inner;
+    for (size_t p = size_t(pos) + 1; p < s.leaves.size(); ++p)
+      inner[loop_var_name(s, s.leaves[p].name)] = IntRange{0, s.leaves[p].extent - 1};
     return inner;
   }
 
-  // An index as outer + constant + sum(coefficient * v) over the inner loop variables v, where outer uses no
-  // inner variable (it may hold any arithmetic of the enclosing loops, such as a fused loop's div and mod).
+  // An index as outer + constant + sum(coefficient * term), where outer uses no inner loop variable (it may
+  // hold any arithmetic of the enclosing loops, such as a fused loop's div and mod) and each term is an inner
+  // loop variable or arithmetic of inner variables alone (e.g. t / 16 and t % 16 of a fused thread loop t),
+  // with the term's constant range.
+  struct InnerTerm {
+    int64_t coeff = 0;
+    IntRange range;
+  };
   struct InnerForm {
     Expr outer;  // null for zero
     int64_t constant = 0;
-    std::map<std::string, int64_t> coeffs;
+    std::map<std::string, InnerTerm> terms;  // by printed term
   };
 
-  static std::optional<InnerForm> decompose(const Expr& e, const std::map<std::string, int64_t>& inner) {
-    bool uses_inner = false;
+  static std::optional<InnerForm> decompose(const Expr& e, const VarRanges& inner) {
+    bool uses_inner = false, uses_outer = false;
     for_each_node(e, [&](const Expr& x) {
-      if (auto* v = x.as<VarNode>()) uses_inner |= inner.count(v->name) > 0;
+      if (auto* v = x.as<VarNode>()) (inner.count(v->name) ? uses_inner : uses_outer) = true;
     });
     InnerForm f;
     if (!uses_inner) {
@@ -288,42 +295,45 @@ class Lowering {
       else f.outer = e;
       return f;
     }
-    if (auto* v = e.as<VarNode>()) {
-      f.coeffs[v->name] = 1;
-      return f;
-    }
     auto* b = e.as<BinaryNode>();
-    if (!b) return std::nullopt;
-    if (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub) {
+    if (b && (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub)) {
       auto x = decompose(b->a, inner), y = decompose(b->b, inner);
       if (!x || !y) return std::nullopt;
       int64_t sign = b->op == BinaryOp::kAdd ? 1 : -1;
       f = *x;
       f.constant += sign * y->constant;
-      for (const auto& [v, c] : y->coeffs) f.coeffs[v] += sign * c;
+      for (const auto& [key, term] : y->terms) {
+        f.terms[key].coeff += sign * term.coeff;
+        f.terms[key].range = term.range;
+      }
       if (y->outer) f.outer = f.outer ? binary(b->op, f.outer, y->outer) : (sign > 0 ? y->outer : -y->outer);
       return f;
     }
-    if (b->op == BinaryOp::kMul) {
+    if (b && b->op == BinaryOp::kMul) {
       const int64_t* c = as_const_int(b->b);
       const Expr& other = c ? b->a : b->b;
       if (!c) c = as_const_int(b->a);
-      if (!c) return std::nullopt;
-      auto x = decompose(other, inner);
-      if (!x) return std::nullopt;
-      x->constant *= *c;
-      for (auto& [v, coeff] : x->coeffs) coeff *= *c;
-      if (x->outer) x->outer = x->outer * *c;
-      return x;
+      if (c) {
+        auto x = decompose(other, inner);
+        if (!x) return std::nullopt;
+        x->constant *= *c;
+        for (auto& [key, term] : x->terms) term.coeff *= *c;
+        if (x->outer) x->outer = x->outer * *c;
+        return x;
+      }
     }
-    return std::nullopt;
+    if (uses_outer) return std::nullopt;
+    auto range = const_bound(e, inner);
+    if (!range) return std::nullopt;
+    f.terms[to_string(e)] = InnerTerm{1, *range};
+    return f;
   }
 
   // The box of indices that the given reads can touch while the `inner` loop variables run over their ranges
   // and all other variables stay fixed. A dimension whose indices are not affine in the inner variables, or
   // whose reads do not move together, falls back to the whole dimension when whole_dimension_ok; otherwise
   // (a cache_write tile, which must write back exactly what it computed) that is a ScheduleError.
-  Region infer_region(const std::vector<std::vector<Expr>>& reads, const std::map<std::string, int64_t>& inner,
+  Region infer_region(const std::vector<std::vector<Expr>>& reads, const VarRanges& inner,
                       const std::vector<int64_t>& shape, bool whole_dimension_ok = true) const {
     Region region;
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -338,10 +348,9 @@ class Lowering {
         }
         Expr read_outer = form->outer ? simplify(form->outer, ranges_) : Expr(int64_t(0));
         int64_t read_lo = form->constant, read_hi = form->constant;
-        for (const auto& [v, c] : form->coeffs) {
-          int64_t span = c * (inner.at(v) - 1);
-          read_lo += std::min<int64_t>(0, span);
-          read_hi += std::max<int64_t>(0, span);
+        for (const auto& [key, term] : form->terms) {
+          read_lo += std::min(term.coeff * term.range.lo, term.coeff * term.range.hi);
+          read_hi += std::max(term.coeff * term.range.lo, term.coeff * term.range.hi);
         }
         if (first) {
           outer = read_outer;

@@ -1,0 +1,55 @@
+// Compiles a generated C++ source (see cpp_printer.h) into a shared library with the system compiler and
+// caches the result on disk by content hash, so an unchanged kernel is compiled once per machine. Safe to
+// call from several threads and processes at once: libraries appear in the cache atomically.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace ingot {
+
+struct CompileOptions {
+  // The compiler command; empty means $CXX, else `c++`. It may hold several words ("ccache g++").
+  std::string compiler;
+  // Split on whitespace; the command is <compiler> <flags> -o <library> <source>.
+  std::string flags = "-O3 -march=native -fopenmp -fPIC -shared";
+  // Empty means $INGOT_CACHE_DIR, else the build tree's kernel_cache directory; created when missing.
+  std::string cache_dir;
+  // A compiler still running after this long is killed (with the processes it started).
+  double timeout_seconds = 300;
+};
+
+struct CompiledLibrary {
+  std::string path;            // <cache_dir>/<hash>.so; the source is kept beside it as <hash>.cc
+  std::string log;             // the compiler's stdout and stderr (warnings, -fopt-info reports), also on a hit
+  bool cache_hit = false;      // the library was already in the cache and nothing was compiled
+  double compile_seconds = 0;  // wall time of the compiler, 0 on a cache hit
+  uint64_t source_hash = 0;    // fnv1a64 of source, flags, compiler command and compiler version
+};
+
+// Thrown when the compiler cannot be started, fails, or times out. what() names the source hash, the
+// command and shows the first lines of the log; log() has all of it.
+class CompileError : public std::runtime_error {
+ public:
+  CompileError(const std::string& message, std::string log, uint64_t source_hash)
+      : std::runtime_error(message), log_(std::move(log)), source_hash_(source_hash) {}
+  const std::string& log() const { return log_; }
+  uint64_t source_hash() const { return source_hash_; }
+
+ private:
+  std::string log_;
+  uint64_t source_hash_;
+};
+
+// Errors are reported by throwing CompileError (or std::runtime_error when the cache directory cannot be
+// created or written).
+CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& options = {});
+
+// The cache directory compile_cpp uses when CompileOptions::cache_dir is empty.
+std::string default_kernel_cache_dir();
+
+// 16 lowercase hex digits, as used in cache file names and error messages.
+std::string hash_hex(uint64_t hash);
+
+}  // namespace ingot

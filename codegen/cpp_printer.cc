@@ -1,0 +1,728 @@
+#include "codegen/cpp_printer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "ir/functor.h"
+
+namespace ingot {
+
+namespace {
+
+constexpr int64_t kWorkspaceAlignment = 64;
+// Thread-local arrays up to this size live on the stack; larger ones on the heap, because OpenMP worker
+// threads may have small stacks.
+constexpr int64_t kMaxStackArrayBytes = 64 * 1024;
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+[[noreturn]] void fail(const std::string& message) { throw std::invalid_argument("C++ printer: " + message); }
+
+const char* c_type(DType t, const std::string& where) {
+  switch (t) {
+    case DType::kBool: return "uint8_t";
+    case DType::kInt32: return "int32_t";
+    case DType::kInt64: return "int64_t";
+    case DType::kFloat32: return "float";
+    case DType::kFloat16:
+    case DType::kBFloat16: break;
+  }
+  fail(std::string(dtype_name(t)) + " is not supported by the CPU backend yet (" + where + ")");
+}
+
+// The C type an expression of this dtype has in generated code; bool values are C++ bool in expressions
+// and uint8_t only in memory.
+const char* value_type(DType t, const std::string& where) { return t == DType::kBool ? "bool" : c_type(t, where); }
+
+// Rejects 16-bit floats, naming the expression (printed only on failure: printing is quadratic).
+void require_supported(DType t, const Expr& e) {
+  if (t == DType::kFloat16 || t == DType::kBFloat16) c_type(t, "in " + to_string(e));
+}
+
+std::string float_literal(double value) {
+  float f = float(value);
+  if (std::isnan(f)) return "__builtin_nanf(\"\")";
+  if (std::isinf(f)) return f > 0 ? "__builtin_inff()" : "-__builtin_inff()";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, f);  // shortest text that reads back as the same float
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+bool is_cpp_keyword(const std::string& s) {
+  static const std::set<std::string> keywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+      "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+      "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+      "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+      "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+      "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short",
+      "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+      "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+      "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      // Names the generated code itself uses.
+      "args", "workspace", "std", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+      "uint64_t", "size_t", "main", "omp", "NULL", "errno", "assert", "restrict"};
+  return keywords.count(s) > 0;
+}
+
+// Turns IR names ("layer.0/weight", "i.outer") into distinct, readable C identifiers.
+class NameTable {
+ public:
+  std::string buffer(const std::string& name) { return assign("buffer " + name, name); }
+  std::string loop_var(const std::string& name) { return assign("var " + name, name); }
+  // The malloc'ed block behind a large local buffer.
+  std::string heap_storage(const std::string& buffer_name) {
+    return assign("storage " + buffer_name, buffer_name + "_storage");
+  }
+
+ private:
+  std::string assign(const std::string& key, const std::string& name) {
+    if (auto it = assigned_.find(key); it != assigned_.end()) return it->second;
+    std::string base;
+    for (char c : name) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+    if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])) || base.rfind("ingot_", 0) == 0 ||
+        base[0] == '_')
+      base = "v_" + base;
+    std::string candidate = base;
+    for (int n = 1; is_cpp_keyword(candidate) || taken_.count(candidate); ++n)
+      candidate = base + "_" + std::to_string(n);
+    taken_.insert(candidate);
+    assigned_[key] = candidate;
+    return candidate;
+  }
+  std::map<std::string, std::string> assigned_;
+  std::set<std::string> taken_;
+};
+
+enum class Helper : uint8_t { kFloorDiv, kFloorMod, kMin, kMax, kAbs };
+
+std::string helper_name(Helper h, DType t) {
+  const char* suffix = t == DType::kInt32 ? "i32" : t == DType::kInt64 ? "i64" : "f32";
+  switch (h) {
+    case Helper::kFloorDiv: return std::string("ingot_floordiv_") + suffix;
+    case Helper::kFloorMod: return std::string("ingot_floormod_") + suffix;
+    case Helper::kMin: return std::string("ingot_min_") + suffix;
+    case Helper::kMax: return std::string("ingot_max_") + suffix;
+    case Helper::kAbs: return std::string("ingot_abs_") + suffix;
+  }
+  return "";
+}
+
+std::string helper_definition(Helper h, DType t) {
+  std::string T = c_type(t, "helper"), name = helper_name(h, t);
+  std::string head = "static inline " + T + " " + name + "(" + T + " a, " + T + " b) {";
+  switch (h) {
+    case Helper::kFloorDiv:
+      return head + "\n  " + T + " q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}";
+    case Helper::kFloorMod:
+      return head + "\n  " + T + " r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}";
+    // The same choice as std::min / std::max, including which operand a NaN comparison returns.
+    case Helper::kMin: return head + " return b < a ? b : a; }";
+    case Helper::kMax: return head + " return a < b ? b : a; }";
+    case Helper::kAbs: return "static inline " + T + " " + name + "(" + T + " a) { return a < 0 ? -a : a; }";
+  }
+  return "";
+}
+
+// C++ operator precedence, higher binds tighter.
+enum Precedence : int {
+  kTernary = 20,
+  kLogicalOr = 30,
+  kLogicalAnd = 40,
+  kEquality = 50,
+  kRelational = 60,
+  kAdditive = 70,
+  kMultiplicative = 80,
+  kUnary = 90,
+  kPrimary = 100
+};
+
+struct Code {
+  std::string text;
+  int precedence = kPrimary;
+  // False when the C expression's type is narrower than the IR dtype: an i64 literal that fits in an int.
+  bool exact_type = true;
+};
+
+bool loop_is_parallel(LoopKind k) { return k == LoopKind::kParallel || is_gpu_block(k); }
+
+// `#pragma omp simd` promises the compiler there is no dependence between iterations. A store whose index
+// does not move with the loop variable (an accumulation into one element) would break that promise, so such
+// loops are printed without the pragma.
+bool safe_to_simd(const ForNode* loop) {
+  bool safe = true;
+  for_each_stmt(loop->body, [&](const Stmt& s) {
+    if (auto* st = as<StoreNode>(s))
+      if (!uses_var(st->index, loop->name())) safe = false;
+  });
+  return safe;
+}
+
+class CppPrinter {
+ public:
+  explicit CppPrinter(const LoopFunction& f) : f_(f) {}
+
+  PrintedCpp print() {
+    declare_global_buffers();
+    print_run_body();
+    return assemble();
+  }
+
+ private:
+  struct BufferInfo {
+    std::string c_name;
+    DType dtype;
+  };
+
+  // ---- Output -------------------------------------------------------------------------------------------
+
+  void emit(const std::string& text) { body_.push_back(std::string(2 * indent_, ' ') + text); }
+  void open(const std::string& text) {
+    emit(text);
+    ++indent_;
+  }
+  void close(const std::string& text = "}") {
+    --indent_;
+    emit(text);
+  }
+
+  // ---- Buffers and names ----------------------------------------------------------------------------------
+
+  void declare_global_buffers() {
+    std::set<std::string> stored;
+    if (f_.body)
+      for_each_stmt(f_.body, [&](const Stmt& s) {
+        auto note_loads = [&](const Expr& e) {
+          for_each_node(e, [&](const Expr& n) {
+            if (auto* l = n.as<BufferLoadNode>()) used_.insert(l->buffer->name);
+          });
+        };
+        if (auto* st = as<StoreNode>(s)) {
+          stored.insert(st->buffer->name);
+          used_.insert(st->buffer->name);
+          note_loads(st->index);
+          note_loads(st->value);
+        } else if (auto* c = as<IfThenElseNode>(s)) {
+          note_loads(c->cond);
+        }
+      });
+    auto add = [&](const Buffer& b, const char* role) {
+      if (!b) fail("function '" + f_.name + "' has a null " + role + " buffer");
+      if (b->scope != MemoryScope::kGlobal)
+        fail(std::string(role) + " buffer '" + b->name + "' must have global scope, not " +
+             memory_scope_name(b->scope));
+      if (buffers_.count(b->name)) fail("buffer name '" + b->name + "' is used twice in function '" + f_.name + "'");
+      std::string where = std::string(role) + " buffer '" + b->name + "'";
+      c_type(b->dtype, where);
+      buffers_[b->name] = {names_.buffer(b->name), b->dtype};
+    };
+    for (const Buffer& b : f_.inputs) add(b, "input");
+    for (const Buffer& b : f_.outputs) add(b, "output");
+    for (const Buffer& b : f_.workspace) add(b, "workspace");
+    stored_ = std::move(stored);
+  }
+
+  const BufferInfo& lookup(const Buffer& b) {
+    auto it = buffers_.find(b->name);
+    if (it == buffers_.end())
+      fail("buffer '" + b->name + "' is used but is not an input, output, workspace or enclosing allocation");
+    if (it->second.dtype != b->dtype)
+      fail("buffer '" + b->name + "' is used as " + dtype_name(b->dtype) + " but declared " +
+           dtype_name(it->second.dtype));
+    return it->second;
+  }
+
+  std::string pointer_decl(const Buffer& b, bool read_only) {
+    const BufferInfo& info = buffers_.at(b->name);
+    return std::string(read_only ? "const " : "") + c_type(b->dtype, "") + "* __restrict__ " + info.c_name;
+  }
+
+  // ---- Expressions ----------------------------------------------------------------------------------------
+
+  std::string wrap(const Code& c, int min_precedence) {
+    return c.precedence >= min_precedence ? c.text : "(" + c.text + ")";
+  }
+
+  Code use_helper(Helper h, DType t, const std::vector<Expr>& args) {
+    helpers_.insert({h, t});
+    std::string text = helper_name(h, t) + "(";
+    for (size_t i = 0; i < args.size(); ++i) text += (i ? ", " : "") + expr(args[i]).text;
+    return {text + ")", kPrimary, true};
+  }
+
+  // Whether e is provably >= 0: loop variables, non-negative constants and what +, *, /, %, min, max make of
+  // them. Loads and subtractions are unknown.
+  bool non_negative(const Expr& e) {
+    switch (e.kind()) {
+      case ExprKind::kIntImm: return e.as<IntImmNode>()->value >= 0;
+      case ExprKind::kVar: return true;  // only loop variables are bound, and they run over [0, extent)
+      case ExprKind::kBinary: {
+        auto* n = e.as<BinaryNode>();
+        switch (n->op) {
+          case BinaryOp::kAdd:
+          case BinaryOp::kMul:
+          case BinaryOp::kDiv:
+          case BinaryOp::kMod:
+          case BinaryOp::kMin: return non_negative(n->a) && non_negative(n->b);
+          case BinaryOp::kMax: return non_negative(n->a) || non_negative(n->b);
+          case BinaryOp::kSub: return false;
+        }
+        return false;
+      }
+      case ExprKind::kCast: {
+        auto* n = e.as<CastNode>();
+        return n->dtype == DType::kInt64 && is_int(n->value.dtype()) && non_negative(n->value);
+      }
+      case ExprKind::kSelect: {
+        auto* n = e.as<SelectNode>();
+        return non_negative(n->true_value) && non_negative(n->false_value);
+      }
+      default: return false;
+    }
+  }
+
+  Code binary_code(const Expr& e) {
+    auto* n = e.as<BinaryNode>();
+    DType t = n->dtype;
+    require_supported(t, e);
+    if (n->op == BinaryOp::kMin) return use_helper(Helper::kMin, t, {n->a, n->b});
+    if (n->op == BinaryOp::kMax) return use_helper(Helper::kMax, t, {n->a, n->b});
+    bool integer = is_int(t);
+    if (integer && (n->op == BinaryOp::kDiv || n->op == BinaryOp::kMod) && !(non_negative(n->a) && non_negative(n->b)))
+      return use_helper(n->op == BinaryOp::kDiv ? Helper::kFloorDiv : Helper::kFloorMod, t, {n->a, n->b});
+    int p = (n->op == BinaryOp::kAdd || n->op == BinaryOp::kSub) ? kAdditive : kMultiplicative;
+    Code a = expr(n->a), b = expr(n->b);
+    std::string left = wrap(a, p);
+    bool exact = a.exact_type || b.exact_type;
+    // Two small i64 literals would otherwise be combined (and could overflow) in C's 32-bit int.
+    if (t == DType::kInt64 && !exact) {
+      left = "int64_t(" + a.text + ")";
+      exact = true;
+    }
+    // The right operand needs parentheses at equal precedence: a - (b - c), and float a + (b + c) rounds
+    // differently from (a + b) + c.
+    return {left + " " + binary_op_name(n->op) + " " + wrap(b, p + 1), p, exact};
+  }
+
+  Code expr(const Expr& e) {
+    if (!e) fail("null expression");
+    switch (e.kind()) {
+      case ExprKind::kIntImm: {
+        auto* n = e.as<IntImmNode>();
+        if (n->dtype == DType::kBool) return {n->value ? "true" : "false", kPrimary, true};
+        if (n->value == std::numeric_limits<int64_t>::min()) return {"(-9223372036854775807 - 1)", kPrimary, true};
+        bool fits_int =
+            n->value >= std::numeric_limits<int32_t>::min() && n->value <= std::numeric_limits<int32_t>::max();
+        bool exact = n->dtype == DType::kInt32 || !fits_int;
+        return {std::to_string(n->value), n->value < 0 ? kUnary : kPrimary, exact};
+      }
+      case ExprKind::kFloatImm: {
+        auto* n = e.as<FloatImmNode>();
+        require_supported(n->dtype, e);
+        std::string text = float_literal(n->value);
+        return {text, text[0] == '-' ? kUnary : kPrimary, true};
+      }
+      case ExprKind::kVar: {
+        const std::string& name = e.as<VarNode>()->name;
+        auto it = bound_vars_.find(name);
+        if (it == bound_vars_.end() || it->second == 0)
+          fail("variable '" + name + "' is used outside any loop that binds it");
+        return {names_.loop_var(name), kPrimary, e.dtype() == DType::kInt64};
+      }
+      case ExprKind::kBinary: return binary_code(e);
+      case ExprKind::kCompare: {
+        auto* n = e.as<CompareNode>();
+        require_supported(n->a.dtype(), e);
+        int p = (n->op == CompareOp::kEQ || n->op == CompareOp::kNE) ? kEquality : kRelational;
+        const char* op = n->op == CompareOp::kEQ ? "==" : n->op == CompareOp::kNE ? "!=" : compare_op_name(n->op);
+        return {wrap(expr(n->a), p + 1) + " " + op + " " + wrap(expr(n->b), p + 1), p, true};
+      }
+      case ExprKind::kLogical: {
+        auto* n = e.as<LogicalNode>();
+        bool is_and = n->op == LogicalOp::kAnd;
+        int p = is_and ? kLogicalAnd : kLogicalOr;
+        // Always parenthesize nested logical operators: mixing && and || unparenthesized invites misreading.
+        return {wrap(expr(n->a), p + 1) + (is_and ? " && " : " || ") + wrap(expr(n->b), p + 1), p, true};
+      }
+      case ExprKind::kNot: return {"!" + wrap(expr(e.as<NotNode>()->a), kUnary), kUnary, true};
+      case ExprKind::kSelect: {
+        auto* n = e.as<SelectNode>();
+        require_supported(n->dtype, e);
+        Code t = expr(n->true_value), f = expr(n->false_value);
+        bool exact = t.exact_type || f.exact_type;
+        std::string tt = wrap(t, kTernary + 1);
+        if (n->dtype == DType::kInt64 && !exact) {
+          tt = "int64_t(" + t.text + ")";
+          exact = true;
+        }
+        return {wrap(expr(n->cond), kTernary + 1) + " ? " + tt + " : " + wrap(f, kTernary + 1), kTernary, exact};
+      }
+      case ExprKind::kCast: {
+        auto* n = e.as<CastNode>();
+        require_supported(n->dtype, e);
+        require_supported(n->value.dtype(), e);
+        std::string to = value_type(n->dtype, "");
+        return {to + "(" + expr(n->value).text + ")", kPrimary, true};
+      }
+      case ExprKind::kCall: return call_code(e.as<CallNode>(), e);
+      case ExprKind::kBufferLoad: {
+        auto* n = e.as<BufferLoadNode>();
+        const BufferInfo& info = lookup(n->buffer);
+        return {info.c_name + "[" + index_code(n->index) + "]", kPrimary, true};
+      }
+      case ExprKind::kTensorRead: fail("tensor read " + to_string(e) + " in loop IR (lowering must replace it)");
+      case ExprKind::kReduce: fail("reduction " + to_string(e) + " in loop IR (lowering must replace it)");
+    }
+    fail("unknown expression kind");
+  }
+
+  std::string index_code(const Expr& index) {
+    if (!is_int(index.dtype())) fail("non-integer index " + to_string(index));
+    return expr(index).text;
+  }
+
+  Code call_code(const CallNode* n, const Expr& e) {
+    DType t = n->dtype;
+    if (n->func == MathFunc::kAbs && is_int(t)) return use_helper(Helper::kAbs, t, n->args);
+    require_supported(t, e);
+    if (t != DType::kFloat32) fail("math function " + to_string(e) + " needs an f32 argument");
+    Code arg = expr(n->args[0]);
+    const std::string& x = arg.text;
+    switch (n->func) {
+      case MathFunc::kExp: return {"expf(" + x + ")"};
+      case MathFunc::kLog: return {"logf(" + x + ")"};
+      case MathFunc::kTanh: return {"tanhf(" + x + ")"};
+      case MathFunc::kSigmoid: return {"1.0f / (1.0f + expf(-" + wrap(arg, kPrimary) + "))", kMultiplicative, true};
+      case MathFunc::kSqrt: return {"sqrtf(" + x + ")"};
+      case MathFunc::kRsqrt: return {"1.0f / sqrtf(" + x + ")", kMultiplicative, true};
+      case MathFunc::kErf: return {"erff(" + x + ")"};
+      case MathFunc::kPow: return {"powf(" + x + ", " + expr(n->args[1]).text + ")"};
+      case MathFunc::kAbs: return {"fabsf(" + x + ")"};
+    }
+    fail("unknown math function");
+  }
+
+  // ---- Statements -----------------------------------------------------------------------------------------
+
+  // Binds a loop variable for the duration of its loop body.
+  struct VarScope {
+    CppPrinter& p;
+    std::string name;
+    VarScope(CppPrinter& printer, const std::string& n) : p(printer), name(n) { ++p.bound_vars_[name]; }
+    ~VarScope() { --p.bound_vars_[name]; }
+  };
+
+  std::string for_header(const ForNode* loop) {
+    std::string v = names_.loop_var(loop->name());
+    if (loop->var.dtype() != DType::kInt64) fail("loop variable '" + loop->name() + "' must be i64");
+    return "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(loop->extent) + "; ++" + v + ") {";
+  }
+
+  // The body of an allocation: a thread-private array declared where the Allocate is, freed at its end.
+  void print_allocate(const AllocateNode* n, bool own_block, const std::function<void(const Stmt&)>& body) {
+    const Buffer& b = n->buffer;
+    if (b->scope == MemoryScope::kGlobal)
+      fail("global buffer '" + b->name + "' is allocated inside the function; make it workspace instead");
+    if (buffers_.count(b->name)) fail("allocation of '" + b->name + "' shadows another buffer of that name");
+    const char* type = c_type(b->dtype, std::string(memory_scope_name(b->scope)) + " buffer '" + b->name + "'");
+    std::string name = names_.buffer(b->name);
+    int64_t count = b->num_elements();
+    if (count <= 0) fail("buffer '" + b->name + "' has no elements");
+    int64_t bytes = count * dtype_bytes(b->dtype);
+    if (!own_block) open("{");
+    buffers_[b->name] = {name, b->dtype};
+    bool on_heap = bytes > kMaxStackArrayBytes;
+    std::string storage = on_heap ? names_.heap_storage(b->name) : "";
+    if (on_heap) {
+      // malloc and round up by hand: std::aligned_alloc is missing from some C++ libraries' <cstdlib>.
+      emit("void* " + storage + " = std::malloc(" + std::to_string(bytes + 63) + ");");
+      emit("if (!" + storage + ") std::abort();");
+      emit(std::string(type) + "* __restrict__ " + name + " = reinterpret_cast<" + type +
+           "*>((reinterpret_cast<uintptr_t>(" + storage + ") + 63) & ~uintptr_t(63));");
+    } else {
+      emit(std::string("alignas(64) ") + type + " " + name + "[" + std::to_string(count) + "];");
+    }
+    body(n->body);
+    if (on_heap) emit("std::free(" + storage + ");");
+    buffers_.erase(b->name);
+    if (!own_block) close();
+  }
+
+  // Code that one thread runs: a stage under `omp single`, or the body of a parallel loop.
+  void print_serial(const Stmt& s, bool own_block = false) {
+    switch (s->kind) {
+      case StmtKind::kSeq:
+        for (const Stmt& c : as<SeqNode>(s)->stmts) print_serial(c);
+        return;
+      case StmtKind::kStore: {
+        auto* n = as<StoreNode>(s);
+        const BufferInfo& info = lookup(n->buffer);
+        emit(info.c_name + "[" + index_code(n->index) + "] = " + expr(n->value).text + ";");
+        return;
+      }
+      case StmtKind::kAllocate:
+        print_allocate(as<AllocateNode>(s), own_block, [&](const Stmt& b) { print_serial(b, own_block); });
+        return;
+      case StmtKind::kIfThenElse: {
+        auto* n = as<IfThenElseNode>(s);
+        open("if (" + expr(n->cond).text + ") {");
+        print_serial(n->then_case, true);
+        if (n->else_case) {
+          close("} else {");
+          ++indent_;
+          print_serial(n->else_case, true);
+        }
+        close();
+        return;
+      }
+      case StmtKind::kBarrier:
+        if (as<BarrierNode>(s)->barrier_kind == BarrierKind::kGrid)
+          fail("grid barrier inside a loop or condition of function '" + f_.name +
+               "' (grid barriers may only separate top-level stages)");
+        return;  // shared memory is per thread on the CPU, so a block barrier has nothing to order
+      case StmtKind::kFor: {
+        auto* loop = as<ForNode>(s);
+        bool simd = false;
+        if (loop->loop_kind == LoopKind::kVectorized) {
+          if (safe_to_simd(loop)) {
+            emit("#pragma omp simd");
+            simd = true;
+          } else {
+            emit("// not marked simd: a store in this loop does not depend on '" + loop->name() + "'");
+          }
+        } else if (loop->loop_kind == LoopKind::kUnrolled) {
+          emit("#pragma GCC unroll " + std::to_string(std::min<int64_t>(loop->extent, 65534)));
+        }
+        int first = int(body_.size());
+        open(for_header(loop));
+        {
+          VarScope scope(*this, loop->name());
+          print_serial(loop->body, true);
+        }
+        close();
+        if (simd) vectorized_body_lines_.push_back({first, int(body_.size()) - 1});
+        return;
+      }
+    }
+  }
+
+  // A loop nest whose outer loops are parallel: they are collapsed into one `omp for` worksharing loop.
+  void print_parallel_loop(const ForNode* loop) {
+    std::vector<const ForNode*> chain{loop};
+    while (auto* inner = as<ForNode>(chain.back()->body)) {
+      if (!loop_is_parallel(inner->loop_kind)) break;
+      chain.push_back(inner);
+    }
+    std::string pragma = "#pragma omp for";
+    if (chain.size() > 1) pragma += " collapse(" + std::to_string(chain.size()) + ")";
+    emit(pragma + " schedule(static) nowait");
+    std::vector<std::unique_ptr<VarScope>> scopes;
+    for (const ForNode* l : chain) {
+      open(for_header(l));
+      scopes.push_back(std::make_unique<VarScope>(*this, l->name()));
+    }
+    print_serial(chain.back()->body, true);
+    for (size_t i = 0; i < chain.size(); ++i) {
+      scopes.pop_back();
+      close();
+    }
+  }
+
+  static bool is_region_structure(const Stmt& s) {
+    switch (s->kind) {
+      case StmtKind::kSeq:
+      case StmtKind::kAllocate:
+      case StmtKind::kBarrier: return true;
+      case StmtKind::kFor: return loop_is_parallel(as<ForNode>(s)->loop_kind);
+      default: return false;
+    }
+  }
+
+  // Code that every thread of the parallel region reaches: stages, barriers, and allocations around them.
+  void print_region(const Stmt& s) {
+    switch (s->kind) {
+      case StmtKind::kSeq: {
+        const auto& stmts = as<SeqNode>(s)->stmts;
+        // Consecutive single-thread statements run in one `omp single`, in order, as on a GPU where they all
+        // run on thread 0 of block 0.
+        for (size_t i = 0; i < stmts.size();) {
+          if (is_region_structure(stmts[i])) {
+            print_region(stmts[i++]);
+            continue;
+          }
+          size_t end = i;
+          while (end < stmts.size() && (!is_region_structure(stmts[end]) || is_block_barrier(stmts[end]))) ++end;
+          print_single(std::vector<Stmt>(stmts.begin() + i, stmts.begin() + end));
+          i = end;
+        }
+        return;
+      }
+      case StmtKind::kAllocate:
+        print_allocate(as<AllocateNode>(s), false, [&](const Stmt& b) { print_region(b); });
+        return;
+      case StmtKind::kBarrier:
+        if (as<BarrierNode>(s)->barrier_kind == BarrierKind::kGrid) emit("#pragma omp barrier");
+        return;
+      case StmtKind::kFor:
+        if (loop_is_parallel(as<ForNode>(s)->loop_kind)) {
+          print_parallel_loop(as<ForNode>(s));
+          return;
+        }
+        break;
+      default: break;
+    }
+    print_single({s});
+  }
+
+  static bool is_block_barrier(const Stmt& s) {
+    auto* b = as<BarrierNode>(s);
+    return b && b->barrier_kind == BarrierKind::kBlock;
+  }
+
+  void print_single(const std::vector<Stmt>& stmts) {
+    emit("#pragma omp single nowait");
+    open("{");
+    for (const Stmt& s : stmts) print_serial(s);
+    close();
+  }
+
+  void print_run_body() {
+    bool uses_args = false, uses_workspace = false;
+    for (const auto* list : {&f_.inputs, &f_.outputs})
+      for (const Buffer& b : *list) uses_args |= used_.count(b->name) > 0;
+    for (const Buffer& b : f_.workspace) uses_workspace |= used_.count(b->name) > 0;
+    if (!uses_args) emit("(void)args;");
+    if (!uses_workspace) emit("(void)workspace;");
+    emit("#pragma omp parallel");
+    open("{");
+    // Pointers are declared inside the region so that each thread's copies keep __restrict__ (the compiler
+    // drops it on variables shared into the outlined region), which the vectorizer relies on. Buffers the
+    // body never touches get no pointer.
+    int arg = 0;
+    for (const Buffer& b : f_.inputs) {
+      bool read_only = !stored_.count(b->name);
+      if (used_.count(b->name))
+        emit(pointer_decl(b, read_only) + " = static_cast<" + (read_only ? "const " : "") + c_type(b->dtype, "") +
+             "*>(args[" + std::to_string(arg) + "]);");
+      ++arg;
+    }
+    for (const Buffer& b : f_.outputs) {
+      if (used_.count(b->name))
+        emit(pointer_decl(b, false) + " = static_cast<" + c_type(b->dtype, "") + "*>(args[" + std::to_string(arg) +
+             "]);");
+      ++arg;
+    }
+    CppWorkspaceLayout layout = cpp_workspace_layout(f_);
+    for (size_t i = 0; i < f_.workspace.size(); ++i) {
+      const Buffer& b = f_.workspace[i];
+      if (used_.count(b->name))
+        emit(pointer_decl(b, false) + " = reinterpret_cast<" + c_type(b->dtype, "") +
+             "*>(static_cast<char*>(workspace) + " + std::to_string(layout.offsets[i]) + ");");
+    }
+    if (f_.body) print_region(f_.body);
+    close();
+  }
+
+  PrintedCpp assemble() {
+    std::vector<std::string> head;
+    head.push_back("// ingot CPU kernel '" + f_.name + "', generated from its loop IR by the C++ printer.");
+    head.push_back("// C ABI version " + std::to_string(kCppKernelAbiVersion) +
+                   ": ingot_run(args, workspace) with args = inputs then outputs:");
+    int arg = 0;
+    auto describe = [&](const Buffer& b, const char* role) {
+      std::string shape;
+      for (size_t i = 0; i < b->shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(b->shape[i]);
+      return std::string(dtype_name(b->dtype)) + "[" + shape + "] " + b->name + " (" + role + ")";
+    };
+    for (const Buffer& b : f_.inputs)
+      head.push_back("//   args[" + std::to_string(arg++) + "]: " + describe(b, "input"));
+    for (const Buffer& b : f_.outputs)
+      head.push_back("//   args[" + std::to_string(arg++) + "]: " + describe(b, "output"));
+    CppWorkspaceLayout layout = cpp_workspace_layout(f_);
+    head.push_back("// workspace: " + std::to_string(layout.total_bytes) + " bytes, 64-byte aligned");
+    for (size_t i = 0; i < f_.workspace.size(); ++i)
+      head.push_back("//   +" + std::to_string(layout.offsets[i]) + ": " + describe(f_.workspace[i], "workspace"));
+    head.push_back("");
+    for (const char* inc : {"cmath", "cstdint", "cstdlib", "cstring", "omp.h"})
+      head.push_back(std::string("#include <") + inc + ">");
+    if (!vectorized_body_lines_.empty()) {
+      // Otherwise g++ turns simple simd loops (zero-fill, copy) into memset/memcpy calls, which cost more
+      // than inline vector code for the small tiles that lowering vectorizes.
+      head.push_back("#if defined(__GNUC__) && !defined(__clang__)");
+      head.push_back("#pragma GCC optimize(\"no-tree-loop-distribute-patterns\")");
+      head.push_back("#endif");
+    }
+    if (!helpers_.empty()) {
+      head.push_back("");
+      head.push_back(
+          "// Helpers: integer / and % round toward negative infinity; min and max pick as std::min and std::max do.");
+      for (auto [h, t] : helpers_) {
+        std::string def = helper_definition(h, t);
+        for (size_t start = 0;;) {
+          size_t nl = def.find('\n', start);
+          head.push_back(def.substr(start, nl == std::string::npos ? std::string::npos : nl - start));
+          if (nl == std::string::npos) break;
+          start = nl + 1;
+        }
+      }
+    }
+    head.push_back("");
+    head.push_back("extern \"C\" int ingot_abi_version(void) { return " + std::to_string(kCppKernelAbiVersion) + "; }");
+    head.push_back("extern \"C\" int ingot_num_inputs(void) { return " + std::to_string(f_.inputs.size()) + "; }");
+    head.push_back("extern \"C\" int ingot_num_outputs(void) { return " + std::to_string(f_.outputs.size()) + "; }");
+    head.push_back("extern \"C\" int64_t ingot_workspace_bytes(void) { return " + std::to_string(layout.total_bytes) +
+                   "; }");
+    head.push_back("");
+    head.push_back("extern \"C\" void ingot_run(void* const* args, void* workspace) {");
+
+    PrintedCpp out;
+    for (const std::string& l : head) out.source += l + "\n";
+    for (const std::string& l : body_) out.source += l + "\n";
+    out.source += "}\n";
+    int offset = int(head.size()) + 1;
+    for (SourceLines l : vectorized_body_lines_) out.vectorized_loops.push_back({l.first + offset, l.last + offset});
+    return out;
+  }
+
+  const LoopFunction& f_;
+  NameTable names_;
+  std::map<std::string, BufferInfo> buffers_;  // IR name -> declaration in scope
+  std::set<std::string> stored_;               // IR names of buffers the body writes
+  std::set<std::string> used_;                 // IR names of buffers the body reads or writes
+  std::map<std::string, int> bound_vars_;      // IR name -> number of enclosing loops binding it
+  std::set<std::pair<Helper, DType>> helpers_;
+  std::vector<std::string> body_;
+  std::vector<SourceLines> vectorized_body_lines_;  // 0-based indices into body_
+  int indent_ = 1;
+};
+
+}  // namespace
+
+CppWorkspaceLayout cpp_workspace_layout(const LoopFunction& f) {
+  CppWorkspaceLayout layout;
+  int64_t end = 0;
+  for (const Buffer& b : f.workspace) {
+    int64_t offset = round_up(end, kWorkspaceAlignment);
+    layout.offsets.push_back(offset);
+    end = offset + b->num_elements() * dtype_bytes(b->dtype);
+  }
+  layout.total_bytes = round_up(end, kWorkspaceAlignment);
+  return layout;
+}
+
+PrintedCpp print_cpp_with_lines(const LoopFunction& f) { return CppPrinter(f).print(); }
+
+std::string print_cpp(const LoopFunction& f) { return print_cpp_with_lines(f).source; }
+
+}  // namespace ingot

@@ -1,0 +1,269 @@
+#include "codegen/cpp_printer.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <regex>
+#include <set>
+
+#include "codegen/cpp_compiler.h"
+#include "codegen/kernel_module.h"
+#include "tests/codegen/cpu_test_kernels.h"
+
+namespace ingot {
+namespace {
+
+using cpu_test::global_buffer;
+
+// The whole generated source for a tiny function, so that any change to the printer's output shows here
+// as a diff.
+TEST(CppPrinter, PrintsTinyTwoStageFunctionExactly) {
+  const char* expected = R"(// ingot CPU kernel 'tiny', generated from its loop IR by the C++ printer.
+// C ABI version 1: ingot_run(args, workspace) with args = inputs then outputs:
+//   args[0]: f32[4] x.in (input)
+//   args[1]: f32[4] y (output)
+// workspace: 64 bytes, 64-byte aligned
+//   +0: f32[4] t (workspace)
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <omp.h>
+
+// Helpers: integer / and % round toward negative infinity; min and max pick as std::min and std::max do.
+static inline int64_t ingot_floordiv_i64(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+extern "C" int ingot_abi_version(void) { return 1; }
+extern "C" int ingot_num_inputs(void) { return 1; }
+extern "C" int ingot_num_outputs(void) { return 1; }
+extern "C" int64_t ingot_workspace_bytes(void) { return 64; }
+
+extern "C" void ingot_run(void* const* args, void* workspace) {
+  #pragma omp parallel
+  {
+    const float* __restrict__ x_in = static_cast<const float*>(args[0]);
+    float* __restrict__ y = static_cast<float*>(args[1]);
+    float* __restrict__ t = reinterpret_cast<float*>(static_cast<char*>(workspace) + 0);
+    #pragma omp for schedule(static) nowait
+    for (int64_t i = 0; i < 4; ++i) {
+      t[i] = x_in[i] * 2.0f;
+    }
+    #pragma omp barrier
+    #pragma omp single nowait
+    {
+      for (int64_t i = 0; i < 4; ++i) {
+        y[i] = t[3 - i] + float(ingot_floordiv_i64(i - 2, 2)) + 1.5f;
+      }
+    }
+  }
+}
+)";
+  EXPECT_EQ(print_cpp(cpu_test::tiny_two_stage_function()), expected);
+}
+
+TEST(CppPrinter, MarksVectorizedLoopsSimdAndReportsTheirLines) {
+  PrintedCpp printed = print_cpp_with_lines(cpu_test::matmul_function());
+  ASSERT_EQ(printed.vectorized_loops.size(), 3u);
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < printed.source.size();) {
+    size_t nl = printed.source.find('\n', start);
+    lines.push_back(printed.source.substr(start, nl - start));
+    start = nl + 1;
+  }
+  for (SourceLines loop : printed.vectorized_loops) {
+    ASSERT_GE(loop.first, 2);
+    ASSERT_LE(loop.last, int(lines.size()));
+    EXPECT_NE(lines[loop.first - 2].find("#pragma omp simd"), std::string::npos) << lines[loop.first - 2];
+    EXPECT_NE(lines[loop.first - 1].find("for (int64_t j = 0; j < 48; ++j) {"), std::string::npos);
+    EXPECT_EQ(lines[loop.last - 1].find_first_not_of(' '), lines[loop.first - 1].find_first_not_of(' '));
+    EXPECT_EQ(lines[loop.last - 1].substr(lines[loop.last - 1].find_first_not_of(' ')), "}");
+  }
+  EXPECT_NE(printed.source.find("alignas(64) float acc[48];"), std::string::npos);
+}
+
+// (e) g++ -O3 -march=native must really vectorize every loop the printer marks simd: its optimization
+// report names a line inside each such loop.
+TEST(CppPrinter, CompilerVectorizesEveryVectorizedLoop) {
+  PrintedCpp printed = print_cpp_with_lines(cpu_test::matmul_function());
+  CompileOptions options;
+  options.flags += " -fopt-info-vec-optimized";
+  CompiledLibrary library = compile_cpp(printed.source, options);
+  std::set<int> vectorized_lines;
+  std::regex report(R"(\.cc:(\d+):\d+: optimized: loop vectorized)");
+  for (std::sregex_iterator it(library.log.begin(), library.log.end(), report), end; it != end; ++it)
+    vectorized_lines.insert(std::stoi((*it)[1]));
+  ASSERT_FALSE(vectorized_lines.empty()) << "no vectorization report in the compiler log:\n" << library.log;
+  for (SourceLines loop : printed.vectorized_loops) {
+    auto hit = vectorized_lines.lower_bound(loop.first);
+    EXPECT_TRUE(hit != vectorized_lines.end() && *hit <= loop.last)
+        << "the loop on lines " << loop.first << "-" << loop.last << " was not vectorized; log:\n"
+        << library.log << "\nsource:\n"
+        << printed.source;
+  }
+}
+
+TEST(CppPrinter, LeavesLoopInvariantStoresOutOfSimd) {
+  Buffer x = global_buffer("x", {8}), s = global_buffer("s", {1});
+  Expr k = var("k");
+  LoopFunction f{"sum", {x}, {s}, {}, for_loop(k, 8, LoopKind::kVectorized, store(s, 0, load(s, 0) + load(x, k)))};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_TRUE(printed.vectorized_loops.empty());
+  EXPECT_EQ(printed.source.find("omp simd"), std::string::npos);
+  EXPECT_NE(printed.source.find("not marked simd"), std::string::npos);
+}
+
+TEST(CppPrinter, SanitizesNamesIntoDistinctIdentifiers) {
+  Buffer a = global_buffer("layer.0/w", {2}), b = global_buffer("layer_0_w", {2}), c = global_buffer("int", {2});
+  Buffer d = global_buffer("0bias", {2}), e = global_buffer("ingot_run", {2});
+  Expr i = var("i.outer");
+  LoopFunction f{"names",
+                 {a, b, c, d},
+                 {e},
+                 {},
+                 for_loop(i, 2, LoopKind::kSerial, store(e, i, load(a, i) + load(b, i) + load(c, i) + load(d, i)))};
+  std::string source = print_cpp(f);
+  for (const char* decl : {"const float* __restrict__ layer_0_w = ", "const float* __restrict__ layer_0_w_1 = ",
+                           "const float* __restrict__ int_1 = ", "const float* __restrict__ v_0bias = ",
+                           "float* __restrict__ v_ingot_run = ", "for (int64_t i_outer = 0; i_outer < 2; ++i_outer)",
+                           "v_ingot_run[i_outer] = layer_0_w[i_outer] + layer_0_w_1[i_outer] + int_1[i_outer] + "
+                           "v_0bias[i_outer];"})
+    EXPECT_NE(source.find(decl), std::string::npos) << decl << "\nin:\n" << source;
+}
+
+TEST(CppPrinter, UsesPlainDivisionOnlyWhenOperandsAreNonNegative) {
+  Buffer y = global_buffer("y", {8}, DType::kInt64), z = global_buffer("z", {8}, DType::kInt64);
+  Expr i = var("i");
+  LoopFunction f{
+      "div",
+      {},
+      {y, z},
+      {},
+      for_loop(i, 8, LoopKind::kSerial, seq({store(y, i, i / 4 + i % 3), store(z, i, (i - 4) / 4 + (i - 4) % 3)}))};
+  std::string source = print_cpp(f);
+  EXPECT_NE(source.find("y[i] = i / 4 + i % 3;"), std::string::npos) << source;
+  EXPECT_NE(source.find("z[i] = ingot_floordiv_i64(i - 4, 4) + ingot_floormod_i64(i - 4, 3);"), std::string::npos)
+      << source;
+}
+
+TEST(CppPrinter, ParenthesizesByPrecedence) {
+  Buffer x = global_buffer("x", {8}), y = global_buffer("y", {8});
+  Expr i = var("i");
+  Expr v = load(x, i);
+  LoopFunction f{"prec",
+                 {x},
+                 {y},
+                 {},
+                 for_loop(i, 8, LoopKind::kSerial,
+                          store(y, i, (v - (v - 1.0)) * (v + 2.0) / (v * v) + select(lt(v, 0.0), -v, v)))};
+  EXPECT_NE(print_cpp(f).find("y[i] = (x[i] - (x[i] - 1.0f)) * (x[i] + 2.0f) / (x[i] * x[i]) + "
+                              "(x[i] < 0.0f ? 0.0f - x[i] : x[i]);"),
+            std::string::npos)
+      << print_cpp(f);
+}
+
+// Every f32 constant must reach the compiled code bit for bit, including infinities, NaN and -0.
+TEST(CppPrinter, FloatLiteralsRoundTripExactly) {
+  std::vector<double> values = {0.1,
+                                1.0 / 3.0,
+                                3.0,
+                                -2.5,
+                                1e20,
+                                3.4028234663852886e38,
+                                1.401298464324817e-45,
+                                1.17549435e-38,
+                                -0.0,
+                                16777216.0,
+                                123456.789,
+                                std::numeric_limits<double>::infinity(),
+                                -std::numeric_limits<double>::infinity()};
+  Buffer y = global_buffer("y", {int64_t(values.size()) + 1});
+  std::vector<Stmt> stores;
+  for (size_t n = 0; n < values.size(); ++n) stores.push_back(store(y, int64_t(n), float_imm(values[n])));
+  stores.push_back(store(y, int64_t(values.size()), float_imm(std::numeric_limits<double>::quiet_NaN())));
+  LoopFunction f{"literals", {}, {y}, {}, seq(stores)};
+  std::string source = print_cpp(f);
+  EXPECT_NE(source.find("y[0] = 0.1f;"), std::string::npos) << source;
+  EXPECT_NE(source.find("y[2] = 3.0f;"), std::string::npos) << source;
+  EXPECT_NE(source.find("y[4] = 1e+20f;"), std::string::npos) << source;
+  EXPECT_NE(source.find("__builtin_inff()"), std::string::npos) << source;
+
+  KernelModule module(compile_cpp(source).path, f);
+  HostTensor out(DType::kFloat32, {int64_t(values.size()) + 1});
+  module.run({}, {&out});
+  for (size_t n = 0; n < values.size(); ++n)
+    EXPECT_EQ(std::bit_cast<uint32_t>(out.f32()[n]), std::bit_cast<uint32_t>(float(values[n])))
+        << "value " << values[n] << " came back as " << out.f32()[n];
+  EXPECT_TRUE(std::isnan(out.f32()[values.size()]));
+}
+
+TEST(CppPrinter, LargeLocalBuffersGoOnTheHeap) {
+  Buffer y = global_buffer("y", {4}), big = make_buffer("big", DType::kFloat32, {65536}, MemoryScope::kLocal);
+  Expr i = var("i");
+  LoopFunction f{
+      "heap",
+      {},
+      {y},
+      {},
+      for_loop(
+          i, 4, LoopKind::kParallel,
+          allocate(big, seq({store(big, 65535 - i, cast(DType::kFloat32, i)), store(y, i, load(big, 65535 - i))})))};
+  std::string source = print_cpp(f);
+  EXPECT_NE(source.find("void* big_storage = std::malloc(262207);"), std::string::npos) << source;
+  EXPECT_NE(source.find("std::free(big_storage);"), std::string::npos) << source;
+  EXPECT_EQ(source.find("float big["), std::string::npos) << source;
+  KernelModule module(compile_cpp(source).path, f);
+  HostTensor out(DType::kFloat32, {4});
+  module.run({}, {&out});
+  for (int n = 0; n < 4; ++n) EXPECT_EQ(out.f32()[n], float(n));
+}
+
+void expect_rejected(const LoopFunction& f, const std::string& fragment) {
+  try {
+    print_cpp(f);
+    FAIL() << "printing must fail with a message containing '" << fragment << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(CppPrinter, RejectsWhatTheCpuBackendCannotRun) {
+  Expr i = var("i");
+  Buffer h = global_buffer("h", {4}, DType::kFloat16), y = global_buffer("y", {4});
+  expect_rejected(LoopFunction{"half", {h}, {y}, {}, for_loop(i, 4, LoopKind::kSerial, store(y, i, 1.0))}, "f16");
+  Buffer bh = global_buffer("bh", {4}, DType::kBFloat16);
+  expect_rejected(
+      LoopFunction{
+          "bhalf", {}, {bh}, {}, for_loop(i, 4, LoopKind::kSerial, store(bh, i, float_imm(1.0, DType::kBFloat16)))},
+      "bf16");
+  expect_rejected(LoopFunction{"unbound", {}, {y}, {}, store(y, var("j"), 1.0)}, "variable 'j'");
+  Buffer ghost = global_buffer("ghost", {4});
+  expect_rejected(LoopFunction{"unknown", {}, {y}, {}, for_loop(i, 4, LoopKind::kSerial, store(ghost, i, 1.0))},
+                  "buffer 'ghost'");
+  expect_rejected(LoopFunction{"nested barrier",
+                               {},
+                               {y},
+                               {},
+                               for_loop(i, 4, LoopKind::kSerial, seq({store(y, i, 1.0), barrier(BarrierKind::kGrid)}))},
+                  "grid barrier");
+  expect_rejected(LoopFunction{"global alloc", {}, {y}, {}, allocate(global_buffer("g", {4}), store(y, 0, 1.0))},
+                  "global buffer 'g'");
+}
+
+TEST(CppPrinter, WorkspaceBuffersAre64ByteAligned) {
+  Buffer a = global_buffer("a", {3}), b = global_buffer("b", {5}, DType::kInt64),
+         c = global_buffer("c", {1}, DType::kBool);
+  LoopFunction f{"ws", {}, {}, {a, b, c}, nullptr};
+  CppWorkspaceLayout layout = cpp_workspace_layout(f);
+  EXPECT_EQ(layout.offsets, (std::vector<int64_t>{0, 64, 128}));
+  EXPECT_EQ(layout.total_bytes, 192);
+  EXPECT_NE(print_cpp(f).find("ingot_workspace_bytes(void) { return 192; }"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ingot
