@@ -20,6 +20,14 @@
 
 namespace ingot {
 
+std::string default_cpp_flags() {
+#if defined(__x86_64__)
+  return "-O3 -march=native -mprefer-vector-width=512 -fopenmp -fPIC -shared";
+#else
+  return "-O3 -march=native -fopenmp -fPIC -shared";
+#endif
+}
+
 namespace fs = std::filesystem;
 
 namespace {
