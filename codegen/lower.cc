@@ -525,9 +525,6 @@ class Lowering {
     if (!s.cache_write_axis.empty()) {
       int p = leaf_position(s, s.cache_write_axis);
       for (size_t q = 0; q < s.leaves.size(); ++q) {
-        if (int(q) <= p && s.leaves[q].reduce)
-          fail("stage '" + name + "': cache_write at '" + s.cache_write_axis + "' must be outside every reduction loop ('" +
-               s.leaves[q].name + "' encloses it)");
         if (int(q) > p && is_gpu_thread(s.leaves[q].kind))
           fail("stage '" + name + "': cache_write at '" + s.cache_write_axis + "' must be inside every thread loop ('" +
                s.leaves[q].name + "' is inside it)");
@@ -690,6 +687,16 @@ class Lowering {
       cache_regions_[name + "/" + cr.tensor] = region;
     }
 
+    int first_reduce = n;
+    for (int p = 0; p < n; ++p)
+      if (s.leaves[p].reduce) {
+        first_reduce = p;
+        break;
+      }
+    // A cache_write tile inside (or at) a reduction loop holds partial sums: it starts from the output's current
+    // value, and the output itself starts from the identity before the first reduction loop.
+    bool accumulate = red && write_at >= first_reduce;
+
     Buffer acc;
     Region acc_region;
     if (write_at >= 0) {
@@ -723,16 +730,9 @@ class Lowering {
     }
     Stmt stmt = guarded(guards(s, false), core);
 
-    int first_reduce = n;
-    for (int p = 0; p < n; ++p)
-      if (s.leaves[p].reduce) {
-        first_reduce = p;
-        break;
-      }
-
     for (int p = n - 1; p >= 0; --p) {
       const Leaf& leaf = s.leaves[p];
-      if (p == write_at) stmt = wrap_cache_write(s, acc, acc_region, red, stmt);
+      if (p == write_at) stmt = wrap_cache_write(s, acc, acc_region, red, accumulate, stmt);
       for (auto it = s.cache_reads.rbegin(); it != s.cache_reads.rend(); ++it)
         if (it->axis == leaf.name) stmt = wrap_cache_read(s, *it, leaf_ctx[p], stmt);
       for (auto it = s.attached.rbegin(); it != s.attached.rend(); ++it) {
@@ -745,9 +745,10 @@ class Lowering {
           stmt = allocate(child.buffer, seq({child_nest, stmt}));
       }
       stmt = for_loop(loop_var(s, leaf.name), leaf.extent, leaf.kind, stmt);
-      if (red && write_at < 0 && p == first_reduce) stmt = seq({init_nest(s, p, target, index, red), stmt});
+      if (red && (write_at < 0 || accumulate) && p == first_reduce)
+        stmt = seq({init_nest(s, p, s.buffer, flat_index(dom, s.buffer->shape), red), stmt});
     }
-    if (red && write_at < 0 && first_reduce == n) fail("internal: reduction '" + name + "' has no reduce loop");
+    if (red && first_reduce == n) fail("internal: reduction '" + name + "' has no reduce loop");
     return stmt;
   }
 
@@ -764,21 +765,33 @@ class Lowering {
   }
 
   Stmt wrap_cache_write(const Stage& s, const Buffer& acc, const Region& region, const ReduceNode* red,
-                        const Stmt& inner) {
+                        bool accumulate, const Stmt& inner) {
     const std::string prefix = s.tensor->name + ".acc";
     auto acc_index = [&](const std::vector<Expr>& r) { return flat_index(r, acc->shape); };
-    Stmt init;
-    if (red)
-      init = box_nest(prefix + ".init", region.extent, true, [&](const std::vector<Expr>& r) {
-        return store(acc, acc_index(r), identity_element(red->op, s.tensor->dtype));
-      });
-    Stmt writeback = box_nest(prefix + ".out", region.extent, true, [&](const std::vector<Expr>& r) {
-      std::vector<Expr> coord, conds;
+    // The tile's element r is the stage's element origin + r, which a tail may push past the domain.
+    auto in_domain = [&](const std::vector<Expr>& r, std::vector<Expr>& coord) {
+      std::vector<Expr> conds;
       for (size_t d = 0; d < r.size(); ++d) {
         coord.push_back(region.lo[d] + r[d]);
         auto b = const_bound(region.lo[d], ranges_);
         if (!b || b->hi + region.extent[d] > s.domain[d]) conds.push_back(lt(coord.back(), s.domain[d]));
       }
+      return conds;
+    };
+    Stmt init;
+    if (red)
+      init = box_nest(prefix + ".init", region.extent, true, [&](const std::vector<Expr>& r) {
+        Expr identity = identity_element(red->op, s.tensor->dtype);
+        if (!accumulate) return store(acc, acc_index(r), identity);
+        std::vector<Expr> coord;
+        std::vector<Expr> conds = in_domain(r, coord);
+        Expr current = load(s.buffer, flat_index(coord, s.buffer->shape));
+        for (const Expr& c : conds) current = select(c, current, identity);
+        return store(acc, acc_index(r), current);
+      });
+    Stmt writeback = box_nest(prefix + ".out", region.extent, true, [&](const std::vector<Expr>& r) {
+      std::vector<Expr> coord;
+      std::vector<Expr> conds = in_domain(r, coord);
       return guarded(conds, store(s.buffer, flat_index(coord, s.buffer->shape), load(acc, acc_index(r))));
     });
     return allocate(acc, seq({init, inner, writeback}));

@@ -172,7 +172,9 @@ class Sampler {
       for (const std::string& n : inner) points.push_back(n);
     if (!vectorized && !last.empty()) points.push_back(last);
     attach_points_[name] = points;
-    if (t->reduction() && !outer.empty() && chance(0.5)) s.cache_write(name, outer.back());
+    // A tile outside the reduction holds whole sums; one inside it (after a reduction loop) holds partial sums.
+    if (t->reduction() && !red_outer.empty() && chance(0.2)) s.cache_write(name, red_outer.back());
+    else if (t->reduction() && !outer.empty() && chance(0.5)) s.cache_write(name, outer.back());
     if (!red_outer.empty() && chance(0.3)) {
       std::vector<Tensor> inputs = t->inputs();
       std::vector<std::string> placeholders;

@@ -183,6 +183,36 @@ TEST(Lower, CacheWrite) {
 )");
 }
 
+TEST(Lower, CacheWriteInsideAReductionAccumulates) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().reorder("C", {"k", "i"}).cache_write("C", "i")), R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.j in 0..6 {
+    for C.i in 0..8 {
+      C[((C.i * 6) + C.j)] = 0.0
+    }
+  }
+  for C.k in 0..4 {
+    for C.j in 0..6 {
+      for C.i in 0..8 {
+        alloc C.acc: f32[1, 1] local {
+          for C.acc.init.r0 in 0..1 {
+            for C.acc.init.r1 in 0..1 {
+              C.acc[0] = C[((C.i * 6) + C.j)]
+            }
+          }
+          C.acc[0] = (C.acc[0] + (A[((C.i * 4) + C.k)] * B[(C.j + (C.k * 6))]))
+          for C.acc.out.r0 in 0..1 {
+            for C.acc.out.r1 in 0..1 {
+              C[((C.i * 6) + C.j)] = C.acc[0]
+            }
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
 TEST(Lower, CacheRead) {
   EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "k", 2).reorder("C", {"k.o", "i", "j", "k.i"}).cache_read("C", "B", MemoryScope::kLocal, "k.o")),
             R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
@@ -307,9 +337,14 @@ TEST(LowerErrors, ComputeAtRules) {
                         "'e' is also read by 'row_sum', so it cannot live inside 'Y' alone");
 }
 
-TEST(LowerErrors, CacheWriteMustEncloseTheReduction) {
-  expect_schedule_error(small_matmul(), Schedule().reorder("C", {"k", "i"}).cache_write("C", "i"),
-                        "cache_write at 'i' must be outside every reduction loop ('k' encloses it)");
+TEST(LowerErrors, CacheWriteMustSitInsideThreadLoops) {
+  expect_schedule_error(small_matmul(),
+                        Schedule()
+                            .split("C", "i", 4)
+                            .bind("C", "i.o", LoopKind::kBlockX)
+                            .bind("C", "i.i", LoopKind::kThreadX)
+                            .cache_write("C", "i.o"),
+                        "cache_write at 'i.o' must be inside every thread loop ('i.i' is inside it)");
 }
 
 TEST(LowerErrors, CacheReadOfATensorNotRead) {
