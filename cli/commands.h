@@ -9,12 +9,14 @@
 
 namespace ingot::cli {
 
-void add_examples_command(CLI::App& app);
 void add_lower_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
+void add_results_commands(CLI::App& app);  // best, history, db check, workloads
+void add_export_command(CLI::App& app);
 
-// The example program named `name` at `size` ("small" or "default").
-Program example_program(const std::string& name, const std::string& size);
+// The workload named `name` (workloads/registry.h) at `size`: "small" or "default" parameters.
+Program workload_program(const std::string& name, const std::string& size);
 // A schedule from a spec: "naive" (no decisions), "hand" (the hand-written one), "random:SEED" (sampled,
 // CPU), or a path to a schedule JSON file.
 Schedule schedule_from_spec(const std::string& spec, const Program& program);

@@ -1,4 +1,4 @@
-// `ingot lower`: prints what lowering makes of an example and a schedule: loop IR, C++ or CUDA source.
+// `ingot lower`: prints what lowering makes of a workload and a schedule: loop IR, C++ or CUDA source.
 #include <iostream>
 
 #include "cli/commands.h"
@@ -9,16 +9,16 @@
 namespace ingot::cli {
 
 void add_lower_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("lower", "Print the loop IR or generated source of an example program");
-  static std::string example = "matmul_bias_relu", size = "small", schedule = "naive", emit = "loop";
-  cmd->add_option("--example", example, "Example program (see `ingot examples`)")->capture_default_str();
+  CLI::App* cmd = app.add_subcommand("lower", "Print the loop IR or generated source of a workload");
+  static std::string workload = "matmul_bias_relu", size = "small", schedule = "naive", emit = "loop";
+  cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
   cmd->add_option("--size", size, "small or default")->capture_default_str();
   cmd->add_option("--schedule", schedule, "naive, hand, random:SEED or a schedule JSON file")->capture_default_str();
   cmd->add_option("--emit", emit, "loop, cpp, cuda, schedule or program")
       ->check(CLI::IsMember({"loop", "cpp", "cuda", "schedule", "program"}))
       ->capture_default_str();
   cmd->callback([] {
-    Program program = example_program(example, size);
+    Program program = workload_program(workload, size);
     Schedule s = schedule_from_spec(schedule, program);
     if (emit == "program") {
       std::cout << program.to_string();

@@ -8,9 +8,11 @@
 int main(int argc, char** argv) {
   CLI::App app{"ingot: a whole-model deep-learning compiler and auto-tuner"};
   app.require_subcommand(1);
-  ingot::cli::add_examples_command(app);
   ingot::cli::add_lower_command(app);
   ingot::cli::add_run_command(app);
+  ingot::cli::add_tune_command(app);
+  ingot::cli::add_results_commands(app);
+  ingot::cli::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

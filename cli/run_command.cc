@@ -1,4 +1,4 @@
-// `ingot run`: compiles an example program with a schedule for the CPU, checks it against the reference
+// `ingot run`: compiles a workload with a schedule for the CPU, checks it against the reference
 // interpreter, and times it (warm-up, repeats, median) next to nothing else.
 #include <cstdio>
 #include <iostream>
@@ -25,20 +25,20 @@ double flop_count(const Program& p) {
 }  // namespace
 
 void add_run_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("run", "Compile, verify against the interpreter and time an example program");
-  static std::string example = "matmul_bias_relu", size = "default";
+  CLI::App* cmd = app.add_subcommand("run", "Compile, verify against the interpreter and time a workload");
+  static std::string workload = "matmul_bias_relu", size = "default";
   static std::vector<std::string> schedules = {"naive", "hand"};
   static int threads = 0;
   static uint64_t seed = 1;
   static double min_repeat_ms = 200;
-  cmd->add_option("--example", example, "Example program (see `ingot examples`)")->capture_default_str();
+  cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
   cmd->add_option("--size", size, "small or default")->capture_default_str();
   cmd->add_option("--schedule", schedules, "One or more of naive, hand, random:SEED, FILE.json")->capture_default_str();
   cmd->add_option("--threads", threads, "OpenMP threads (0: all cores)")->capture_default_str();
   cmd->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--min-repeat-ms", min_repeat_ms, "Time each schedule for at least this long")->capture_default_str();
   cmd->callback([] {
-    Program program = example_program(example, size);
+    Program program = workload_program(workload, size);
     TensorMap inputs = random_inputs(program, seed);
     std::cout << "program " << program.name() << " (" << size << "): interpreting for the reference output...\n";
     TensorMap expected = interpret(program, inputs);

@@ -1,4 +1,4 @@
-// Turns the --example / --size / --schedule flags shared by several commands into a program and schedule.
+// Turns the --workload / --size / --schedule flags shared by several commands into a program and schedule.
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -7,15 +7,16 @@
 #include "cli/commands.h"
 #include "tuner/hand_schedules.h"
 #include "tuner/schedule_sampler.h"
-#include "workloads/examples.h"
+#include "workloads/registry.h"
 
 namespace ingot::cli {
 
-Program example_program(const std::string& name, const std::string& size) {
-  const ExampleProgram& e = find_example(name);
-  if (size == "small") return e.make_small();
-  if (size == "default") return e.make_default();
-  throw std::invalid_argument("--size must be small or default, not '" + size + "'");
+Program workload_program(const std::string& name, const std::string& size) {
+  if (size != "small" && size != "default")
+    throw std::invalid_argument("--size must be small or default, not '" + size + "'");
+  const WorkloadInfo* info = find_workload(name);
+  if (!info) return make_workload(name);  // throws, listing the known workloads
+  return make_workload(name, size == "small" ? info->small : WorkloadParams{});
 }
 
 Schedule schedule_from_spec(const std::string& spec, const Program& program) {

@@ -179,7 +179,7 @@ CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& opt
                                            : "produced no library";
     throw CompileError("compiling kernel source " + hash + " (" + source_path.string() + ") " + why +
                            "\ncommand: " + join(argv) + "\n" + first_lines(run.output, kLogLinesInErrors),
-                       run.output, result.source_hash);
+                       run.output, result.source_hash, run.timed_out);
   }
   write_atomically(log_path, run.output);
   fs::rename(temp_library, library, ec);

@@ -36,14 +36,17 @@ struct CompiledLibrary {
 // command and shows the first lines of the log; log() has all of it.
 class CompileError : public std::runtime_error {
  public:
-  CompileError(const std::string& message, std::string log, uint64_t source_hash)
-      : std::runtime_error(message), log_(std::move(log)), source_hash_(source_hash) {}
+  CompileError(const std::string& message, std::string log, uint64_t source_hash, bool timed_out = false)
+      : std::runtime_error(message), log_(std::move(log)), source_hash_(source_hash), timed_out_(timed_out) {}
   const std::string& log() const { return log_; }
   uint64_t source_hash() const { return source_hash_; }
+  // The compiler ran past CompileOptions::timeout_seconds and was killed.
+  bool timed_out() const { return timed_out_; }
 
  private:
   std::string log_;
   uint64_t source_hash_;
+  bool timed_out_;
 };
 
 // Errors are reported by throwing CompileError (or std::runtime_error when the cache directory cannot be

@@ -97,20 +97,27 @@ const Pat c0 = Pat::constant(0), c1 = Pat::constant(1), c2 = Pat::constant(2);
 // ---- Matches and conditions ----------------------------------------------------------------------------
 
 struct Match {
-  Expr x, y, z;
+  Expr x, y, z;  // set once the whole pattern matched (conditions and results read these)
   int64_t c0 = 0, c1 = 0, c2 = 0;
   RewriteContext* ctx = nullptr;
+  // While matching, wildcards point into the matched expression, which saves reference counting on the
+  // many attempts that fail.
+  std::array<const Expr*, 3> wild_binding{};
   std::array<DType, 3> const_type{};
   uint8_t bound_consts = 0;  // bit i: ci is bound
 
-  Expr& wild(int slot) { return slot == 0 ? x : slot == 1 ? y : z; }
   const Expr& wild(int slot) const { return slot == 0 ? x : slot == 1 ? y : z; }
   int64_t& constant(int slot) { return slot == 0 ? c0 : slot == 1 ? c1 : c2; }
   int64_t constant(int slot) const { return slot == 0 ? c0 : slot == 1 ? c1 : c2; }
-  bool binds_float() const {
-    for (const Expr* e : {&x, &y, &z})
-      if (*e && is_float(e->dtype())) return true;
-    return false;
+  // Takes the bindings; false when a wildcard bound a floating-point expression.
+  bool take_bindings() {
+    bool has_float = false;
+    for (int i = 0; i < 3; ++i) {
+      if (!wild_binding[i]) continue;
+      has_float |= is_float(wild_binding[i]->dtype());
+      (i == 0 ? x : i == 1 ? y : z) = *wild_binding[i];
+    }
+    return !has_float;
   }
 
   // Provable facts about integer expressions, from the bounds the simplifier knows.
@@ -219,7 +226,7 @@ std::vector<Rule> make_rules() {
       rule(x / x, 1, [](M m) { return m.nonzero(m.x); }),
       rule(x / c0, 0, [](M m) { return m.c0 > 0 && m.within(m.x, 0, m.c0 - 1); }),
       rule((x * c0) / c1, x * (c0 / c1), [](M m) { return divides(m.c1, m.c0); }),
-      rule((x * c0) / c1, x / (c1 / c0), [](M m) { return m.c0 > 0 && divides(m.c0, m.c1); }),
+      rule((x * c0) / c1, x / (c1 / c0), [](M m) { return divides(m.c0, m.c1); }),
       rule((x * c0 + y) / c1, x * (c0 / c1) + y / c1, [](M m) { return divides(m.c1, m.c0); }),
       rule((y + x * c0) / c1, y / c1 + x * (c0 / c1), [](M m) { return divides(m.c1, m.c0); }),
       rule((x * c0 + y) / c1, x / (c1 / c0),
@@ -242,7 +249,7 @@ std::vector<Rule> make_rules() {
            [](M m) { return m.c0 > 0 && divides(m.c0, m.c1) && m.within(m.y, 0, m.c0 - 1); }),
       rule((x + c0) % c1, x % c1, [](M m) { return divides(m.c1, m.c0); }),
       rule((x % c0) % c1, x % c1, [](M m) { return divides(m.c1, m.c0); }),
-      rule((x * c0) % c1, (x % (c1 / c0)) * c0, [](M m) { return m.c0 > 0 && divides(m.c0, m.c1); }),
+      rule((x * c0) % c1, (x % (c1 / c0)) * c0, [](M m) { return divides(m.c0, m.c1); }),
 
       // Min and max: constants right, nested constants merged, and decided by bounds when one side is
       // provably no greater (min(x, x + 1), min(i, 16) with i in [0, 15], ...).
@@ -360,9 +367,58 @@ int root_key(const PatNode& p) {
   }
 }
 
+// The kind and operator of a node, for a quick check of a rule's operands before the full match.
+constexpr uint16_t kAnyShape = 0xFFFF;
+
+uint16_t shape_of(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::kBinary: return uint16_t(int(e.kind()) * 16 + int(e.as<BinaryNode>()->op));
+    case ExprKind::kCompare: return uint16_t(int(e.kind()) * 16 + int(e.as<CompareNode>()->op));
+    case ExprKind::kLogical: return uint16_t(int(e.kind()) * 16 + int(e.as<LogicalNode>()->op));
+    default: return uint16_t(int(e.kind()) * 16);
+  }
+}
+
+uint16_t shape_of(const PatNode* p) {
+  if (!p) return kAnyShape;
+  switch (p->kind) {
+    case PatKind::kWild: return kAnyShape;
+    case PatKind::kConst:
+    case PatKind::kIntLit:
+    case PatKind::kBoolLit: return uint16_t(int(ExprKind::kIntImm) * 16);
+    case PatKind::kFloatLit: return uint16_t(int(ExprKind::kFloatImm) * 16);
+    case PatKind::kBinary: return uint16_t(int(ExprKind::kBinary) * 16 + p->op);
+    case PatKind::kCompare: return uint16_t(int(ExprKind::kCompare) * 16 + p->op);
+    case PatKind::kLogical: return uint16_t(int(ExprKind::kLogical) * 16 + p->op);
+    case PatKind::kNot: return uint16_t(int(ExprKind::kNot) * 16);
+    case PatKind::kSelect: return uint16_t(int(ExprKind::kSelect) * 16);
+  }
+  return kAnyShape;
+}
+
+// The operands of a node that rules look at, in pattern order.
+std::array<const Expr*, 3> operands_of(const Expr& e) {
+  switch (e.kind()) {
+    case ExprKind::kBinary: return {&e.as<BinaryNode>()->a, &e.as<BinaryNode>()->b, nullptr};
+    case ExprKind::kCompare: return {&e.as<CompareNode>()->a, &e.as<CompareNode>()->b, nullptr};
+    case ExprKind::kLogical: return {&e.as<LogicalNode>()->a, &e.as<LogicalNode>()->b, nullptr};
+    case ExprKind::kNot: return {&e.as<NotNode>()->a, nullptr, nullptr};
+    case ExprKind::kSelect: {
+      auto* n = e.as<SelectNode>();
+      return {&n->cond, &n->true_value, &n->false_value};
+    }
+    default: return {nullptr, nullptr, nullptr};
+  }
+}
+
+struct IndexedRule {
+  const Rule* rule;
+  std::array<uint16_t, 3> operand_shapes;  // kAnyShape where the pattern has a wildcard
+};
+
 struct RuleIndex {
   std::vector<Rule> rules;
-  std::array<std::vector<const Rule*>, kNumKeys> by_root;
+  std::array<std::vector<IndexedRule>, kNumKeys> by_root;
 };
 
 const RuleIndex& rule_index() {
@@ -370,9 +426,10 @@ const RuleIndex& rule_index() {
     RuleIndex ix;
     ix.rules = make_rules();
     for (const Rule& r : ix.rules) {
-      int key = root_key(r.before.node());
+      const PatNode& root = r.before.node();
+      int key = root_key(root);
       if (key < 0) throw std::logic_error("rewrite rule without an operation at its root");
-      ix.by_root[key].push_back(&r);
+      ix.by_root[key].push_back({&r, {shape_of(root.a.get()), shape_of(root.b.get()), shape_of(root.c.get())}});
     }
     return ix;
   }();
@@ -382,9 +439,9 @@ const RuleIndex& rule_index() {
 bool match(const PatNode& p, const Expr& e, Match& m) {
   switch (p.kind) {
     case PatKind::kWild: {
-      Expr& bound = m.wild(p.slot);
-      if (bound) return bound.same_as(e) || structural_equal(bound, e);
-      bound = e;
+      const Expr*& bound = m.wild_binding[p.slot];
+      if (bound) return bound->same_as(e) || structural_equal(*bound, e);
+      bound = &e;
       return true;
     }
     case PatKind::kConst: {
@@ -437,10 +494,10 @@ bool match(const PatNode& p, const Expr& e, Match& m) {
 Expr build(const PatNode& p, const Match& m, DType literal_type, RewriteContext& ctx) {
   switch (p.kind) {
     case PatKind::kWild: return m.wild(p.slot);
-    case PatKind::kConst: return int_imm(m.constant(p.slot), m.const_type[p.slot]);
-    case PatKind::kIntLit: return int_imm(p.int_value, literal_type);
+    case PatKind::kConst: return Expr(std::make_shared<const IntImmNode>(m.constant(p.slot), m.const_type[p.slot]));
+    case PatKind::kIntLit: return Expr(std::make_shared<const IntImmNode>(p.int_value, literal_type));
     case PatKind::kFloatLit: return float_imm(p.float_value, is_float(literal_type) ? literal_type : DType::kFloat32);
-    case PatKind::kBoolLit: return int_imm(p.int_value, DType::kBool);
+    case PatKind::kBoolLit: return Expr(std::make_shared<const IntImmNode>(p.int_value, DType::kBool));
     case PatKind::kBinary:
       return ctx.make_binary(BinaryOp(p.op), build(*p.a, m, literal_type, ctx), build(*p.b, m, literal_type, ctx));
     case PatKind::kCompare:
@@ -466,11 +523,21 @@ DType literal_type_of(const Expr& e) {
 Expr apply_rewrite_rules(const Expr& e, RewriteContext& ctx) {
   int key = root_key(e);
   if (key < 0) return Expr();
-  for (const Rule* r : rule_index().by_root[key]) {
-    Match m;
-    m.ctx = &ctx;
+  std::array<const Expr*, 3> operands = operands_of(e);
+  std::array<uint16_t, 3> shapes;
+  for (int i = 0; i < 3; ++i) shapes[i] = operands[i] ? shape_of(*operands[i]) : kAnyShape;
+  Match m;
+  m.ctx = &ctx;
+  for (const IndexedRule& indexed : rule_index().by_root[key]) {
+    bool possible = true;
+    for (int i = 0; i < 3; ++i)
+      possible &= indexed.operand_shapes[i] == kAnyShape || indexed.operand_shapes[i] == shapes[i];
+    if (!possible) continue;
+    const Rule* r = indexed.rule;
+    m.wild_binding = {};
+    m.bound_consts = 0;
     if (!match(r->before.node(), e, m)) continue;
-    if (!r->any_type && m.binds_float()) continue;
+    if (!m.take_bindings() && !r->any_type) continue;
     if (r->condition && !r->condition(m)) continue;
     return build(r->after.node(), m, literal_type_of(e), ctx);
   }

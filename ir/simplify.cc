@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -14,10 +13,12 @@ namespace ingot {
 
 namespace {
 
-// Rewriting a node stops after this many rounds even if rules keep firing, and results are not simplified
-// further beyond this nesting of rule results inside rule results; both only guard against a rule cycle.
+// Guards against a rule cycle, which no rule should form: a node is rewritten at most this many rounds, rule
+// results nested in rule results are left alone beyond this depth, and one simplify call does at most this
+// many rewrites in all (far above what any real index needs) before leaving nodes as they are.
 constexpr int kMaxRoundsPerNode = 8;
 constexpr int kMaxRewriteDepth = 64;
+constexpr int64_t kRewriteBudget = 1 << 16;
 
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 
@@ -36,6 +37,21 @@ int64_t floor_mod(int64_t a, int64_t b) {
 bool fits(int64_t v, DType t) {
   if (t == DType::kInt32) return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
   return true;
+}
+
+// The builders of ir/expr.h unify operand types and prepare their error messages on every call; nodes whose
+// operands already agree in type (as they do inside the simplifier) are built directly.
+Expr binary_node(BinaryOp op, Expr a, Expr b) {
+  DType t = a.dtype();
+  if (t != b.dtype() || t == DType::kBool || (op == BinaryOp::kMod && is_float(t))) return binary(op, a, b);
+  return Expr(std::make_shared<const BinaryNode>(op, std::move(a), std::move(b)));
+}
+
+Expr imm(int64_t value, DType t = DType::kInt64) { return Expr(std::make_shared<const IntImmNode>(value, t)); }
+
+Expr compare_node(CompareOp op, Expr a, Expr b) {
+  if (a.dtype() != b.dtype()) return compare(op, a, b);
+  return Expr(std::make_shared<const CompareNode>(op, std::move(a), std::move(b)));
 }
 
 // ---- A total order on expressions -----------------------------------------------------------------------
@@ -146,9 +162,10 @@ struct LinearForm {
 
 // Adds scale * e to form; false when a coefficient overflows.
 bool linearize(const Expr& e, int64_t scale, LinearForm& form) {
-  if (auto* imm = e.as<IntImmNode>()) {
+  if (auto* literal = e.as<IntImmNode>()) {
     int64_t t;
-    return !__builtin_mul_overflow(imm->value, scale, &t) && !__builtin_add_overflow(form.constant, t, &form.constant);
+    return !__builtin_mul_overflow(literal->value, scale, &t) &&
+           !__builtin_add_overflow(form.constant, t, &form.constant);
   }
   if (auto* n = e.as<BinaryNode>(); n && e.dtype() == DType::kInt64) {
     int64_t s;
@@ -186,7 +203,7 @@ bool normalize(LinearForm& form) {
 }
 
 Expr scaled(const Expr& atom, int64_t coeff) {
-  return coeff == 1 ? atom : binary(BinaryOp::kMul, atom, int_imm(coeff));
+  return coeff == 1 ? atom : binary_node(BinaryOp::kMul, atom, imm(coeff));
 }
 
 // The canonical expression: terms in order, left-associated, negative coefficients as subtraction after the
@@ -197,13 +214,13 @@ Expr render(const LinearForm& form) {
     if (!sum)
       sum = scaled(t.atom, t.coeff);
     else if (t.coeff > 0 || t.coeff == kI64Min)
-      sum = binary(BinaryOp::kAdd, sum, scaled(t.atom, t.coeff));
+      sum = binary_node(BinaryOp::kAdd, sum, scaled(t.atom, t.coeff));
     else
-      sum = binary(BinaryOp::kSub, sum, scaled(t.atom, -t.coeff));
+      sum = binary_node(BinaryOp::kSub, sum, scaled(t.atom, -t.coeff));
   }
-  if (!sum) return int_imm(form.constant);
-  if (form.constant > 0 || form.constant == kI64Min) return binary(BinaryOp::kAdd, sum, int_imm(form.constant));
-  if (form.constant < 0) return binary(BinaryOp::kSub, sum, int_imm(-form.constant));
+  if (!sum) return imm(form.constant);
+  if (form.constant > 0 || form.constant == kI64Min) return binary_node(BinaryOp::kAdd, sum, imm(form.constant));
+  if (form.constant < 0) return binary_node(BinaryOp::kSub, sum, imm(-form.constant));
   return sum;
 }
 
@@ -265,18 +282,18 @@ class Simplifier final : public RewriteContext {
         auto it = ranges_.find(e.as<VarNode>()->name);
         if (it != ranges_.end() && it->second.lo == it->second.hi && is_int(e.dtype()) &&
             fits(it->second.lo, e.dtype()))
-          return int_imm(it->second.lo, e.dtype());
+          return imm(it->second.lo, e.dtype());
         return e;
       }
       case ExprKind::kBinary: {
         auto* n = e.as<BinaryNode>();
         Expr a = simplify(n->a), b = simplify(n->b);
-        return rewrite(a.same_as(n->a) && b.same_as(n->b) ? e : binary(n->op, a, b));
+        return rewrite(a.same_as(n->a) && b.same_as(n->b) ? e : binary_node(n->op, a, b));
       }
       case ExprKind::kCompare: {
         auto* n = e.as<CompareNode>();
         Expr a = simplify(n->a), b = simplify(n->b);
-        return rewrite(a.same_as(n->a) && b.same_as(n->b) ? e : compare(n->op, a, b));
+        return rewrite(a.same_as(n->a) && b.same_as(n->b) ? e : compare_node(n->op, a, b));
       }
       case ExprKind::kLogical: {
         auto* n = e.as<LogicalNode>();
@@ -340,6 +357,7 @@ class Simplifier final : public RewriteContext {
     if (a.dtype() == DType::kInt64 && b.dtype() == DType::kInt64) {
       // Through the linear form, so that shared terms cancel before bounding: (x + 1) - x is exactly 1.
       LinearForm diff;
+      diff.terms.reserve(8);
       if (linearize(a, 1, diff) && linearize(b, -1, diff) && normalize(diff)) return bound_linear(diff);
       return std::nullopt;
     }
@@ -350,8 +368,12 @@ class Simplifier final : public RewriteContext {
     return IntRange{lo, hi};
   }
 
-  Expr make_binary(BinaryOp op, Expr a, Expr b) override { return rewrite(binary(op, std::move(a), std::move(b))); }
-  Expr make_compare(CompareOp op, Expr a, Expr b) override { return rewrite(compare(op, std::move(a), std::move(b))); }
+  Expr make_binary(BinaryOp op, Expr a, Expr b) override {
+    return rewrite(binary_node(op, std::move(a), std::move(b)));
+  }
+  Expr make_compare(CompareOp op, Expr a, Expr b) override {
+    return rewrite(compare_node(op, std::move(a), std::move(b)));
+  }
   Expr make_logical(LogicalOp op, Expr a, Expr b) override { return rewrite(logical(op, std::move(a), std::move(b))); }
   Expr make_not(Expr a) override { return rewrite(logical_not(std::move(a))); }
   Expr make_select(Expr c, Expr t, Expr f) override {
@@ -373,8 +395,18 @@ class Simplifier final : public RewriteContext {
   Expr rewrite(Expr e) {
     if (depth_ >= kMaxRewriteDepth) return e;
     ++depth_;
-    for (int round = 0; round < kMaxRoundsPerNode; ++round) {
-      Expr next = rewrite_once(e);
+    for (int round = 0; round < kMaxRoundsPerNode && budget_ > 0; ++round) {
+      --budget_;
+      // A constant is final, and so is a rule's result: the simplifying constructors built it.
+      if (Expr folded = fold_constants(e)) {
+        e = std::move(folded);
+        break;
+      }
+      if (Expr r = apply_rewrite_rules(e, *this)) {
+        e = std::move(r);
+        break;
+      }
+      Expr next = rewrite_structure(e);
       if (next.same_as(e)) break;
       e = std::move(next);
     }
@@ -382,9 +414,8 @@ class Simplifier final : public RewriteContext {
     return e;
   }
 
-  Expr rewrite_once(const Expr& e) {
-    if (Expr folded = fold_constants(e)) return folded;
-    if (Expr r = apply_rewrite_rules(e, *this)) return r;
+  // The rewrites that are not table rules: canonical i64 sums, div and mod of sums, casts of casts.
+  Expr rewrite_structure(const Expr& e) {
     if (auto* n = e.as<BinaryNode>(); n && e.dtype() == DType::kInt64) {
       switch (n->op) {
         case BinaryOp::kAdd:
@@ -429,7 +460,7 @@ class Simplifier final : public RewriteContext {
           case BinaryOp::kMin: r = std::min(*a, *b); break;
           case BinaryOp::kMax: r = std::max(*a, *b); break;
         }
-        return fits(r, e.dtype()) ? int_imm(r, e.dtype()) : Expr();
+        return fits(r, e.dtype()) ? imm(r, e.dtype()) : Expr();
       }
       case ExprKind::kCompare: {
         auto* n = e.as<CompareNode>();
@@ -445,7 +476,7 @@ class Simplifier final : public RewriteContext {
     }
   }
 
-  static Expr bool_imm(bool v) { return int_imm(v ? 1 : 0, DType::kBool); }
+  static Expr bool_imm(bool v) { return imm(v ? 1 : 0, DType::kBool); }
 
   template <class T>
   static bool compare_values(CompareOp op, T a, T b) {
@@ -464,7 +495,7 @@ class Simplifier final : public RewriteContext {
     DType to = n->dtype;
     if (auto* i = n->value.as<IntImmNode>()) {
       if (to == DType::kBool) return bool_imm(i->value != 0);
-      if (is_int(to)) return fits(i->value, to) ? int_imm(i->value, to) : Expr();
+      if (is_int(to)) return fits(i->value, to) ? imm(i->value, to) : Expr();
       if (to == DType::kFloat32) return float_imm(double(float(i->value)), to);
       return Expr();  // f16 and bf16 round differently; leave it to the target
     }
@@ -476,7 +507,7 @@ class Simplifier final : public RewriteContext {
       double t = std::trunc(v);
       if (to == DType::kInt32 && (t < -2147483648.0 || t > 2147483647.0)) return Expr();
       if (to == DType::kInt64 && (t < -9223372036854775808.0 || t >= 9223372036854775808.0)) return Expr();
-      return int_imm(int64_t(t), to);
+      return imm(int64_t(t), to);
     }
     return Expr();
   }
@@ -513,6 +544,7 @@ class Simplifier final : public RewriteContext {
     auto* n = e.as<BinaryNode>();
     if (n->op == BinaryOp::kMul && !as_const_int(n->a) && !as_const_int(n->b)) return e;  // an atom
     LinearForm form;
+    form.terms.reserve(8);
     if (!linearize(e, 1, form) || !normalize(form)) return e;
     for (int i = 0; i < 4 && fuse_div_mod(form); ++i) {
     }
@@ -554,7 +586,7 @@ class Simplifier final : public RewriteContext {
       if (k == kI64Min || __builtin_mul_overflow(k, int64_t{-1}, &minus_k)) continue;
       LinearForm next = form;
       next.terms.erase(next.terms.begin() + i);
-      if (!linearize(div->a, minus_k, next) || !linearize(make_binary(BinaryOp::kMod, div->a, int_imm(c)), k, next) ||
+      if (!linearize(div->a, minus_k, next) || !linearize(make_binary(BinaryOp::kMod, div->a, imm(c)), k, next) ||
           !normalize(next) || next.terms.size() >= form.terms.size())
         continue;
       form = std::move(next);
@@ -573,6 +605,7 @@ class Simplifier final : public RewriteContext {
     const int64_t c = *cp;
     const bool is_div = n->op == BinaryOp::kDiv;
     LinearForm whole;
+    whole.terms.reserve(8);
     if (!linearize(n->a, 1, whole) || !normalize(whole)) return e;
     LinearForm quotient, rest;
     quotient.constant = floor_div(whole.constant, c);
@@ -603,7 +636,7 @@ class Simplifier final : public RewriteContext {
       }
     }
     if (quotient.empty()) return e;
-    Expr rest_expr = make_binary(n->op, render(rest), int_imm(c));
+    Expr rest_expr = make_binary(n->op, render(rest), imm(c));
     return is_div ? make_binary(BinaryOp::kAdd, make_sum(quotient), rest_expr) : rest_expr;
   }
 
@@ -630,9 +663,9 @@ class Simplifier final : public RewriteContext {
       best_small = std::move(small);
     }
     if (best == 0) return Expr();
-    Expr inner = make_binary(is_div ? BinaryOp::kDiv : BinaryOp::kMod, make_sum(best_multiple), int_imm(c / best));
+    Expr inner = make_binary(is_div ? BinaryOp::kDiv : BinaryOp::kMod, make_sum(best_multiple), imm(c / best));
     if (is_div) return inner;
-    return make_binary(BinaryOp::kAdd, make_binary(BinaryOp::kMul, inner, int_imm(best)), make_sum(best_small));
+    return make_binary(BinaryOp::kAdd, make_binary(BinaryOp::kMul, inner, imm(best)), make_sum(best_small));
   }
 
   Expr make_sum(const LinearForm& form) {
@@ -642,6 +675,7 @@ class Simplifier final : public RewriteContext {
 
   const VarRanges& ranges_;
   int depth_ = 0;
+  int64_t budget_ = kRewriteBudget;
 };
 
 // ---- Statements ------------------------------------------------------------------------------------------

@@ -102,7 +102,9 @@ inline void for_each_assignment(const VarRanges& ranges, const std::function<voi
 // constants, min, max, select), plus arbitrary nesting. Divisors are non-zero constants of either sign.
 class RandomIntExprs {
  public:
-  RandomIntExprs(uint64_t seed, std::vector<std::string> vars) : rng_(seed), vars_(std::move(vars)) {}
+  // dtype: of the variables and constants (i64 or i32).
+  RandomIntExprs(uint64_t seed, std::vector<std::string> vars, DType dtype = DType::kInt64)
+      : rng_(seed), vars_(std::move(vars)), dtype_(dtype) {}
 
   Expr next(int depth) {
     if (depth <= 0 || pick(0, 5) == 0) return leaf();
@@ -112,24 +114,24 @@ class RandomIntExprs {
       case 2: return next(depth - 1) - next(depth - 1);
       case 3: return next(depth - 1) * constant();
       case 4: return next(depth - 1) * next(depth - 1);
-      case 5: return next(depth - 1) / divisor();
-      case 6: return next(depth - 1) % divisor();
+      case 5: return next(depth - 1) / imm(divisor());
+      case 6: return next(depth - 1) % imm(divisor());
       case 7: {
         // (a * c + b) / d and % d with c a multiple or divisor of d: the split and fused axis shapes.
         int64_t d = divisor();
         int64_t c = pick(0, 1) ? d * pick(-2, 2) : (d % 2 == 0 ? d / 2 : d);
-        Expr inner = next(depth - 1) * int_imm(c) + next(depth - 1);
-        return pick(0, 1) ? inner / int_imm(d) : inner % int_imm(d);
+        Expr inner = next(depth - 1) * imm(c) + next(depth - 1);
+        return pick(0, 1) ? inner / imm(d) : inner % imm(d);
       }
       case 8: {
         Expr a = next(depth - 1);
         int64_t d = divisor();
-        return (a / int_imm(d)) * int_imm(d) + a % int_imm(d);
+        return (a / imm(d)) * imm(d) + a % imm(d);
       }
       case 9: return minimum(next(depth - 1), next(depth - 1));
       case 10: return maximum(next(depth - 1), next(depth - 1));
       case 11: return select(condition(depth - 1), next(depth - 1), next(depth - 1));
-      default: return (next(depth - 1) / divisor()) / divisor();
+      default: return (next(depth - 1) / imm(divisor())) / imm(divisor());
     }
   }
 
@@ -158,9 +160,10 @@ class RandomIntExprs {
  private:
   Expr leaf() {
     if (pick(0, 3) == 0) return constant();
-    return var(vars_[pick(0, int64_t(vars_.size()) - 1)]);
+    return var(vars_[pick(0, int64_t(vars_.size()) - 1)], dtype_);
   }
-  Expr constant() { return int_imm(pick(-9, 9)); }
+  Expr imm(int64_t v) const { return int_imm(v, dtype_); }
+  Expr constant() { return imm(pick(-9, 9)); }
   int64_t divisor() {
     static const int64_t kDivisors[] = {1, 2, 3, 4, 8, 16, -1, -2, -3, -4, 5, 6};
     return kDivisors[pick(0, int64_t(std::size(kDivisors)) - 1)];
@@ -168,6 +171,7 @@ class RandomIntExprs {
 
   std::mt19937_64 rng_;
   std::vector<std::string> vars_;
+  DType dtype_;
 };
 
 }  // namespace ingot::testing

@@ -1,0 +1,45 @@
+// `ingot export --workload W --out DIR`: the best measured program of a workload as standalone C++ (see
+// codegen/export_cpp.h). The program is rebuilt from the config recorded with the measuring run, and must
+// hash to the stored workload.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "codegen/export_cpp.h"
+#include "codegen/lower.h"
+#include "configs/run_config.h"
+#include "results/database.h"
+#include "tuner/tuning_loop.h"
+#include "workloads/registry.h"
+
+namespace ingot::cli {
+
+void add_export_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("export", "Write the best program of a workload as standalone C++");
+  static std::string db = "ingot.db", workload, out, target;
+  static int threads = 0;
+  cmd->add_option("--db", db, "Database file")->capture_default_str();
+  cmd->add_option("--workload", workload, "Workload name or hash")->required();
+  cmd->add_option("--out", out, "Output directory")->required();
+  cmd->add_option("--target", target, "Target key (default: this machine's CPU target)");
+  cmd->add_option("--threads", threads, "Threads of the CPU target, when --target is not given")->capture_default_str();
+  cmd->callback([] {
+    Database d = Database::open(db);
+    std::string t = target.empty() ? cpu_target_key(threads) : target;
+    auto best = d.best(workload, t);
+    if (!best) throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
+    auto run = d.run(best->measurement.run_id);
+    if (!run) throw std::runtime_error("the run of the best measurement is missing from " + db);
+    RunConfig config = parse_run_config(run->config_text, db + ": run " + std::to_string(run->id) + " config");
+    Program program = make_workload(config.workload.name, config.workload.params);
+    if (hash_hex(program.structural_hash()) != best->candidate.workload_hash)
+      throw std::runtime_error("workload '" + config.workload.name +
+                               "' no longer builds the program that was measured (this ingot builds a different "
+                               "program from the recorded config)");
+    LoopFunction f = lower(program, Schedule::from_json(best->candidate.schedule_json));
+    ExportedProgram e = export_cpp(f, config.seed);
+    for (const std::string& path : write_exported_program(e, out)) std::cout << "wrote " << path << "\n";
+    std::cout << "build: cd " << out << " && " << e.build_command << "\n";
+  });
+}
+
+}  // namespace ingot::cli

@@ -1,0 +1,97 @@
+// Commands that read the tuning database: `best`, `history`, `db check`, and `workloads` (the registry).
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "results/database.h"
+#include "tuner/tuning_loop.h"
+#include "workloads/registry.h"
+
+namespace ingot::cli {
+
+namespace {
+
+std::string ms(const std::optional<double>& s) {
+  if (!s) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", *s * 1e3);
+  return buf;
+}
+
+}  // namespace
+
+void add_results_commands(CLI::App& app) {
+  static std::string db = "ingot.db", workload, target;
+  static bool json = false;
+  static int64_t limit = 20;
+  static int threads = 0;
+
+  CLI::App* best = app.add_subcommand("best", "The best measured schedule of a workload");
+  best->add_option("--db", db, "Database file")->capture_default_str();
+  best->add_option("--workload", workload, "Workload name or hash")->required();
+  best->add_option("--target", target, "Target key (default: this machine's CPU target)");
+  best->add_option("--threads", threads, "Threads of the CPU target, when --target is not given (0: all cores)")
+      ->capture_default_str();
+  best->add_flag("--json", json, "Print JSON");
+  best->callback([] {
+    Database d = Database::open(db);
+    std::string t = target.empty() ? cpu_target_key(threads) : target;
+    auto b = d.best(workload, t);
+    if (!b) throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
+    if (json) {
+      nlohmann::json j;
+      j["workload"] = b->workload_name;
+      j["workload_hash"] = b->candidate.workload_hash;
+      j["target"] = b->candidate.target;
+      j["candidate"] = b->candidate.hash;
+      j["median_s"] = *b->measurement.median_s;
+      j["min_s"] = *b->measurement.min_s;
+      j["runs"] = b->measurement.run_seconds.size();
+      j["schedule"] = nlohmann::json::parse(b->candidate.schedule_json);
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << b->workload_name << " on " << b->candidate.target << ": median " << ms(b->measurement.median_s)
+                << " ms, min " << ms(b->measurement.min_s) << " ms over " << b->measurement.run_seconds.size()
+                << " runs (candidate " << b->candidate.hash << ", run " << b->measurement.run_id << ")\n"
+                << b->candidate.schedule_json << "\n";
+    }
+  });
+
+  CLI::App* history = app.add_subcommand("history", "Measurements in the order they were made");
+  history->add_option("--db", db, "Database file")->capture_default_str();
+  history->add_option("--workload", workload, "Workload name or hash (default: all)");
+  history->add_option("--limit", limit, "Only the latest N (0: all)")->capture_default_str();
+  history->callback([] {
+    Database d = Database::open(db);
+    std::printf("%-24s %-16s %-5s %-16s %12s %12s  %s\n", "measured_at", "workload", "trial", "error", "median_ms",
+                "min_ms", "candidate");
+    for (const MeasuredCandidate& m : d.history(workload, limit))
+      std::printf("%-24s %-16s %-5lld %-16s %12s %12s  %s%s%s\n", m.measurement.measured_at.c_str(),
+                  m.workload_name.c_str(), (long long)m.measurement.trial_index, to_string(m.measurement.error_class).c_str(),
+                  ms(m.measurement.median_s).c_str(), ms(m.measurement.min_s).c_str(), m.candidate.hash.c_str(),
+                  m.measurement.error_message.empty() ? "" : "  ", m.measurement.error_message.substr(0, 80).c_str());
+  });
+
+  CLI::App* dbcmd = app.add_subcommand("db", "Database maintenance");
+  CLI::App* check = dbcmd->add_subcommand("check", "Integrity, schema version and counts");
+  dbcmd->require_subcommand(1);
+  check->add_option("--db", db, "Database file")->capture_default_str();
+  check->callback([] {
+    IntegrityReport r = Database::open(db).check();
+    std::cout << r.to_text();
+    if (!r.ok) throw std::runtime_error("database check found problems in " + db);
+  });
+
+  CLI::App* workloads = app.add_subcommand("workloads", "List the workloads with their FLOPs and parameter counts");
+  workloads->callback([] {
+    std::printf("%-18s %8s %16s %14s  %s\n", "workload", "computes", "FLOPs", "parameters", "description");
+    for (const WorkloadInfo& w : list_workloads()) {
+      Program p = make_workload(w.name);
+      std::printf("%-18s %8zu %16lld %14lld  %s\n", w.name.c_str(), p.computes().size(), (long long)w.flops({}),
+                  (long long)w.parameter_count({}), w.description.c_str());
+    }
+  });
+}
+
+}  // namespace ingot::cli

@@ -1,0 +1,386 @@
+#include "configs/run_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <type_traits>
+
+namespace ingot {
+
+ConfigError::ConfigError(std::string file, int line, int column, std::string key_path, std::string problem)
+    : std::runtime_error(file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
+                         (key_path.empty() ? "" : key_path + ": ") + problem),
+      file_(std::move(file)),
+      line_(line),
+      column_(column),
+      key_path_(std::move(key_path)),
+      problem_(std::move(problem)) {}
+
+namespace {
+
+// Turns YAML nodes into checked values, throwing ConfigError at the node's position.
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& path, const std::string& problem) const {
+    // Marks are 0-based; a node without a position (an empty document) is reported at the file's start.
+    bool known = !mark.is_null() && mark.line >= 0;
+    throw ConfigError(source_, known ? mark.line + 1 : 1, known ? mark.column + 1 : 1, path, problem);
+  }
+
+  static std::string describe(const YAML::Node& v) {
+    switch (v.Type()) {
+      case YAML::NodeType::Null: return "nothing";
+      case YAML::NodeType::Sequence: return "a list";
+      case YAML::NodeType::Map: return "a mapping";
+      case YAML::NodeType::Scalar: return (quoted(v) ? "the string \"" : "'") + v.Scalar() + (quoted(v) ? "\"" : "'");
+      default: return "an undefined value";
+    }
+  }
+
+  int64_t integer(const YAML::Node& v, const std::string& path, int64_t min, int64_t max) const {
+    if (v.Type() != YAML::NodeType::Scalar || quoted(v))
+      fail(v.Mark(), path, "expected an integer, got " + describe(v));
+    const std::string& text = v.Scalar();
+    int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc::result_out_of_range) fail(v.Mark(), path, "integer out of range: " + text);
+    if (ec != std::errc() || end != text.data() + text.size())
+      fail(v.Mark(), path, "expected an integer, got " + describe(v));
+    if (value < min) fail(v.Mark(), path, "must be at least " + std::to_string(min) + ", got " + text);
+    if (value > max) fail(v.Mark(), path, "must be at most " + std::to_string(max) + ", got " + text);
+    return value;
+  }
+
+  // A finite number >= min (> min when min_is_exclusive).
+  double number(const YAML::Node& v, const std::string& path, double min, bool min_is_exclusive) const {
+    if (v.Type() != YAML::NodeType::Scalar || quoted(v)) fail(v.Mark(), path, "expected a number, got " + describe(v));
+    const std::string& text = v.Scalar();
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+      fail(v.Mark(), path, "expected a finite number, got " + describe(v));
+    if (min_is_exclusive ? value <= min : value < min)
+      fail(v.Mark(), path,
+           std::string(min_is_exclusive ? "must be greater than " : "must be at least ") + show_number(min) + ", got " +
+               text);
+    return value;
+  }
+
+  std::string string(const YAML::Node& v, const std::string& path) const {
+    if (v.Type() == YAML::NodeType::Null)
+      fail(v.Mark(), path, "expected a string, got nothing (write \"\" for an empty string)");
+    if (v.Type() != YAML::NodeType::Scalar) fail(v.Mark(), path, "expected a string, got " + describe(v));
+    return v.Scalar();
+  }
+
+  static std::string show_number(double v) {
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, res.ptr);
+  }
+
+ private:
+  // Plain scalars carry the non-specific tag "?", quoted ones "!": a quoted 64 is text, not a number.
+  static bool quoted(const YAML::Node& v) { return v.Tag() == "!"; }
+
+  std::string source_;
+};
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+enum class ValueType { kInteger, kNumber, kString, kIntegerMap };
+
+const char* type_name(ValueType t) {
+  switch (t) {
+    case ValueType::kInteger: return "integer";
+    case ValueType::kNumber: return "number";
+    case ValueType::kString: return "string";
+    case ValueType::kIntegerMap: return "map of integers";
+  }
+  return "?";
+}
+
+// One accepted key: how to read it into a RunConfig and how to show its value (docs, format_run_config).
+struct KeySpec {
+  std::string path;
+  ValueType type;
+  std::function<void(const Reader&, const YAML::Node&, RunConfig&)> read;
+  std::function<std::string(const RunConfig&)> show;
+};
+
+// field is a generic lambda returning a reference to the field, so it serves both const and mutable configs.
+template <class Field>
+KeySpec integer_key(std::string path, Field field, int64_t min, int64_t max = INT_MAX) {
+  return {path, ValueType::kInteger,
+          [=](const Reader& r, const YAML::Node& v, RunConfig& c) {
+            auto& f = field(c);
+            f = static_cast<std::remove_reference_t<decltype(f)>>(r.integer(v, path, min, max));
+          },
+          [=](const RunConfig& c) { return std::to_string(field(c)); }};
+}
+
+template <class Field>
+KeySpec number_key(std::string path, Field field, double min, bool min_is_exclusive) {
+  return {
+      path, ValueType::kNumber,
+      [=](const Reader& r, const YAML::Node& v, RunConfig& c) { field(c) = r.number(v, path, min, min_is_exclusive); },
+      [=](const RunConfig& c) { return Reader::show_number(field(c)); }};
+}
+
+// A string; when choices is not empty, it must be one of them (what names the kind of thing, for errors).
+template <class Field>
+KeySpec string_key(std::string path, Field field, bool allow_empty, std::vector<std::string> choices = {},
+                   std::string what = "") {
+  return {path, ValueType::kString,
+          [=](const Reader& r, const YAML::Node& v, RunConfig& c) {
+            std::string s = r.string(v, path);
+            if (!allow_empty && s.empty()) r.fail(v.Mark(), path, "must not be empty");
+            if (!choices.empty() && std::find(choices.begin(), choices.end(), s) == choices.end())
+              r.fail(v.Mark(), path, "unknown " + what + " '" + s + "' (known: " + join(choices) + ")");
+            field(c) = s;
+          },
+          [=](const RunConfig& c) { return field(c); }};
+}
+
+#define INGOT_FIELD(member) \
+  [](auto& c) -> auto& { return c.member; }
+
+std::vector<std::string> workload_names() {
+  std::vector<std::string> names;
+  for (const WorkloadInfo& w : list_workloads()) names.push_back(w.name);
+  return names;
+}
+
+const std::vector<KeySpec>& key_specs() {
+  static const std::vector<KeySpec> specs = {
+      // workload.name and workload.params are checked against the registry once the whole file is read,
+      // because params may come before name.
+      string_key("workload.name", INGOT_FIELD(workload.name), false),
+      {"workload.params", ValueType::kIntegerMap, nullptr,
+       [](const RunConfig& c) {
+         std::string out;
+         for (const auto& [k, v] : c.workload.params) out += (out.empty() ? "" : ", ") + k + ": " + std::to_string(v);
+         return "{" + out + "}";
+       }},
+      string_key("target.kind", INGOT_FIELD(target.kind), false, {"cpu"}, "target kind"),
+      integer_key("target.threads", INGOT_FIELD(target.threads), 0),
+      string_key("target.compiler", INGOT_FIELD(target.compiler), true),
+      string_key("target.flags", INGOT_FIELD(target.flags), true),
+      integer_key("budget.trials", INGOT_FIELD(budget.trials), 0, INT64_MAX),
+      number_key("budget.minutes", INGOT_FIELD(budget.minutes), 0, false),
+      integer_key("seed", INGOT_FIELD(seed), 0, INT64_MAX),
+      string_key("database", INGOT_FIELD(database), false),
+      integer_key("measure.warmup_runs", INGOT_FIELD(measure.warmup_runs), 0),
+      number_key("measure.min_repeat_ms", INGOT_FIELD(measure.min_repeat_ms), 0, false),
+      integer_key("measure.min_repeats", INGOT_FIELD(measure.min_repeats), 1),
+      integer_key("measure.max_repeats", INGOT_FIELD(measure.max_repeats), 1),
+      number_key("measure.build_timeout_s", INGOT_FIELD(measure.build_timeout_s), 0, true),
+      number_key("measure.run_timeout_s", INGOT_FIELD(measure.run_timeout_s), 0, true),
+      integer_key("measure.build_workers", INGOT_FIELD(measure.build_workers), 0),
+      number_key("measure.rtol", INGOT_FIELD(measure.rtol), 0, false),
+      number_key("measure.atol", INGOT_FIELD(measure.atol), 0, false),
+      string_key("search.strategy", INGOT_FIELD(search.strategy), false, {"random"}, "search strategy"),
+  };
+  return specs;
+}
+
+#undef INGOT_FIELD
+
+const KeySpec* find_spec(const std::string& path) {
+  for (const KeySpec& s : key_specs())
+    if (s.path == path) return &s;
+  return nullptr;
+}
+
+// The names directly under prefix ("" for the top level), in spec order.
+std::vector<std::string> children_of(const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const KeySpec& s : key_specs()) {
+    if (!prefix.empty() && s.path.compare(0, prefix.size() + 1, prefix + ".") != 0) continue;
+    std::string rest = prefix.empty() ? s.path : s.path.substr(prefix.size() + 1);
+    std::string child = rest.substr(0, rest.find('.'));
+    if (std::find(out.begin(), out.end(), child) == out.end()) out.push_back(child);
+  }
+  return out;
+}
+
+// Where things were found, for the checks that need the whole file.
+struct Positions {
+  std::map<std::string, YAML::Mark> keys;    // mark of each key path seen (sections too)
+  std::map<std::string, YAML::Mark> values;  // mark of each leaf value seen
+};
+
+// Reads workload.params: names and positive values; the names are checked against the workload later.
+void read_params(const Reader& r, const YAML::Node& v, RunConfig& c, Positions& pos) {
+  const std::string path = "workload.params";
+  if (v.Type() == YAML::NodeType::Null) return;
+  if (v.Type() != YAML::NodeType::Map)
+    r.fail(v.Mark(), path, "expected a mapping of parameter names to integers, got " + Reader::describe(v));
+  for (const auto& entry : v) {
+    const YAML::Node key = entry.first, value = entry.second;
+    if (key.Type() != YAML::NodeType::Scalar) r.fail(key.Mark(), path, "a parameter name must be a plain name");
+    const std::string name = key.Scalar(), key_path = path + "." + name;
+    if (pos.keys.count(key_path)) r.fail(key.Mark(), key_path, "duplicate key");
+    pos.keys[key_path] = key.Mark();
+    if (value.Type() == YAML::NodeType::Null) r.fail(key.Mark(), key_path, "expected an integer, got nothing");
+    c.workload.params[name] = r.integer(value, key_path, 1, INT64_MAX);
+  }
+}
+
+void read_section(const Reader& r, const YAML::Node& map, const std::string& prefix, RunConfig& c, Positions& pos) {
+  for (const auto& entry : map) {
+    const YAML::Node key = entry.first, value = entry.second;
+    if (key.Type() != YAML::NodeType::Scalar)
+      r.fail(key.Mark(), prefix, "keys must be plain names, got " + Reader::describe(key));
+    const std::string path = prefix.empty() ? key.Scalar() : prefix + "." + key.Scalar();
+    if (pos.keys.count(path)) r.fail(key.Mark(), path, "duplicate key");
+    pos.keys[path] = key.Mark();
+    if (path == "workload.params") {
+      read_params(r, value, c, pos);
+    } else if (const KeySpec* spec = find_spec(path)) {
+      // A key without a value has no position of its own (yaml-cpp marks where the next token starts).
+      if (value.Type() == YAML::NodeType::Null)
+        r.fail(key.Mark(), path,
+               std::string("expected ") + (spec->type == ValueType::kInteger ? "an " : "a ") + type_name(spec->type) +
+                   ", got nothing" + (spec->type == ValueType::kString ? " (write \"\" for an empty string)" : ""));
+      pos.values[path] = value.Mark();
+      spec->read(r, value, c);
+    } else if (std::vector<std::string> children = children_of(path); !children.empty()) {
+      // An empty section ("measure:" alone) means all defaults.
+      if (value.Type() == YAML::NodeType::Null) continue;
+      if (value.Type() != YAML::NodeType::Map)
+        r.fail(value.Mark(), path, "expected a mapping (keys: " + join(children) + "), got " + Reader::describe(value));
+      read_section(r, value, path, c, pos);
+    } else {
+      r.fail(key.Mark(), path, "unknown key (known: " + join(children_of(prefix)) + ")");
+    }
+  }
+}
+
+// The checks that involve several keys or the workload registry.
+void check_whole(const Reader& r, const YAML::Node& root, const RunConfig& c, const Positions& pos) {
+  auto key_mark = [&](const std::string& path) {
+    auto it = pos.keys.find(path);
+    return it != pos.keys.end() ? it->second : root.Mark();
+  };
+  if (!pos.values.count("workload.name")) {
+    bool has_section = pos.keys.count("workload");
+    r.fail(key_mark("workload"), "workload.name",
+           has_section ? "missing required key" : "missing required key (add a workload section with a name)");
+  }
+  const WorkloadInfo* info = find_workload(c.workload.name);
+  if (!info)
+    r.fail(pos.values.at("workload.name"), "workload.name",
+           "unknown workload '" + c.workload.name + "' (known: " + join(workload_names()) + ")");
+  std::vector<std::string> known;
+  for (const WorkloadParameter& p : info->parameters) known.push_back(p.name);
+  for (const auto& [name, value] : c.workload.params)
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      r.fail(pos.keys.at("workload.params." + name), "workload.params." + name,
+             "unknown parameter of workload '" + info->name + "' (known: " + join(known) + ")");
+
+  if (c.budget.trials == 0 && c.budget.minutes == 0)
+    r.fail(key_mark("budget"), "budget",
+           "set trials or minutes above 0 (the run stops at whichever is reached first; without either it would "
+           "never stop)");
+  if (c.measure.max_repeats < c.measure.min_repeats) {
+    std::string at = pos.values.count("measure.max_repeats") ? "measure.max_repeats" : "measure.min_repeats";
+    r.fail(pos.values.at(at), at,
+           "measure.max_repeats (" + std::to_string(c.measure.max_repeats) + ") is below measure.min_repeats (" +
+               std::to_string(c.measure.min_repeats) + ")");
+  }
+}
+
+}  // namespace
+
+RunConfig parse_run_config(const std::string& yaml_text, const std::string& source_name) {
+  Reader r(source_name);
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(yaml_text);
+  } catch (const YAML::Exception& e) {
+    r.fail(e.mark, "", "invalid YAML: " + e.msg);
+  }
+  if (documents.size() > 1)
+    r.fail(documents[1].Mark(), "", "expected one YAML document, found " + std::to_string(documents.size()));
+  YAML::Node root = documents.empty() ? YAML::Node() : documents[0];
+  if (root.Type() != YAML::NodeType::Map && root.Type() != YAML::NodeType::Null && root.IsDefined())
+    r.fail(root.Mark(), "",
+           "expected a mapping of keys (" + join(children_of("")) + "), got " + Reader::describe(root));
+
+  RunConfig config;
+  Positions pos;
+  if (root.Type() == YAML::NodeType::Map) read_section(r, root, "", config, pos);
+  check_whole(r, root, config, pos);
+  return config;
+}
+
+RunConfig load_run_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, 0, 0, "", "cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot read the file");
+  return parse_run_config(text.str(), path);
+}
+
+std::vector<ConfigKey> run_config_keys() {
+  const RunConfig defaults;
+  std::vector<ConfigKey> keys;
+  for (const KeySpec& s : key_specs()) {
+    std::string value = s.show(defaults);
+    if (s.path == "workload.name")
+      value = "(required)";
+    else if (s.type == ValueType::kString && value.empty())
+      value = "\"\"";
+    keys.push_back({s.path, type_name(s.type), value});
+  }
+  return keys;
+}
+
+std::string format_run_config(const RunConfig& config) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  auto emit_value = [&](const KeySpec& s) {
+    if (s.type == ValueType::kIntegerMap) {
+      out << YAML::BeginMap;
+      for (const auto& [k, v] : config.workload.params) out << YAML::Key << k << YAML::Value << v;
+      out << YAML::EndMap;
+    } else if (s.type == ValueType::kString) {
+      out << YAML::DoubleQuoted << s.show(config);
+    } else {
+      out << s.show(config);
+    }
+  };
+  for (const std::string& top : children_of("")) {
+    out << YAML::Key << top << YAML::Value;
+    if (const KeySpec* leaf = find_spec(top)) {
+      emit_value(*leaf);
+      continue;
+    }
+    out << YAML::BeginMap;
+    for (const std::string& child : children_of(top)) {
+      out << YAML::Key << child << YAML::Value;
+      emit_value(*find_spec(top + "." + child));
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace ingot

@@ -1,0 +1,105 @@
+// A tuning run's configuration, read from YAML: which workload, on what target, for how long, where results
+// go and how candidates are measured. Every key, its type, default and meaning is documented in
+// docs/config.md (a test keeps that table and this parser in step). Use parse/load before anything runs.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "workloads/registry.h"
+
+namespace ingot {
+
+struct WorkloadConfig {
+  std::string name;       // a workload of list_workloads() (workloads/registry.h); the one required key
+  WorkloadParams params;  // that workload's parameters; those left out take the workload's defaults
+  bool operator==(const WorkloadConfig&) const = default;
+};
+
+struct TargetConfig {
+  std::string kind = "cpu";  // where candidates run; "cpu" is the only kind so far
+  int threads = 0;           // OpenMP threads of each run; 0 = all cores
+  std::string compiler;      // compiler command (may be several words); empty = $CXX, else c++
+  std::string flags;         // compiler flags, split on whitespace; empty = default_cpp_flags() (codegen)
+  bool operator==(const TargetConfig&) const = default;
+};
+
+struct BudgetConfig {
+  int64_t trials = 0;  // candidates of the seeded sequence to have measured (resumed runs count); 0 = no limit
+  double minutes = 0;  // start no candidate after this many minutes; 0 = no limit (one of the two must be > 0)
+  bool operator==(const BudgetConfig&) const = default;
+};
+
+// The measurement settings mirror LocalRunOptions (runtime/local_run.h), whose defaults they share.
+struct MeasureConfig {
+  int warmup_runs = 1;           // untimed runs before timing
+  double min_repeat_ms = 100;    // keep repeating timed runs until this many milliseconds were spent...
+  int min_repeats = 3;           // ...and at least this many runs
+  int max_repeats = 1000;        // stop after this many timed runs even if min_repeat_ms is not reached
+  double build_timeout_s = 300;  // a compile still running after this many seconds is a compile_timeout
+  double run_timeout_s = 60;     // a candidate's run still going after this many seconds is a run_timeout
+  int build_workers = 0;         // candidates compiled at once; 0 = all cores
+  double rtol = 1e-4;            // verification: |actual - expected| <= atol * max(1, max|expected|)
+  double atol = 1e-5;            //   + rtol * |expected| for every output element
+  bool operator==(const MeasureConfig&) const = default;
+};
+
+struct SearchConfig {
+  std::string strategy = "random";  // how candidates are proposed; "random" is the only strategy so far
+  bool operator==(const SearchConfig&) const = default;
+};
+
+struct RunConfig {
+  WorkloadConfig workload;            // what is tuned
+  TargetConfig target;                // where and how it is compiled and run
+  BudgetConfig budget;                // when the run stops
+  uint64_t seed = 0;                  // seeds the candidate sequence: same seed, same candidates
+  std::string database = "ingot.db";  // SQLite results file; a relative path is taken from the working directory
+  MeasureConfig measure;              // how each candidate is timed and verified
+  SearchConfig search;                // how candidates are chosen
+  bool operator==(const RunConfig&) const = default;
+};
+
+// A mistake in a config. what() is "<file>:<line>:<column>: <key path>: <problem>" (line and column from 1),
+// e.g. "configs/x.yaml:4:3: budget.trails: unknown key (known: trials, minutes)". Errors about the file as a
+// whole (unreadable, bad YAML syntax) leave key_path empty; an unreadable file has line and column 0.
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, int line, int column, std::string key_path, std::string problem);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+  const std::string& key_path() const { return key_path_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string file_;
+  int line_, column_;
+  std::string key_path_, problem_;
+};
+
+// Parses a config; source_name names it in error messages. Throws ConfigError on an unknown key, a value of
+// the wrong type or out of range, an unknown workload, workload parameter, target kind or search strategy,
+// a missing workload.name, or a budget with neither trials nor minutes above 0. Returns nothing partial.
+RunConfig parse_run_config(const std::string& yaml_text, const std::string& source_name);
+// Reads and parses the file at path (named by path in errors). Throws ConfigError as parse_run_config does,
+// and when the file cannot be read.
+RunConfig load_run_config(const std::string& path);
+
+// Every key the parser accepts (dotted path, e.g. "measure.rtol"), its type as docs/config.md names it
+// ("integer", "number", "string", "map of integers") and its default as text ("(required)" for
+// workload.name). The list docs/config.md must match.
+struct ConfigKey {
+  std::string path;
+  std::string type;
+  std::string default_value;
+};
+std::vector<ConfigKey> run_config_keys();
+
+// The config as YAML with every key set (defaults included), in the order of docs/config.md: what a run
+// records as its configuration. parse_run_config(format_run_config(c), ...) == c.
+std::string format_run_config(const RunConfig& config);
+
+}  // namespace ingot

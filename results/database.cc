@@ -1,0 +1,568 @@
+#include "results/database.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <numeric>
+#include <sstream>
+#include <thread>
+
+#include "results/process_identity.h"
+#include "results/schema.h"
+#include "results/sqlite_connection.h"
+
+namespace ingot {
+namespace {
+
+constexpr int kBusyTimeoutMs = 10000;
+
+std::string now_utc() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  size_t n = std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + n, sizeof(text) - n, ".%03dZ", static_cast<int>(millis));
+  return text;
+}
+
+bool is_hash(const std::string& text) {
+  return text.size() == 16 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+void require_hash(const std::string& path, const std::string& what, const std::string& hash) {
+  if (!is_hash(hash)) throw_database_error(path, what + " '" + hash + "' is not 16 lowercase hex digits");
+}
+
+// Shortest text that reads back as the same double.
+std::string run_seconds_to_json(const std::vector<double>& seconds) {
+  std::string json = "[";
+  char number[32];
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    if (i) json += ',';
+    auto [end, error] = std::to_chars(number, number + sizeof(number), seconds[i]);
+    json.append(number, end);
+  }
+  return json + "]";
+}
+
+std::optional<std::vector<double>> run_seconds_from_json(const std::string& json) {
+  std::vector<double> seconds;
+  const char* p = json.data();
+  const char* end = p + json.size();
+  auto skip_space = [&] {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) ++p;
+  };
+  skip_space();
+  if (p == end || *p++ != '[') return std::nullopt;
+  skip_space();
+  if (p < end && *p == ']') return seconds;
+  while (true) {
+    double value = 0;
+    auto [next, error] = std::from_chars(p, end, value);
+    if (error != std::errc()) return std::nullopt;
+    seconds.push_back(value);
+    p = next;
+    skip_space();
+    if (p == end) return std::nullopt;
+    if (*p == ']') return seconds;
+    if (*p++ != ',') return std::nullopt;
+    skip_space();
+  }
+}
+
+struct Statistics {
+  std::optional<double> min, median, mean, stddev;
+};
+
+// The same definitions as run_statistics in runtime/local_run.h, so the database and the runner agree.
+Statistics statistics_of(std::vector<double> seconds) {
+  Statistics s;
+  if (seconds.empty()) return s;
+  std::sort(seconds.begin(), seconds.end());
+  size_t n = seconds.size();
+  double mean = std::accumulate(seconds.begin(), seconds.end(), 0.0) / double(n);
+  double squares = 0;
+  for (double x : seconds) squares += (x - mean) * (x - mean);
+  s.min = seconds.front();
+  s.median = n % 2 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]);
+  s.mean = mean;
+  s.stddev = n > 1 ? std::sqrt(squares / double(n - 1)) : 0.0;
+  return s;
+}
+
+bool file_starts_like_sqlite(const std::string& path) {
+  static const char kMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+  std::ifstream file(path, std::ios::binary);
+  char header[16] = {};
+  file.read(header, sizeof(header));
+  return file.gcount() == sizeof(header) && std::equal(header, header + 16, kMagic);
+}
+
+// Everything that can be learned without writing: open() refuses a file here before any pragma (WAL mode
+// rewrites the header) touches it. The read-only connection cannot even checkpoint another application's WAL
+// into its file on close.
+void check_existing_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::file_status status = fs::status(path, error);
+  if (error || !fs::exists(status)) return;
+  if (!fs::is_regular_file(status)) throw_database_error(path, "is not a regular file");
+  if (fs::file_size(path, error) == 0 && !error) return;  // empty: becomes a new database
+  if (!file_starts_like_sqlite(path)) {
+    throw_database_error(path, "is not an SQLite database (its header is not 'SQLite format 3'); it was not modified");
+  }
+  SqliteConnection probe(path, SQLITE_OPEN_READONLY);
+  sqlite3_busy_timeout(probe.handle(), kBusyTimeoutMs);
+  SchemaState state = inspect_schema(probe);
+  if (state.kind == SchemaKind::kForeign) throw_database_error(path, state.reason + "; it was not modified");
+  if (state.kind == SchemaKind::kIngot && state.version > kSchemaVersion) {
+    throw_database_error(path, "schema version " + std::to_string(state.version) +
+                                   " is newer than this ingot supports (" + std::to_string(kSchemaVersion) +
+                                   "); use a newer ingot. The file was not modified");
+  }
+}
+
+// Switching to WAL needs a moment of exclusive access, which SQLite does not wait for under busy_timeout
+// when another connection is just creating the same new file.
+void enable_wal(SqliteConnection& connection) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  while (true) {
+    int rc = sqlite3_exec(connection.handle(), "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    int primary = rc & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || std::chrono::steady_clock::now() > deadline) {
+      connection.fail("enabling WAL mode", rc);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+const char* const kMeasuredCandidateColumns =
+    "workload_name, workload_hash, candidate_hash, target, schedule_json, measurement_id, run_id, trial_index, "
+    "target_description, error_class, error_message, run_seconds, min_s, median_s, mean_s, stddev_s, "
+    "compile_seconds, measured_at";
+
+MeasuredCandidate read_measured_candidate(const std::string& path, const Statement& row) {
+  MeasuredCandidate r;
+  r.workload_name = row.column_text(0);
+  r.candidate.workload_hash = row.column_text(1);
+  r.candidate.hash = row.column_text(2);
+  r.candidate.target = row.column_text(3);
+  r.candidate.schedule_json = row.column_text(4);
+  MeasurementRecord& m = r.measurement;
+  m.id = row.column_int(5);
+  m.candidate_hash = r.candidate.hash;
+  m.run_id = row.column_int(6);
+  m.trial_index = row.column_int(7);
+  m.target_description = row.column_text(8);
+  std::string error_class = row.column_text(9);
+  try {
+    m.error_class = error_class_from_string(error_class);
+  } catch (const std::invalid_argument& e) {
+    throw_database_error(path, "measurement " + std::to_string(m.id) + ": " + e.what());
+  }
+  m.error_message = row.column_text(10);
+  std::string json = row.column_text(11);
+  std::optional<std::vector<double>> seconds = run_seconds_from_json(json);
+  if (!seconds) {
+    throw_database_error(
+        path, "measurement " + std::to_string(m.id) + ": run_seconds '" + json + "' is not a JSON array of numbers");
+  }
+  m.run_seconds = std::move(*seconds);
+  m.min_s = row.column_optional_double(12);
+  m.median_s = row.column_optional_double(13);
+  m.mean_s = row.column_optional_double(14);
+  m.stddev_s = row.column_optional_double(15);
+  m.compile_seconds = row.column_optional_double(16);
+  m.measured_at = row.column_text(17);
+  return r;
+}
+
+int64_t count_rows(SqliteConnection& connection, const std::string& sql) {
+  Statement s(connection, sql);
+  s.step();
+  return s.column_int(0);
+}
+
+}  // namespace
+
+struct Database::Impl {
+  std::string path;
+  std::unique_ptr<SqliteConnection> connection;
+  ProcessIdentity self = current_process();
+  std::mutex mutex;  // one connection serves every thread of the process, one transaction at a time
+
+  SqliteConnection& db() { return *connection; }
+  bool run_exists(int64_t run_id) {
+    Statement s(db(), "SELECT 1 FROM runs WHERE id = ?1");
+    s.bind(1, run_id);
+    return s.step();
+  }
+};
+
+Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Database::Database(Database&&) noexcept = default;
+Database& Database::operator=(Database&&) noexcept = default;
+Database::~Database() = default;
+
+const std::string& Database::path() const { return impl_->path; }
+
+Database Database::open(const std::string& path) {
+  check_existing_file(path);
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->connection = std::make_unique<SqliteConnection>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  SqliteConnection& db = *impl->connection;
+  sqlite3_busy_timeout(db.handle(), kBusyTimeoutMs);
+  db.exec("PRAGMA foreign_keys = ON");
+  enable_wal(db);
+  // FULL: a measurement survives a power loss too once add_measurement returns, at one fsync per commit.
+  db.exec("PRAGMA synchronous = FULL");
+  upgrade_schema(db, schema_migrations());
+  return Database(std::move(impl));
+}
+
+int64_t Database::begin_run(const RunInfo& info) {
+  std::lock_guard lock(impl_->mutex);
+  Statement insert(impl_->db(),
+                   "INSERT INTO runs (config_text, config_path, started_at, machine, compiler, seed) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  insert.bind(1, info.config_text)
+      .bind(2, info.config_path)
+      .bind(3, now_utc())
+      .bind(4, info.machine)
+      .bind(5, info.compiler)
+      .bind(6, static_cast<int64_t>(info.seed));
+  insert.run();
+  return sqlite3_last_insert_rowid(impl_->db().handle());
+}
+
+void Database::end_run(int64_t run_id) {
+  std::lock_guard lock(impl_->mutex);
+  Statement update(impl_->db(), "UPDATE runs SET ended_at = ?1 WHERE id = ?2");
+  update.bind(1, now_utc()).bind(2, run_id).run();
+  if (sqlite3_changes(impl_->db().handle()) == 0) {
+    throw_database_error(impl_->path, "end_run: there is no run " + std::to_string(run_id));
+  }
+}
+
+std::optional<RunInfo> Database::run(int64_t run_id) const {
+  std::lock_guard lock(impl_->mutex);
+  Statement select(impl_->db(),
+                   "SELECT id, config_text, config_path, started_at, ended_at, machine, compiler, seed "
+                   "FROM runs WHERE id = ?1");
+  select.bind(1, run_id);
+  if (!select.step()) return std::nullopt;
+  RunInfo info;
+  info.id = select.column_int(0);
+  info.config_text = select.column_text(1);
+  info.config_path = select.column_text(2);
+  info.started_at = select.column_text(3);
+  info.ended_at = select.column_text(4);
+  info.machine = select.column_text(5);
+  info.compiler = select.column_text(6);
+  info.seed = static_cast<uint64_t>(select.column_int(7));
+  return info;
+}
+
+bool Database::add_workload(const WorkloadRecord& workload) {
+  require_hash(impl_->path, "add_workload: hash", workload.hash);
+  std::lock_guard lock(impl_->mutex);
+  Transaction transaction(impl_->db(), Transaction::Mode::kWrite);
+  Statement existing(impl_->db(), "SELECT program_text FROM workloads WHERE hash = ?1");
+  existing.bind(1, workload.hash);
+  if (existing.step()) {
+    if (existing.column_text(0) != workload.program_text) {
+      throw_database_error(impl_->path, "add_workload: workload " + workload.hash + " ('" + workload.name +
+                                            "') is stored with a different program text (a hash collision?)");
+    }
+    return false;
+  }
+  Statement insert(impl_->db(), "INSERT INTO workloads (hash, name, program_text, created_at) VALUES (?1, ?2, ?3, ?4)");
+  insert.bind(1, workload.hash).bind(2, workload.name).bind(3, workload.program_text).bind(4, now_utc()).run();
+  transaction.commit();
+  return true;
+}
+
+bool Database::add_candidate(const CandidateRecord& candidate) {
+  require_hash(impl_->path, "add_candidate: hash", candidate.hash);
+  require_hash(impl_->path, "add_candidate: workload hash", candidate.workload_hash);
+  std::lock_guard lock(impl_->mutex);
+  Transaction transaction(impl_->db(), Transaction::Mode::kWrite);
+  Statement existing(impl_->db(), "SELECT workload_hash, target, schedule_json FROM candidates WHERE hash = ?1");
+  existing.bind(1, candidate.hash);
+  if (existing.step()) {
+    if (existing.column_text(0) != candidate.workload_hash || existing.column_text(1) != candidate.target ||
+        existing.column_text(2) != candidate.schedule_json) {
+      throw_database_error(impl_->path, "add_candidate: candidate " + candidate.hash +
+                                            " is stored with a different workload, target or schedule "
+                                            "(a hash collision?)");
+    }
+    return false;
+  }
+  Statement workload(impl_->db(), "SELECT 1 FROM workloads WHERE hash = ?1");
+  workload.bind(1, candidate.workload_hash);
+  if (!workload.step()) {
+    throw_database_error(impl_->path, "add_candidate: candidate " + candidate.hash + " refers to workload " +
+                                          candidate.workload_hash + ", which is not stored; add_workload first");
+  }
+  Statement insert(impl_->db(),
+                   "INSERT INTO candidates (hash, workload_hash, target, schedule_json, created_at) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5)");
+  insert.bind(1, candidate.hash)
+      .bind(2, candidate.workload_hash)
+      .bind(3, candidate.target)
+      .bind(4, candidate.schedule_json)
+      .bind(5, now_utc())
+      .run();
+  transaction.commit();
+  return true;
+}
+
+int64_t Database::add_measurement(const MeasurementRecord& m) {
+  const std::string& path = impl_->path;
+  const std::string what = "add_measurement of candidate " + m.candidate_hash;
+  require_hash(path, what + ": candidate hash", m.candidate_hash);
+  for (double s : m.run_seconds) {
+    if (!std::isfinite(s) || s < 0)
+      throw_database_error(path, what + ": run time " + std::to_string(s) + " is invalid");
+  }
+  if (m.compile_seconds && (!std::isfinite(*m.compile_seconds) || *m.compile_seconds < 0)) {
+    throw_database_error(path, what + ": compile time " + std::to_string(*m.compile_seconds) + " is invalid");
+  }
+  Statistics stats = statistics_of(m.run_seconds);
+
+  std::lock_guard lock(impl_->mutex);
+  SqliteConnection& db = impl_->db();
+  Transaction transaction(db, Transaction::Mode::kWrite);
+  Statement candidate(db, "SELECT target FROM candidates WHERE hash = ?1");
+  candidate.bind(1, m.candidate_hash);
+  if (!candidate.step()) throw_database_error(path, what + ": the candidate is not stored; add_candidate first");
+  std::string target = candidate.column_text(0);
+  if (!impl_->run_exists(m.run_id)) throw_database_error(path, what + ": there is no run " + std::to_string(m.run_id));
+
+  Statement insert(db,
+                   "INSERT INTO measurements (candidate_hash, run_id, trial_index, target_description, error_class, "
+                   "error_message, run_seconds, min_s, median_s, mean_s, stddev_s, compile_seconds, measured_at) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  insert.bind(1, m.candidate_hash)
+      .bind(2, m.run_id)
+      .bind(3, m.trial_index)
+      .bind(4, m.target_description)
+      .bind(5, to_string(m.error_class))
+      .bind(6, m.error_message)
+      .bind(7, run_seconds_to_json(m.run_seconds))
+      .bind(8, stats.min)
+      .bind(9, stats.median)
+      .bind(10, stats.mean)
+      .bind(11, stats.stddev)
+      .bind(12, m.compile_seconds)
+      .bind(13, now_utc())
+      .run();
+  int64_t id = sqlite3_last_insert_rowid(db.handle());
+  Statement release(db, "DELETE FROM claims WHERE candidate_hash = ?1 AND target = ?2 AND pid = ?3 AND host = ?4");
+  release.bind(1, m.candidate_hash).bind(2, target).bind(3, impl_->self.pid).bind(4, impl_->self.host).run();
+  transaction.commit();
+  return id;
+}
+
+bool Database::has_measurement(const std::string& candidate_hash, const std::string& target) const {
+  std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db(),
+              "SELECT 1 FROM measurements m JOIN candidates c ON c.hash = m.candidate_hash "
+              "WHERE m.candidate_hash = ?1 AND c.target = ?2 LIMIT 1");
+  s.bind(1, candidate_hash).bind(2, target);
+  return s.step();
+}
+
+bool Database::claim(const std::string& candidate_hash, const std::string& target, int64_t run_id) {
+  std::lock_guard lock(impl_->mutex);
+  SqliteConnection& db = impl_->db();
+  // Under the write lock, so the check and the insert are one step for every process.
+  Transaction transaction(db, Transaction::Mode::kWrite);
+  Statement measured(db,
+                     "SELECT 1 FROM measurements m JOIN candidates c ON c.hash = m.candidate_hash "
+                     "WHERE m.candidate_hash = ?1 AND c.target = ?2 LIMIT 1");
+  measured.bind(1, candidate_hash).bind(2, target);
+  if (measured.step()) return false;
+
+  Statement holder(db, "SELECT host, pid, process_start FROM claims WHERE candidate_hash = ?1 AND target = ?2");
+  holder.bind(1, candidate_hash).bind(2, target);
+  if (holder.step()) {
+    ProcessIdentity h;
+    h.host = holder.column_text(0);
+    h.pid = holder.column_int(1);
+    if (!holder.is_null(2)) h.start_ticks = holder.column_int(2);
+    if (is_running(h)) return false;
+  }
+  if (!impl_->run_exists(run_id)) {
+    throw_database_error(impl_->path,
+                         "claim of candidate " + candidate_hash + ": there is no run " + std::to_string(run_id));
+  }
+  Statement insert(db,
+                   "INSERT OR REPLACE INTO claims (candidate_hash, target, run_id, pid, host, process_start, "
+                   "claimed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  insert.bind(1, candidate_hash).bind(2, target).bind(3, run_id).bind(4, impl_->self.pid).bind(5, impl_->self.host);
+  if (impl_->self.start_ticks) {
+    insert.bind(6, *impl_->self.start_ticks);
+  } else {
+    insert.bind_null(6);
+  }
+  insert.bind(7, now_utc()).run();
+  transaction.commit();
+  return true;
+}
+
+bool Database::release_claim(const std::string& candidate_hash, const std::string& target) {
+  std::lock_guard lock(impl_->mutex);
+  Statement release(impl_->db(),
+                    "DELETE FROM claims WHERE candidate_hash = ?1 AND target = ?2 AND pid = ?3 AND host = ?4");
+  release.bind(1, candidate_hash).bind(2, target).bind(3, impl_->self.pid).bind(4, impl_->self.host).run();
+  return sqlite3_changes(impl_->db().handle()) > 0;
+}
+
+std::optional<MeasuredCandidate> Database::best(const std::string& workload, const std::string& target) const {
+  std::lock_guard lock(impl_->mutex);
+  SqliteConnection& db = impl_->db();
+  Transaction transaction(db, Transaction::Mode::kRead);
+  Statement matches(db, "SELECT hash FROM workloads WHERE hash = ?1 OR name = ?1 ORDER BY hash");
+  matches.bind(1, workload);
+  std::vector<std::string> hashes;
+  while (matches.step()) hashes.push_back(matches.column_text(0));
+  if (hashes.empty()) throw_database_error(impl_->path, "best: no workload has the hash or name '" + workload + "'");
+  if (hashes.size() > 1) {
+    std::string list;
+    for (const std::string& h : hashes) list += (list.empty() ? "" : ", ") + h;
+    throw_database_error(impl_->path, "best: " + std::to_string(hashes.size()) + " workloads are named '" + workload +
+                                          "' (" + list + "); give a hash");
+  }
+  Statement select(db, std::string("SELECT ") + kMeasuredCandidateColumns +
+                           " FROM best_per_workload_target WHERE workload_hash = ?1 AND target = ?2");
+  select.bind(1, hashes[0]).bind(2, target);
+  if (!select.step()) return std::nullopt;
+  return read_measured_candidate(impl_->path, select);
+}
+
+std::vector<MeasuredCandidate> Database::history(const std::string& workload, int64_t limit) const {
+  std::lock_guard lock(impl_->mutex);
+  // Newest first so LIMIT keeps the latest; reversed below into time order.
+  Statement select(impl_->db(), std::string("SELECT ") + kMeasuredCandidateColumns +
+                                    " FROM history WHERE ?1 = '' OR workload_hash = ?1 OR workload_name = ?1 "
+                                    "ORDER BY measured_at DESC, measurement_id DESC LIMIT ?2");
+  select.bind(1, workload).bind(2, limit > 0 ? limit : int64_t{-1});
+  std::vector<MeasuredCandidate> rows;
+  while (select.step()) rows.push_back(read_measured_candidate(impl_->path, select));
+  std::reverse(rows.begin(), rows.end());
+  return rows;
+}
+
+std::map<ErrorClass, int64_t> Database::error_counts(const std::string& workload) const {
+  std::lock_guard lock(impl_->mutex);
+  std::map<ErrorClass, int64_t> counts;
+  for (ErrorClass c : all_error_classes()) counts[c] = 0;
+  Statement select(impl_->db(),
+                   "SELECT error_class, COUNT(*) FROM history "
+                   "WHERE ?1 = '' OR workload_hash = ?1 OR workload_name = ?1 GROUP BY error_class");
+  select.bind(1, workload);
+  while (select.step()) {
+    try {
+      counts[error_class_from_string(select.column_text(0))] = select.column_int(1);
+    } catch (const std::invalid_argument& e) {
+      throw_database_error(impl_->path, std::string("error_counts: ") + e.what());
+    }
+  }
+  return counts;
+}
+
+std::vector<WorkloadRecord> Database::list_workloads() const {
+  std::lock_guard lock(impl_->mutex);
+  Statement select(impl_->db(), "SELECT hash, name, program_text, created_at FROM workloads ORDER BY name, hash");
+  std::vector<WorkloadRecord> workloads;
+  while (select.step()) {
+    workloads.push_back({select.column_text(0), select.column_text(1), select.column_text(2), select.column_text(3)});
+  }
+  return workloads;
+}
+
+IntegrityReport Database::check() const {
+  std::lock_guard lock(impl_->mutex);
+  SqliteConnection& db = impl_->db();
+  IntegrityReport report;
+  report.path = impl_->path;
+  Transaction transaction(db, Transaction::Mode::kRead);
+  bool integrity_ok = false;
+  {
+    Statement integrity(db, "PRAGMA integrity_check");
+    while (integrity.step()) {
+      std::string line = integrity.column_text(0);
+      if (line == "ok") {
+        integrity_ok = true;
+      } else {
+        report.problems.push_back("integrity_check: " + line);
+      }
+    }
+  }
+  {
+    Statement keys(db, "PRAGMA foreign_key_check");
+    while (keys.step()) {
+      report.problems.push_back("foreign_key_check: row " + std::to_string(keys.column_int(1)) + " of table " +
+                                keys.column_text(0) + " refers to a missing row of " + keys.column_text(2));
+    }
+  }
+  SchemaState schema = inspect_schema(db);
+  report.schema_version = schema.version;
+  if (schema.kind != SchemaKind::kIngot) report.problems.push_back("schema: " + schema.reason);
+  {
+    Statement mode(db, "PRAGMA journal_mode");
+    if (mode.step()) report.journal_mode = mode.column_text(0);
+  }
+  report.runs = count_rows(db, "SELECT COUNT(*) FROM runs");
+  report.unfinished_runs = count_rows(db, "SELECT COUNT(*) FROM runs WHERE ended_at IS NULL");
+  report.workloads = count_rows(db, "SELECT COUNT(*) FROM workloads");
+  report.candidates = count_rows(db, "SELECT COUNT(*) FROM candidates");
+  report.measurements = count_rows(db, "SELECT COUNT(*) FROM measurements");
+  report.claims = count_rows(db, "SELECT COUNT(*) FROM claims");
+  for (ErrorClass c : all_error_classes()) report.measurements_by_class[c] = 0;
+  Statement classes(db, "SELECT error_class, COUNT(*) FROM measurements GROUP BY error_class");
+  while (classes.step()) {
+    std::string name = classes.column_text(0);
+    try {
+      report.measurements_by_class[error_class_from_string(name)] = classes.column_int(1);
+    } catch (const std::invalid_argument&) {
+      report.problems.push_back("measurements: unknown error class '" + name + "'");
+    }
+  }
+  report.ok = integrity_ok && report.problems.empty();
+  return report;
+}
+
+std::string IntegrityReport::to_text() const {
+  std::ostringstream out;
+  out << "database: " << path << "\n";
+  out << "schema version: " << schema_version << ", journal mode: " << journal_mode << "\n";
+  out << "integrity: " << (ok ? "ok" : "PROBLEMS FOUND") << "\n";
+  for (const std::string& p : problems) out << "  " << p << "\n";
+  out << "runs: " << runs << " (" << unfinished_runs << " not ended)\n";
+  out << "workloads: " << workloads << "\n";
+  out << "candidates: " << candidates << "\n";
+  out << "measurements: " << measurements;
+  std::string by_class;
+  for (const auto& [c, n] : measurements_by_class) {
+    if (n) by_class += (by_class.empty() ? "" : ", ") + to_string(c) + " " + std::to_string(n);
+  }
+  if (!by_class.empty()) out << " (" << by_class << ")";
+  out << "\n";
+  out << "claims in flight: " << claims << "\n";
+  return out.str();
+}
+
+}  // namespace ingot

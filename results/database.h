@@ -1,0 +1,155 @@
+// The tuning database: one SQLite file (WAL mode) holding tuning runs, workloads, candidates, every
+// measurement as it completes, and claims on candidates in flight, so a killed run resumes without measuring
+// anything twice and several processes can tune into one file. Schema, views and policies: docs/database.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/database_error.h"
+#include "results/error_class.h"
+
+namespace ingot {
+
+// Timestamps everywhere are UTC ISO-8601 with milliseconds, e.g. "2024-05-01T12:34:56.789Z", so they sort
+// as text. Hashes are 16 lowercase hex digits (see hash_hex in codegen/cpp_compiler.h).
+
+struct RunInfo {
+  int64_t id = 0;           // set by begin_run
+  std::string config_text;  // the whole config file, as read
+  std::string config_path;
+  std::string started_at;  // set by begin_run
+  std::string ended_at;    // "" while the run goes on, or when it was killed
+  std::string machine;     // e.g. CPU model, cores, OS
+  std::string compiler;    // e.g. compiler version and flags
+  uint64_t seed = 0;       // stored as the SQL integer with the same 64 bits (large seeds read as negative)
+};
+
+struct WorkloadRecord {
+  std::string hash;  // Program::structural_hash()
+  std::string name;
+  std::string program_text;  // Program::to_string()
+  std::string created_at;    // set when first added
+};
+
+struct CandidateRecord {
+  std::string hash;           // identifies program + schedule + target; the caller decides what it covers
+  std::string workload_hash;  // must already be added
+  std::string target;         // short target key, e.g. "cpu"; what claims and has_measurement match on
+  std::string schedule_json;  // Schedule::to_json(), canonical and replayable
+  std::string created_at;     // set when first added
+};
+
+struct MeasurementRecord {
+  int64_t id = 0;  // set by add_measurement
+  std::string candidate_hash;
+  int64_t run_id = 0;
+  int64_t trial_index = 0;         // position in the run's candidate sequence
+  std::string target_description;  // the full target: machine, threads, compiler flags
+  ErrorClass error_class = ErrorClass::kNone;
+  std::string error_message;
+  std::vector<double> run_seconds;  // every timed run, in order; may be empty for an error
+  // Derived by add_measurement from run_seconds (sample standard deviation, 0 for one run); nullopt when
+  // run_seconds is empty. Values given to add_measurement are ignored.
+  std::optional<double> min_s, median_s, mean_s, stddev_s;
+  std::optional<double> compile_seconds;  // nullopt when nothing was compiled
+  std::string measured_at;                // set by add_measurement
+};
+
+// A measurement with its candidate and the workload's name: a row of the `history` view.
+struct MeasuredCandidate {
+  std::string workload_name;
+  CandidateRecord candidate;
+  MeasurementRecord measurement;
+};
+
+// What `ingot db check` prints.
+struct IntegrityReport {
+  std::string path;
+  bool ok = false;  // integrity_check said "ok" and no foreign key is broken
+  int schema_version = 0;
+  std::string journal_mode;
+  std::vector<std::string> problems;  // integrity_check and foreign_key_check findings, one per line
+  int64_t runs = 0, unfinished_runs = 0, workloads = 0, candidates = 0, measurements = 0, claims = 0;
+  std::map<ErrorClass, int64_t> measurements_by_class;
+
+  std::string to_text() const;
+};
+
+// Every method is one transaction, committed before it returns, and may be called from several threads (a
+// Database serializes them). Several Database objects, in one process or many, may use one file at once:
+// writers wait for each other up to 10 s (busy_timeout). Every failure throws DatabaseError naming the file.
+class Database {
+ public:
+  // Opens the database at path, creating the file and schema when it does not exist (or is empty). An
+  // existing file must be an ingot database: a file that is not SQLite, an SQLite database of another
+  // application, or one of a newer schema version is refused with a DatabaseError, and left byte for byte
+  // as it was. An older ingot schema is migrated forward in one transaction.
+  static Database open(const std::string& path);
+
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
+  ~Database();
+
+  const std::string& path() const;
+
+  // Records a new run (started_at = now) and returns its id; fields id, started_at, ended_at are ignored.
+  int64_t begin_run(const RunInfo& info);
+  // Sets ended_at = now. Throws if there is no such run.
+  void end_run(int64_t run_id);
+  std::optional<RunInfo> run(int64_t run_id) const;
+
+  // Idempotent: true when the record was new, false when an equal one is stored (its first name and
+  // created_at are kept). Throws when the hash is malformed, or is stored with a different program text
+  // (workload) or a different workload, target or schedule (candidate): a hash collision or a caller bug,
+  // never silently merged. add_candidate throws when its workload was not added.
+  bool add_workload(const WorkloadRecord& workload);
+  bool add_candidate(const CandidateRecord& candidate);
+
+  // Stores one measurement with the statistics of its run times and returns its id; committed (durable)
+  // when it returns. Releases this process's claim on the candidate in the same transaction. Throws when
+  // the candidate or run is unknown, or a run time or compile time is negative or not finite.
+  int64_t add_measurement(const MeasurementRecord& measurement);
+
+  // True when the candidate has a measurement (any error class) for this target in ANY run: resume and
+  // concurrent tuners skip it.
+  bool has_measurement(const std::string& candidate_hash, const std::string& target) const;
+
+  // Atomically (BEGIN IMMEDIATE) claims a candidate for measurement by this process. False when it is
+  // measured already, or claimed by a process that still runs (see is_running in process_identity.h: same
+  // host, pid alive and started when the claim says). A claim whose holder is gone (killed, or on another
+  // host) is taken over. A process's second claim of the same candidate is false too.
+  bool claim(const std::string& candidate_hash, const std::string& target, int64_t run_id);
+  // Removes this process's claim; true when there was one. add_measurement releases it already.
+  bool release_claim(const std::string& candidate_hash, const std::string& target);
+
+  // The fastest correct measurement (least median_s; the earliest on a tie) of a workload on a target, from
+  // the best_per_workload_target view. workload is a hash or a name; a name shared by several workloads
+  // throws, listing their hashes.
+  std::optional<MeasuredCandidate> best(const std::string& workload, const std::string& target) const;
+
+  // Measurements in the order they were made (measured_at, then id). workload ("" = all) is a hash or a
+  // name (all workloads of that name); limit > 0 keeps only the latest `limit`, still oldest first.
+  std::vector<MeasuredCandidate> history(const std::string& workload = "", int64_t limit = 0) const;
+
+  // Measurements per error class, every class present (0 when none); workload as for history.
+  std::map<ErrorClass, int64_t> error_counts(const std::string& workload = "") const;
+
+  // Every workload, ordered by name then hash.
+  std::vector<WorkloadRecord> list_workloads() const;
+
+  // PRAGMA integrity_check and foreign_key_check, schema version, journal mode and row counts. Reports
+  // problems rather than throwing; throws only when the file cannot be read at all.
+  IntegrityReport check() const;
+
+ private:
+  struct Impl;
+  explicit Database(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ingot

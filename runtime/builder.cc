@@ -1,0 +1,103 @@
+#include "runtime/builder.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "codegen/cpp_printer.h"
+#include "codegen/lower.h"
+
+namespace ingot {
+
+namespace {
+
+// Lowers and prints one candidate; returns an invalid_schedule result, or fills `source` for compiling.
+BuildResult lower_and_print(const BuildInput& input, std::string& source) {
+  BuildResult result;
+  if (!input.program) {
+    result.function = input.function;
+    source = input.source;
+    return result;
+  }
+  try {
+    result.function = lower(*input.program, input.schedule);
+  } catch (const ScheduleError& e) {
+    result.error_class = ErrorClass::kInvalidSchedule;
+    result.error_message = e.what();
+    return result;
+  }
+  try {
+    source = print_cpp(result.function);
+  } catch (const std::invalid_argument& e) {
+    // The printer rejects only what the CPU backend cannot run (e.g. GPU thread bindings): a property of
+    // the schedule, so the candidate is invalid for this target rather than ingot broken.
+    result.error_class = ErrorClass::kInvalidSchedule;
+    result.error_message = std::string("the CPU backend cannot print this candidate: ") + e.what();
+  }
+  return result;
+}
+
+void compile(const std::string& source, const CompileOptions& options, BuildResult& result) {
+  using Clock = std::chrono::steady_clock;
+  auto started = Clock::now();
+  try {
+    result.library = compile_cpp(source, options);
+    result.compile_seconds = result.library.compile_seconds;
+  } catch (const CompileError& e) {
+    double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
+    result.compile_seconds = elapsed;
+    result.error_class = e.timed_out() ? ErrorClass::kCompileTimeout : ErrorClass::kCompileError;
+    result.error_message = e.what();
+  }
+}
+
+}  // namespace
+
+Builder::Builder(BuilderOptions options) : options_(std::move(options)) {
+  if (options_.workers < 0)
+    throw std::invalid_argument("Builder: workers must be 0 (one per core) or more, not " +
+                                std::to_string(options_.workers));
+  if (options_.workers == 0) options_.workers = std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<BuildResult> Builder::build(const std::vector<BuildInput>& inputs) const {
+  std::vector<BuildResult> results(inputs.size());
+  std::vector<std::string> sources(inputs.size());
+  std::vector<size_t> to_compile;
+  for (size_t n = 0; n < inputs.size(); ++n) {
+    results[n] = lower_and_print(inputs[n], sources[n]);
+    if (results[n].ok()) to_compile.push_back(n);
+  }
+
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  auto work = [&] {
+    while (!stop) {
+      size_t k = next++;
+      if (k >= to_compile.size()) return;
+      size_t n = to_compile[k];
+      try {
+        compile(sources[n], options_.compile, results[n]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        stop = true;
+      }
+    }
+  };
+  size_t thread_count = std::min(size_t(options_.workers), to_compile.size());
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < thread_count; ++t) workers.emplace_back(work);
+  work();  // the calling thread is one of the workers
+  for (std::thread& t : workers) t.join();
+  if (failure) std::rethrow_exception(failure);
+  return results;
+}
+
+}  // namespace ingot

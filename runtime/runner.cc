@@ -1,0 +1,563 @@
+#include "runtime/runner.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "codegen/kernel_module.h"
+#include "runtime/local_run.h"
+
+namespace ingot {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The child's report is a sequence of records: a kind byte, a 4-byte payload length, the payload. Step
+// records name what the child is about to do, so that a crash or a timeout can say where it happened; the
+// report ends with exactly one final record (result, wrong answer or failure).
+constexpr char kStepRecord = 'S';
+constexpr char kResultRecord = 'R';       // max abs error, max rel error, then every run time (doubles)
+constexpr char kWrongAnswerRecord = 'W';  // max abs error, max rel error, then the message
+constexpr char kFailureRecord = 'F';      // the message of an exception in the child
+
+// Exit codes of a child that could not report at all.
+constexpr int kExitReportFailed = 101;
+constexpr int kExitParentGone = 102;
+
+// The tail of the child's stdout and stderr that error messages quote.
+constexpr size_t kOutputTailBytes = 4096;
+
+// omp_pause_hard in both libgomp's and LLVM libomp's omp.h.
+constexpr int kOmpPauseHard = 2;
+
+void append_double(std::string& out, double v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
+
+std::string record(char kind, const std::string& payload) {
+  uint32_t size = uint32_t(std::min<size_t>(payload.size(), std::numeric_limits<uint32_t>::max()));
+  std::string r(1, kind);
+  r.append(reinterpret_cast<const char*>(&size), sizeof size);
+  r.append(payload, 0, size);
+  return r;
+}
+
+bool write_all(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += size_t(n);
+  }
+  return true;
+}
+
+struct ChildReport {
+  std::string step;     // the last step the child announced; empty when none
+  char final_kind = 0;  // 0 when no final record arrived
+  double max_abs_error = 0, max_rel_error = 0;
+  std::vector<double> seconds;
+  std::string text;
+  std::string malformed;  // why the report is not well formed; empty when it is
+};
+
+ChildReport parse_report(const std::string& bytes) {
+  ChildReport report;
+  size_t pos = 0;
+  auto read_double = [&](const std::string& payload, size_t& at, double& v) {
+    if (at + sizeof v > payload.size()) return false;
+    std::memcpy(&v, payload.data() + at, sizeof v);
+    at += sizeof v;
+    return true;
+  };
+  while (pos < bytes.size()) {
+    if (report.final_kind) {
+      report.malformed = std::to_string(bytes.size() - pos) + " bytes follow the final record";
+      return report;
+    }
+    uint32_t size = 0;
+    if (pos + 1 + sizeof size > bytes.size()) {
+      report.malformed = "a record header is cut off";
+      return report;
+    }
+    char kind = bytes[pos];
+    std::memcpy(&size, bytes.data() + pos + 1, sizeof size);
+    pos += 1 + sizeof size;
+    if (pos + size > bytes.size()) {
+      report.malformed = "a record of " + std::to_string(size) + " bytes is cut off";
+      return report;
+    }
+    std::string payload = bytes.substr(pos, size);
+    pos += size;
+    size_t at = 0;
+    switch (kind) {
+      case kStepRecord: report.step = payload; break;
+      case kFailureRecord:
+        report.final_kind = kind;
+        report.text = payload;
+        break;
+      case kWrongAnswerRecord:
+      case kResultRecord:
+        if (!read_double(payload, at, report.max_abs_error) || !read_double(payload, at, report.max_rel_error)) {
+          report.malformed = "a result record is too short";
+          return report;
+        }
+        if (kind == kWrongAnswerRecord) {
+          report.text = payload.substr(at);
+        } else {
+          if ((payload.size() - at) % sizeof(double) != 0) {
+            report.malformed = "a result record holds a partial run time";
+            return report;
+          }
+          for (double v; read_double(payload, at, v);) report.seconds.push_back(v);
+        }
+        report.final_kind = kind;
+        break;
+      default:
+        report.malformed = "unknown record kind " + std::to_string(int(static_cast<unsigned char>(kind)));
+        return report;
+    }
+  }
+  if (!report.final_kind) report.malformed = "the report has no result";
+  return report;
+}
+
+// Keeps the last kOutputTailBytes of what the child wrote to stdout and stderr.
+class OutputTail {
+ public:
+  void append(const char* data, size_t n) {
+    total_ += n;
+    tail_.append(data, n);
+    if (tail_.size() > kOutputTailBytes) tail_.erase(0, tail_.size() - kOutputTailBytes);
+  }
+  // "" when the child wrote nothing, else a paragraph to append to an error message.
+  std::string quoted() const {
+    if (total_ == 0) return "";
+    std::string heading = total_ > tail_.size() ? "\nits output (last " + std::to_string(tail_.size()) + " of " +
+                                                      std::to_string(total_) + " bytes):\n"
+                                                : "\nits output:\n";
+    return heading + tail_;
+  }
+
+ private:
+  std::string tail_;
+  size_t total_ = 0;
+};
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd = -1) : fd_(fd) {}
+  ~FileDescriptor() { reset(); }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+struct Pipe {
+  Pipe() {
+    int fds[2];
+    // Close-on-exec keeps the pipe out of compilers that another part of the process may spawn meanwhile.
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe2 failed: ") + std::strerror(errno));
+    read_end = std::make_unique<FileDescriptor>(fds[0]);
+    write_end = std::make_unique<FileDescriptor>(fds[1]);
+  }
+  std::unique_ptr<FileDescriptor> read_end, write_end;
+};
+
+std::string seconds_text(double seconds) {
+  std::ostringstream s;
+  s << seconds << " s";
+  return s.str();
+}
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGSYS: return "SIGSYS";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGXCPU: return "SIGXCPU";
+    case SIGXFSZ: return "SIGXFSZ";
+    default: return "signal " + std::to_string(signal);
+  }
+}
+
+int count_threads() {
+#ifdef __linux__
+  DIR* dir = ::opendir("/proc/self/task");
+  if (!dir) return 1;
+  int n = 0;
+  while (const dirent* entry = ::readdir(dir))
+    if (entry->d_name[0] != '.') ++n;
+  ::closedir(dir);
+  return n;
+#else
+  return 1;
+#endif
+}
+
+// Kernels run in this process leave their OpenMP runtime's idle thread pool behind; a forked child would
+// wait on those threads forever at its first parallel region. omp_pause_resource_all ends them (and the
+// runtime starts a new pool when next needed). The runtime may be loaded RTLD_LOCAL, as a kernel library's
+// dependency, so every loaded object is asked for the symbol.
+void release_idle_openmp_threads() {
+  std::vector<std::string> objects;
+  ::dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* names) {
+        if (info->dlpi_name && *info->dlpi_name)
+          static_cast<std::vector<std::string>*>(names)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &objects);
+  std::set<void*> paused;
+  for (const std::string& name : objects) {
+    void* handle = ::dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle) continue;
+    void* pause = ::dlsym(handle, "omp_pause_resource_all");
+    if (pause && paused.insert(pause).second) reinterpret_cast<int (*)(int)>(pause)(kOmpPauseHard);
+    ::dlclose(handle);
+  }
+}
+
+void ensure_no_other_threads() {
+  if (count_threads() <= 1) return;
+  release_idle_openmp_threads();
+  // The released threads leave asynchronously.
+  auto give_up = Clock::now() + std::chrono::seconds(1);
+  int threads = count_threads();
+  while (threads > 1 && Clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    threads = count_threads();
+  }
+  if (threads > 1)
+    throw std::logic_error("Runner::measure forks a child process to measure in, but this process runs " +
+                           std::to_string(threads - 1) +
+                           " other thread(s) even after releasing idle OpenMP threads; a lock one of them holds "
+                           "could hang the child (see runtime/runner.h)");
+}
+
+// What the child needs; all of it is in the parent's memory before fork.
+struct ChildTask {
+  const RunnerOptions* options;
+  const LoopFunction* function;
+  const std::string* library_path;
+  const std::vector<HostTensor>* inputs;
+  const std::vector<std::string>* output_names;
+  const std::vector<HostTensor>* expected;
+  const std::vector<double>* absolute_scales;
+  pid_t parent;
+};
+
+void prepare_child_process(pid_t parent, int output_fd) {
+#ifdef __linux__
+  // A tuner killed mid-measurement must not leave a hung candidate running.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(kExitParentGone);
+#else
+  (void)parent;
+#endif
+  // Default actions, so that a crash ends the child with its signal even if the parent installed handlers
+  // (a sanitizer's, say) that would turn it into an exit code.
+  for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS, SIGPIPE}) ::signal(s, SIG_DFL);
+  // The parent decides the child's lifetime (see runner.h).
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(s, SIG_IGN);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0) {
+    ::dup2(null, 0);
+    ::close(null);
+  }
+  ::dup2(output_fd, 1);
+  ::dup2(output_fd, 2);
+  ::close(output_fd);
+  // Unbuffered, so that what a kernel prints before it crashes reaches the error message.
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+}
+
+void fill_unwritten_marker(HostTensor& t) {
+  if (is_float(t.dtype())) {
+    for (int64_t i = 0; i < t.num_elements(); ++i) t.set(i, std::numeric_limits<double>::quiet_NaN());
+  } else {
+    std::memset(t.data(), 0xA5, t.num_bytes());
+  }
+}
+
+// Runs in the child: never returns into the caller, never throws, leaves with _exit (see runner.h).
+[[noreturn]] void measure_in_child(const ChildTask& task, int report_fd, int output_fd) {
+  prepare_child_process(task.parent, output_fd);
+  auto send = [&](char kind, const std::string& payload) {
+    if (!write_all(report_fd, record(kind, payload))) ::_exit(kExitReportFailed);
+  };
+  try {
+    const RunnerOptions& options = *task.options;
+    send(kStepRecord, "the library load");
+    KernelModule module(*task.library_path, *task.function);
+    if (options.threads > 0) module.set_num_threads(options.threads);
+    std::vector<const HostTensor*> in;
+    for (const HostTensor& t : *task.inputs) in.push_back(&t);
+    std::vector<HostTensor> outputs;
+    for (const HostTensor& e : *task.expected) {
+      outputs.emplace_back(e.dtype(), e.shape());
+      fill_unwritten_marker(outputs.back());
+    }
+    std::vector<HostTensor*> out;
+    for (HostTensor& t : outputs) out.push_back(&t);
+
+    send(kStepRecord, "the verification run");
+    module.run(in, out);
+    double max_abs = 0, max_rel = 0;
+    std::string wrong;
+    for (size_t n = 0; n < outputs.size(); ++n) {
+      Comparison c = compare(outputs[n], (*task.expected)[n], options.rtol, options.atol * (*task.absolute_scales)[n]);
+      max_abs = std::max(max_abs, c.max_abs_error);
+      max_rel = std::max(max_rel, c.max_rel_error);
+      // compare() leaves NaN differences out of its maxima; a first bad element that is NaN (or NaN where a
+      // number was expected) counts as an infinite error.
+      if (!c.ok && c.first_bad_index >= 0 &&
+          std::isnan(outputs[n].get(c.first_bad_index) - (*task.expected)[n].get(c.first_bad_index)))
+        max_abs = max_rel = std::numeric_limits<double>::infinity();
+      if (!c.ok && wrong.empty()) wrong = "output '" + (*task.output_names)[n] + "': " + c.message;
+    }
+    std::string errors;
+    append_double(errors, max_abs);
+    append_double(errors, max_rel);
+    if (!wrong.empty()) {
+      send(kWrongAnswerRecord, errors + wrong);
+      ::_exit(0);
+    }
+
+    send(kStepRecord, "the warm-up runs");
+    for (int w = 0; w < options.warmup_runs; ++w) module.run(in, out);
+    send(kStepRecord, "the timed runs");
+    std::vector<double> seconds;
+    auto started = Clock::now();
+    while (int(seconds.size()) < options.max_repeats) {
+      auto t0 = Clock::now();
+      module.run(in, out);
+      auto t1 = Clock::now();
+      seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
+      double spent_ms = std::chrono::duration<double, std::milli>(t1 - started).count();
+      if (int(seconds.size()) >= options.min_repeats && spent_ms >= options.min_repeat_ms) break;
+    }
+    for (double s : seconds) append_double(errors, s);
+    send(kResultRecord, errors);
+    ::_exit(0);
+  } catch (const std::exception& e) {
+    send(kFailureRecord, e.what());
+  } catch (...) {
+    send(kFailureRecord, "an exception that is not a std::exception");
+  }
+  ::_exit(0);
+}
+
+}  // namespace
+
+Runner::Runner(const Program& program, const TensorMap& inputs, const TensorMap& expected, RunnerOptions options)
+    : options_(options) {
+  auto check = [](const char* what, const Tensor& t, const TensorMap& map) -> const HostTensor& {
+    auto it = map.find(t->name);
+    if (it == map.end())
+      throw std::invalid_argument(std::string("Runner: no ") + what + " tensor for '" + t->name + "'");
+    if (it->second.dtype() != t->dtype || it->second.shape() != t->shape)
+      throw std::invalid_argument(std::string("Runner: the ") + what + " tensor for '" + t->name +
+                                  "' has another dtype or shape than the program's tensor");
+    return it->second;
+  };
+  for (const Tensor& t : program.placeholders()) {
+    input_names_.push_back(t->name);
+    inputs_.push_back(check("input", t, inputs));
+  }
+  for (const Tensor& t : program.outputs()) {
+    output_names_.push_back(t->name);
+    expected_.push_back(check("expected", t, expected));
+    double scale = 1;
+    const HostTensor& e = expected_.back();
+    for (int64_t i = 0; i < e.num_elements(); ++i) scale = std::max(scale, std::fabs(e.get(i)));
+    absolute_scales_.push_back(scale);
+  }
+  auto require = [](bool ok, const std::string& message) {
+    if (!ok) throw std::invalid_argument("Runner: " + message);
+  };
+  require(options_.threads >= 0, "threads must be 0 (the OpenMP default) or more");
+  require(options_.warmup_runs >= 0, "warmup_runs must be 0 or more");
+  require(options_.min_repeats >= 1, "min_repeats must be at least 1");
+  require(options_.max_repeats >= options_.min_repeats, "max_repeats must be at least min_repeats");
+  require(options_.min_repeat_ms >= 0, "min_repeat_ms must be 0 or more");
+  require(options_.rtol >= 0 && options_.atol >= 0, "rtol and atol must be 0 or more");
+  require(options_.run_timeout_seconds > 0, "run_timeout_seconds must be positive");
+}
+
+Measurement Runner::measure(const BuildResult& candidate) const {
+  Measurement m;
+  m.compile_seconds = candidate.compile_seconds;
+  if (!candidate.ok()) {
+    m.error_class = candidate.error_class;
+    m.error_message = candidate.error_message;
+    return m;
+  }
+  auto names_match = [](const std::vector<Buffer>& buffers, const std::vector<std::string>& names) {
+    if (buffers.size() != names.size()) return false;
+    for (size_t n = 0; n < names.size(); ++n)
+      if (buffers[n]->name != names[n]) return false;
+    return true;
+  };
+  if (!names_match(candidate.function.inputs, input_names_) || !names_match(candidate.function.outputs, output_names_))
+    throw std::invalid_argument("Runner::measure: function '" + candidate.function.name +
+                                "' takes other buffers than this runner's program");
+
+  ensure_no_other_threads();
+  Pipe report, output;
+  ChildTask task{&options_,      &candidate.function, &candidate.library.path, &inputs_,
+                 &output_names_, &expected_,          &absolute_scales_,       ::getpid()};
+  // Anything still buffered would otherwise be written twice if the child flushed its copy.
+  std::fflush(nullptr);
+  auto started = Clock::now();
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("Runner::measure: fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    report.read_end->reset();
+    output.read_end->reset();
+    measure_in_child(task, report.write_end->get(), output.write_end->get());
+  }
+  report.write_end->reset();
+  output.write_end->reset();
+
+  auto deadline = started + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(options_.run_timeout_seconds));
+  std::string report_bytes;
+  OutputTail output_tail;
+  bool timed_out = false;
+  FileDescriptor* sources[2] = {report.read_end.get(), output.read_end.get()};
+  char buffer[4096];
+  while (sources[0]->get() >= 0 || sources[1]->get() >= 0) {
+    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (remaining <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd polled[2];
+    int count = 0;
+    for (FileDescriptor* f : sources)
+      if (f->get() >= 0) polled[count++] = pollfd{f->get(), POLLIN, 0};
+    int ready = ::poll(polled, nfds_t(count), int(std::min<long long>(remaining, 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      throw std::runtime_error(std::string("Runner::measure: poll failed: ") + std::strerror(errno));
+    }
+    for (int k = 0; k < count; ++k) {
+      if (!(polled[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      FileDescriptor* f = polled[k].fd == sources[0]->get() ? sources[0] : sources[1];
+      ssize_t n = ::read(f->get(), buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        f->reset();
+      } else if (f == sources[0]) {
+        report_bytes.append(buffer, size_t(n));
+      } else {
+        output_tail.append(buffer, size_t(n));
+      }
+    }
+  }
+  int status = 0;
+  for (;;) {
+    if (!timed_out) {
+      pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid) break;
+      if (r < 0 && errno != EINTR)
+        throw std::runtime_error(std::string("Runner::measure: waitpid failed: ") + std::strerror(errno));
+      if (Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      timed_out = true;
+    }
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    break;
+  }
+
+  ChildReport parsed = parse_report(report_bytes);
+  std::string during = parsed.step.empty() ? "" : " during " + parsed.step;
+  auto fail = [&](ErrorClass error_class, const std::string& message) {
+    m.error_class = error_class;
+    m.error_message = message + output_tail.quoted();
+    return m;
+  };
+  if (timed_out)
+    return fail(ErrorClass::kRunTimeout, "the measurement did not finish within " +
+                                             seconds_text(options_.run_timeout_seconds) + " (still in" +
+                                             (parsed.step.empty() ? std::string(" its start") : " " + parsed.step) +
+                                             "); the child process was killed");
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return fail(ErrorClass::kRuntimeError,
+                "the candidate was killed by " + signal_name(sig) + " (" + ::strsignal(sig) + ")" + during);
+  }
+  int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (parsed.final_kind == kFailureRecord)
+    return fail(ErrorClass::kRuntimeError, "the measuring child failed" + during + ": " + parsed.text);
+  if (exit_code != 0)
+    return fail(ErrorClass::kRuntimeError, "the measuring child exited with code " + std::to_string(exit_code) +
+                                               during + " without reporting a result");
+  if (!parsed.malformed.empty())
+    return fail(ErrorClass::kRuntimeError, "the measuring child sent a malformed report (" + parsed.malformed + ", " +
+                                               std::to_string(report_bytes.size()) + " bytes)" + during);
+  m.max_abs_error = parsed.max_abs_error;
+  m.max_rel_error = parsed.max_rel_error;
+  if (parsed.final_kind == kWrongAnswerRecord) {
+    m.error_class = ErrorClass::kWrongAnswer;
+    m.error_message = parsed.text;
+    return m;
+  }
+  m.run_seconds = std::move(parsed.seconds);
+  RunStatistics stats = run_statistics(m.run_seconds);
+  m.min_seconds = stats.min;
+  m.median_seconds = stats.median;
+  m.mean_seconds = stats.mean;
+  m.stddev_seconds = stats.stddev;
+  return m;
+}
+
+}  // namespace ingot

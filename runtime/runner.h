@@ -1,0 +1,78 @@
+// The tuning loop's runner: measures one built candidate at a time, alone, in a forked child process. The
+// child loads the library, checks the first run against the expected outputs, warms up and times repeated
+// runs, and reports through a pipe; the parent enforces one time limit on all of it. A crash, a hang or a
+// wrong answer becomes a Measurement with its error class and the caller carries on. Call it with no other
+// thread running in the process (see "Why fork without exec is safe" below).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/host_tensor.h"
+#include "ir/program.h"
+#include "runtime/builder.h"
+#include "runtime/measurement.h"
+
+namespace ingot {
+
+struct RunnerOptions {
+  int threads = 0;  // OpenMP threads in the child (KernelModule::set_num_threads); 0 = the OpenMP default
+  int warmup_runs = 1;
+  double min_repeat_ms = 100;  // keep repeating until this much time was spent in timed runs...
+  int min_repeats = 3;         // ...and at least this many runs
+  int max_repeats = 1000;      // but never more runs than this
+  // Verification tolerance, exactly as LocalRunOptions (runtime/local_run.h) documents it: per element,
+  // |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected|.
+  double rtol = 1e-4;
+  double atol = 1e-5;
+  // The whole measurement: loading the library, the verification run, the warm-up and every timed run. A
+  // child still running after this long is killed (SIGKILL) and the candidate gets run_timeout.
+  double run_timeout_seconds = 60;
+};
+
+// Why fork without exec is safe here, and the rule it needs. The child is a copy of this process: it has the
+// input and expected tensors without serializing them, and it loads and runs the kernel with the same code as
+// local_run (codegen/kernel_module.h). But only the forking thread exists in the child, so a lock that any
+// other thread held at fork time (in malloc, the dynamic loader, or an OpenMP runtime, whose idle thread pool
+// the child would wait on forever) stays held there. Hence measure() must be called while this process runs
+// no other thread: the builder's workers have all exited when Builder::build returns, and the idle OpenMP
+// pool that kernels run in this process leave behind (local_run, KernelModule) is released with
+// omp_pause_resource_all(omp_pause_hard) before forking. If other threads remain, measure() throws
+// std::logic_error instead of risking a deadlock that would be recorded as the candidate's run_timeout.
+//
+// The child leaves with _exit, so it never flushes stdio buffers or runs atexit handlers copied from the
+// parent; its stdout and stderr go to a pipe that the parent reads (the tail is quoted in error messages),
+// never to the parent's terminal. It ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT, so that stopping the tuner
+// from a terminal does not record a killed child as a crash; it dies with the parent (PR_SET_PDEATHSIG on
+// Linux), and the parent's time limit bounds it otherwise.
+class Runner {
+ public:
+  // inputs: one tensor per placeholder of `program`, by name; expected: one per output (the interpreter's).
+  // Throws std::invalid_argument naming a missing tensor or one whose dtype or shape does not match, or a
+  // bad option.
+  Runner(const Program& program, const TensorMap& inputs, const TensorMap& expected, RunnerOptions options = {});
+  const RunnerOptions& options() const { return options_; }
+
+  // Measures one candidate built for this runner's program. A failed build gives a Measurement with the
+  // build's error (nothing runs). Otherwise: the first run's outputs (which start as NaN, so an element the
+  // kernel never writes fails) are compared with the expected ones; a difference beyond the tolerance gives
+  // wrong_answer naming the output and its first bad element, with nothing timed. Then warmup_runs untimed
+  // runs, then timed runs until min_repeats and min_repeat_ms are both reached or max_repeats runs are done.
+  // A child killed by a signal gives runtime_error naming it (e.g. "SIGSEGV"); one that exits early, fails to
+  // load the library or writes a malformed report gives runtime_error with what it said; a child still running
+  // after run_timeout_seconds is killed: run_timeout. The message says which step the child was in.
+  // Throws std::invalid_argument when the candidate's function takes other buffers than the program's, and
+  // std::logic_error when other threads are running (see above), or std::runtime_error when a pipe or a
+  // process cannot be created.
+  Measurement measure(const BuildResult& candidate) const;
+
+ private:
+  RunnerOptions options_;
+  std::vector<std::string> input_names_;   // the program's placeholders, in order
+  std::vector<HostTensor> inputs_;         // same order
+  std::vector<std::string> output_names_;  // the program's outputs, in order
+  std::vector<HostTensor> expected_;       // same order
+  std::vector<double> absolute_scales_;    // per output: max(1, max|expected|), which atol is multiplied by
+};
+
+}  // namespace ingot

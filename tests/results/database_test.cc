@@ -1,0 +1,397 @@
+// The tuning database in one process: creating and reopening files, refusing files that are not ingot
+// databases without touching them, idempotent records, measurement round trips, the SQL views as a sqlite3
+// shell user sees them, and the integrity report.
+#include "results/database.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "tests/results/test_database.h"
+
+namespace ingot {
+namespace {
+
+using namespace ingot::testing;
+using ::testing::HasSubstr;
+
+TEST(Database, StoresEveryErrorClassUnderItsExactSpelling) {
+  std::vector<std::string> spellings;
+  for (ErrorClass c : all_error_classes()) spellings.push_back(to_string(c));
+  EXPECT_EQ(spellings, (std::vector<std::string>{"none", "invalid_schedule", "compile_error", "compile_timeout",
+                                                 "runtime_error", "run_timeout", "wrong_answer"}));
+  TempDir dir;
+  Database db = Database::open(dir.file("tune.db"));
+  db.add_workload(workload(1, "mlp"));
+  db.add_candidate(candidate(2, hash_of(1)));
+  int64_t run = db.begin_run(run_info());
+  for (ErrorClass c : all_error_classes()) db.add_measurement(measurement(hash_of(2), run, {1.0}, c));
+  EXPECT_EQ(sql_value(db.path(),
+                      "SELECT group_concat(error_class, ' ') FROM (SELECT error_class FROM measurements ORDER BY id)"),
+            "none invalid_schedule compile_error compile_timeout runtime_error run_timeout wrong_answer");
+  std::vector<MeasuredCandidate> rows = db.history();
+  ASSERT_EQ(rows.size(), all_error_classes().size());
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i].measurement.error_class, all_error_classes()[i]);
+  // The schema itself refuses any other spelling, e.g. from a hand-written INSERT.
+  EXPECT_THROW(sql_rows(db.path(),
+                        "INSERT INTO measurements (candidate_hash, run_id, trial_index, target_description, "
+                        "error_class, error_message, run_seconds, measured_at) VALUES ('" +
+                            hash_of(2) + "', 1, 0, '', 'Compile_Error', '', '[]', '')"),
+               std::runtime_error);
+}
+
+TEST(Database, CreatesAFileInWalModeAndReopensIt) {
+  TempDir dir;
+  std::string path = dir.file("tune.db");
+  int64_t run_id = 0;
+  {
+    Database db = Database::open(path);
+    EXPECT_EQ(db.path(), path);
+    run_id = db.begin_run(run_info(1234567890123ULL));
+    EXPECT_TRUE(db.add_workload(workload(1, "mlp")));
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(sql_value(path, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+
+  Database db = Database::open(path);
+  std::optional<RunInfo> run = db.run(run_id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->seed, 1234567890123ULL);
+  EXPECT_EQ(run->config_path, "configs/test.yaml");
+  EXPECT_EQ(run->config_text, "workload: test\n");
+  EXPECT_EQ(run->ended_at, "");
+  // UTC ISO-8601 with milliseconds.
+  EXPECT_EQ(run->started_at.size(), 24u) << run->started_at;
+  EXPECT_EQ(run->started_at[10], 'T');
+  EXPECT_EQ(run->started_at.back(), 'Z');
+  db.end_run(run_id);
+  EXPECT_GE(db.run(run_id)->ended_at, run->started_at);
+  EXPECT_THROW(db.end_run(run_id + 100), DatabaseError);
+  EXPECT_FALSE(db.run(run_id + 100));
+  ASSERT_EQ(db.list_workloads().size(), 1u);
+  EXPECT_EQ(db.list_workloads()[0].name, "mlp");
+}
+
+TEST(Database, LargeSeedsSurviveTheRoundTrip) {
+  TempDir dir;
+  Database db = Database::open(dir.file("tune.db"));
+  int64_t id = db.begin_run(run_info(~0ULL - 5));
+  EXPECT_EQ(db.run(id)->seed, ~0ULL - 5);
+}
+
+TEST(Database, AnEmptyExistingFileBecomesADatabase) {
+  TempDir dir;
+  std::string path = dir.file("empty.db");
+  write_file(path, "");
+  Database::open(path);
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+}
+
+void expect_refused_untouched(const std::string& path, const std::string& problem) {
+  std::string before = file_bytes(path);
+  try {
+    Database::open(path);
+    FAIL() << "opened " << path;
+  } catch (const DatabaseError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path));
+    EXPECT_THAT(e.what(), HasSubstr(problem));
+  }
+  EXPECT_EQ(file_bytes(path), before);
+}
+
+TEST(Database, RefusesANonSqliteFileWithoutTouchingIt) {
+  TempDir dir;
+  std::string path = dir.file("notes.txt");
+  write_file(path, "these are my notes, not a database\n");
+  expect_refused_untouched(path, "is not an SQLite database");
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  // Shorter than an SQLite header.
+  write_file(path, "SQLite");
+  expect_refused_untouched(path, "is not an SQLite database");
+}
+
+TEST(Database, RefusesAForeignSqliteDatabaseWithoutTouchingIt) {
+  TempDir dir;
+  std::string path = dir.file("other.db");
+  sql_rows(path, "CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('ada'), ('alan');");
+  expect_refused_untouched(path, "not an ingot database");
+  EXPECT_EQ(sql_value(path, "PRAGMA journal_mode"), "delete");
+
+  // Another application's meta table, with or without a schema_version of its own.
+  std::string meta = dir.file("meta.db");
+  sql_rows(meta,
+           "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('schema_version', '1');");
+  expect_refused_untouched(meta, "not an ingot database");
+  std::string odd_meta = dir.file("odd_meta.db");
+  sql_rows(odd_meta, "CREATE TABLE meta (version INTEGER); INSERT INTO meta VALUES (3);");
+  expect_refused_untouched(odd_meta, "not an ingot database");
+}
+
+TEST(Database, RefusesANewerSchemaWithoutTouchingIt) {
+  TempDir dir;
+  std::string path = dir.file("future.db");
+  Database::open(path);
+  sql_rows(path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA wal_checkpoint(TRUNCATE);");
+  expect_refused_untouched(path, "schema version 2 is newer than this ingot supports (1)");
+}
+
+TEST(Database, NamesThePathWhenTheFileCannotBeCreated) {
+  TempDir dir;
+  std::string path = dir.file("missing_dir/tune.db");
+  try {
+    Database::open(path);
+    FAIL();
+  } catch (const DatabaseError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path));
+    EXPECT_THAT(e.what(), HasSubstr("cannot open"));
+  }
+  EXPECT_THROW(Database::open(dir.file("")), DatabaseError);  // a directory
+}
+
+TEST(Database, AddsWorkloadsAndCandidatesIdempotently) {
+  TempDir dir;
+  Database db = Database::open(dir.file("tune.db"));
+  WorkloadRecord w = workload(0xabc, "mlp");
+  EXPECT_TRUE(db.add_workload(w));
+  EXPECT_FALSE(db.add_workload(w));
+  WorkloadRecord renamed = w;
+  renamed.name = "another name";
+  EXPECT_FALSE(db.add_workload(renamed));
+  EXPECT_EQ(db.list_workloads().at(0).name, "mlp");  // the first name is kept
+
+  WorkloadRecord collision = w;
+  collision.program_text = "a different program";
+  EXPECT_THROW(db.add_workload(collision), DatabaseError);
+
+  CandidateRecord c = candidate(0xdef, w.hash);
+  EXPECT_TRUE(db.add_candidate(c));
+  EXPECT_FALSE(db.add_candidate(c));
+  CandidateRecord other_schedule = c;
+  other_schedule.schedule_json = "{}";
+  EXPECT_THROW(db.add_candidate(other_schedule), DatabaseError);
+  CandidateRecord other_target = c;
+  other_target.target = "cuda";
+  EXPECT_THROW(db.add_candidate(other_target), DatabaseError);
+
+  try {
+    db.add_candidate(candidate(0x123, hash_of(0x999)));
+    FAIL();
+  } catch (const DatabaseError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("add_workload first"));
+  }
+  EXPECT_THROW(db.add_workload({"ABCDEF0123456789", "upper", "p", ""}), DatabaseError);
+  EXPECT_THROW(db.add_workload({"abc", "short", "p", ""}), DatabaseError);
+  EXPECT_EQ(sql_value(db.path(), "SELECT COUNT(*) FROM workloads"), "1");
+  EXPECT_EQ(sql_value(db.path(), "SELECT COUNT(*) FROM candidates"), "1");
+}
+
+TEST(Database, MeasurementsRoundTripWithEveryRunTime) {
+  TempDir dir;
+  Database db = Database::open(dir.file("tune.db"));
+  db.add_workload(workload(1, "mlp"));
+  db.add_candidate(candidate(2, hash_of(1)));
+  int64_t run = db.begin_run(run_info());
+
+  std::vector<double> seconds = {3.0, 0.1, 2.0, 1e-7, 3.141592653589793, 1.0 / 3.0};
+  MeasurementRecord m = measurement(hash_of(2), run, seconds);
+  m.trial_index = 17;
+  m.min_s = 99;  // ignored: statistics come from the run times
+  int64_t id = db.add_measurement(m);
+  EXPECT_GT(id, 0);
+
+  std::vector<MeasuredCandidate> rows = db.history();
+  ASSERT_EQ(rows.size(), 1u);
+  const MeasurementRecord& back = rows[0].measurement;
+  EXPECT_EQ(back.id, id);
+  EXPECT_EQ(back.run_seconds, seconds);  // exactly, every one
+  EXPECT_EQ(back.trial_index, 17);
+  EXPECT_EQ(back.run_id, run);
+  EXPECT_EQ(back.error_class, ErrorClass::kNone);
+  EXPECT_EQ(back.target_description, "cpu test target");
+  EXPECT_DOUBLE_EQ(*back.min_s, 1e-7);
+  EXPECT_DOUBLE_EQ(*back.median_s, (1.0 / 3.0 + 2.0) / 2);
+  double mean = (3.0 + 0.1 + 2.0 + 1e-7 + 3.141592653589793 + 1.0 / 3.0) / 6;
+  EXPECT_DOUBLE_EQ(*back.mean_s, mean);
+  double squares = 0;
+  for (double s : seconds) squares += (s - mean) * (s - mean);
+  EXPECT_DOUBLE_EQ(*back.stddev_s, std::sqrt(squares / 5));
+  EXPECT_DOUBLE_EQ(*back.compile_seconds, 0.25);
+  EXPECT_EQ(rows[0].workload_name, "mlp");
+  EXPECT_EQ(rows[0].candidate.schedule_json, candidate(2, hash_of(1)).schedule_json);
+  EXPECT_EQ(back.measured_at.size(), 24u);
+  // What the sqlite3 shell shows: a JSON array.
+  EXPECT_EQ(sql_value(db.path(), "SELECT json_array_length(run_seconds) FROM measurements"), "6");
+
+  // An error without run times and without a compile.
+  MeasurementRecord error = measurement(hash_of(2), run, {}, ErrorClass::kCompileError, "error: expected ';'");
+  error.compile_seconds.reset();
+  db.add_measurement(error);
+  rows = db.history();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].measurement.error_class, ErrorClass::kCompileError);
+  EXPECT_EQ(rows[1].measurement.error_message, "error: expected ';'");
+  EXPECT_TRUE(rows[1].measurement.run_seconds.empty());
+  EXPECT_FALSE(rows[1].measurement.median_s);
+  EXPECT_FALSE(rows[1].measurement.compile_seconds);
+  EXPECT_EQ(sql_value(db.path(), "SELECT run_seconds FROM measurements WHERE error_class = 'compile_error'"), "[]");
+}
+
+TEST(Database, RefusesMeasurementsItCannotStoreFaithfully) {
+  TempDir dir;
+  Database db = Database::open(dir.file("tune.db"));
+  db.add_workload(workload(1, "mlp"));
+  db.add_candidate(candidate(2, hash_of(1)));
+  int64_t run = db.begin_run(run_info());
+  EXPECT_THROW(db.add_measurement(measurement(hash_of(3), run, {1.0})), DatabaseError);  // unknown candidate
+  EXPECT_THROW(db.add_measurement(measurement(hash_of(2), run + 1, {1.0})), DatabaseError);
+  EXPECT_THROW(db.add_measurement(measurement(hash_of(2), run, {1.0, std::nan("")})), DatabaseError);
+  EXPECT_THROW(db.add_measurement(measurement(hash_of(2), run, {-1.0})), DatabaseError);
+  EXPECT_EQ(sql_value(db.path(), "SELECT COUNT(*) FROM measurements"), "0");
+}
+
+TEST(Database, HasMeasurementCountsEveryRunAndMatchesTheTarget) {
+  TempDir dir;
+  Database db = Database::open(dir.file("tune.db"));
+  db.add_workload(workload(1, "mlp"));
+  db.add_candidate(candidate(2, hash_of(1), "cpu"));
+  int64_t first = db.begin_run(run_info());
+  EXPECT_FALSE(db.has_measurement(hash_of(2), "cpu"));
+  db.add_measurement(measurement(hash_of(2), first, {}, ErrorClass::kRunTimeout));
+  db.end_run(first);
+  db.begin_run(run_info());
+  EXPECT_TRUE(db.has_measurement(hash_of(2), "cpu"));  // an error counts too: it is not measured again
+  EXPECT_FALSE(db.has_measurement(hash_of(2), "cuda"));
+  EXPECT_FALSE(db.has_measurement(hash_of(3), "cpu"));
+}
+
+// A small history: workload mlp (cpu: A 2 s median, B 1.5 s, C faster but wrong; cuda: D 4 s) and lstm
+// (cpu: only errors).
+struct ViewFixture {
+  TempDir dir;
+  std::string path = dir.file("views.db");
+  Database db = Database::open(path);
+  std::string mlp = hash_of(0x100), lstm = hash_of(0x200);
+  std::string a = hash_of(0xa), b = hash_of(0xb), c = hash_of(0xc), d = hash_of(0xd), e = hash_of(0xe);
+
+  ViewFixture() {
+    db.add_workload(workload(0x100, "mlp"));
+    db.add_workload(workload(0x200, "lstm"));
+    db.add_candidate(candidate(0xa, mlp));
+    db.add_candidate(candidate(0xb, mlp));
+    db.add_candidate(candidate(0xc, mlp));
+    db.add_candidate(candidate(0xd, mlp, "cuda"));
+    db.add_candidate(candidate(0xe, lstm));
+    int64_t run = db.begin_run(run_info());
+    db.add_measurement(measurement(a, run, {3, 1, 2}));
+    db.add_measurement(measurement(b, run, {1.5, 1.4, 1.6}));
+    db.add_measurement(measurement(c, run, {0.5}, ErrorClass::kWrongAnswer, "C[5]: 2 != 3"));
+    db.add_measurement(measurement(d, run, {4}));
+    db.add_measurement(measurement(e, run, {}, ErrorClass::kCompileError, "error"));
+    db.add_measurement(measurement(e, run, {}, ErrorClass::kRunTimeout, "killed after 10 s"));
+  }
+};
+
+TEST(DatabaseViews, BestPerWorkloadTargetIsTheFastestCorrectMeasurement) {
+  ViewFixture f;
+  Rows rows = sql_rows(f.path,
+                       "SELECT workload_name, target, candidate_hash, median_s, schedule_json "
+                       "FROM best_per_workload_target ORDER BY workload_name, target");
+  Rows expected = {{"mlp", "cpu", f.b, "1.5", candidate(0xb, f.mlp).schedule_json},
+                   {"mlp", "cuda", f.d, "4.0", candidate(0xd, f.mlp).schedule_json}};
+  EXPECT_EQ(rows, expected);
+
+  std::optional<MeasuredCandidate> best = f.db.best("mlp", "cpu");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->candidate.hash, f.b);
+  EXPECT_EQ(best->measurement.run_seconds, (std::vector<double>{1.5, 1.4, 1.6}));
+  EXPECT_EQ(f.db.best(f.mlp, "cuda")->candidate.hash, f.d);
+  EXPECT_FALSE(f.db.best("lstm", "cpu"));  // only errors
+  EXPECT_FALSE(f.db.best("mlp", "gpu"));
+  EXPECT_THROW(f.db.best("no such workload", "cpu"), DatabaseError);
+
+  // A second workload named mlp makes the name ambiguous; its hash still works.
+  f.db.add_workload(workload(0x300, "mlp"));
+  EXPECT_THROW(f.db.best("mlp", "cpu"), DatabaseError);
+  EXPECT_EQ(f.db.best(f.mlp, "cpu")->candidate.hash, f.b);
+}
+
+TEST(DatabaseViews, ErrorSummaryCountsPerWorkloadTargetAndClass) {
+  ViewFixture f;
+  Rows rows = sql_rows(f.path,
+                       "SELECT workload_name, target, error_class, count FROM error_summary "
+                       "ORDER BY workload_name, target, error_class");
+  Rows expected = {{"lstm", "cpu", "compile_error", "1"},
+                   {"lstm", "cpu", "run_timeout", "1"},
+                   {"mlp", "cpu", "none", "2"},
+                   {"mlp", "cpu", "wrong_answer", "1"},
+                   {"mlp", "cuda", "none", "1"}};
+  EXPECT_EQ(rows, expected);
+
+  std::map<ErrorClass, int64_t> all = f.db.error_counts();
+  EXPECT_EQ(all.size(), all_error_classes().size());
+  EXPECT_EQ(all[ErrorClass::kNone], 3);
+  EXPECT_EQ(all[ErrorClass::kWrongAnswer], 1);
+  EXPECT_EQ(all[ErrorClass::kCompileError], 1);
+  EXPECT_EQ(all[ErrorClass::kRunTimeout], 1);
+  EXPECT_EQ(all[ErrorClass::kInvalidSchedule], 0);
+  std::map<ErrorClass, int64_t> lstm = f.db.error_counts("lstm");
+  EXPECT_EQ(lstm[ErrorClass::kNone], 0);
+  EXPECT_EQ(lstm[ErrorClass::kCompileError], 1);
+}
+
+TEST(DatabaseViews, HistoryJoinsMeasurementsWithCandidatesAndWorkloadsInTimeOrder) {
+  ViewFixture f;
+  Rows rows = sql_rows(f.path,
+                       "SELECT workload_name, candidate_hash, target, error_class, median_s FROM history "
+                       "ORDER BY measured_at, measurement_id");
+  Rows expected = {{"mlp", f.a, "cpu", "none", "2.0"},
+                   {"mlp", f.b, "cpu", "none", "1.5"},
+                   {"mlp", f.c, "cpu", "wrong_answer", "0.5"},
+                   {"mlp", f.d, "cuda", "none", "4.0"},
+                   {"lstm", f.e, "cpu", "compile_error", "NULL"},
+                   {"lstm", f.e, "cpu", "run_timeout", "NULL"}};
+  EXPECT_EQ(rows, expected);
+
+  std::vector<MeasuredCandidate> all = f.db.history();
+  ASSERT_EQ(all.size(), 6u);
+  for (size_t i = 1; i < all.size(); ++i) EXPECT_LT(all[i - 1].measurement.id, all[i].measurement.id);
+  std::vector<MeasuredCandidate> latest = f.db.history("", 2);
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest[0].measurement.error_class, ErrorClass::kCompileError);
+  EXPECT_EQ(latest[1].measurement.error_class, ErrorClass::kRunTimeout);
+  std::vector<MeasuredCandidate> mlp = f.db.history("mlp");
+  ASSERT_EQ(mlp.size(), 4u);
+  EXPECT_EQ(mlp[2].measurement.error_message, "C[5]: 2 != 3");
+  EXPECT_EQ(f.db.history(f.lstm).size(), 2u);
+}
+
+TEST(Database, CheckReportsCountsAndBrokenForeignKeys) {
+  ViewFixture f;
+  IntegrityReport report = f.db.check();
+  EXPECT_TRUE(report.ok) << report.to_text();
+  EXPECT_EQ(report.schema_version, 1);
+  EXPECT_EQ(report.journal_mode, "wal");
+  EXPECT_EQ(report.workloads, 2);
+  EXPECT_EQ(report.candidates, 5);
+  EXPECT_EQ(report.measurements, 6);
+  EXPECT_EQ(report.runs, 1);
+  EXPECT_EQ(report.unfinished_runs, 1);
+  EXPECT_EQ(report.measurements_by_class[ErrorClass::kNone], 3);
+  EXPECT_THAT(report.to_text(), HasSubstr("integrity: ok"));
+
+  // A row written by hand with foreign keys off (the sqlite3 shell's default).
+  sql_rows(f.path,
+           "INSERT INTO measurements (candidate_hash, run_id, trial_index, target_description, error_class, "
+           "error_message, run_seconds, measured_at) VALUES ('00000000000000ff', 1, 0, '', 'none', '', '[]', '')");
+  report = f.db.check();
+  EXPECT_FALSE(report.ok);
+  ASSERT_EQ(report.problems.size(), 1u) << report.to_text();
+  EXPECT_THAT(report.problems[0], HasSubstr("measurements"));
+  EXPECT_THAT(report.to_text(), HasSubstr("PROBLEMS FOUND"));
+}
+
+}  // namespace
+}  // namespace ingot

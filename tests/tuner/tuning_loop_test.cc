@@ -1,0 +1,170 @@
+// The tuning loop end to end on a small matmul: budgets, resume without re-measuring, SIGKILL in the middle
+// of a run, and two processes tuning into one database file.
+#include "tuner/tuning_loop.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "results/database.h"
+#include "workloads/examples.h"
+
+namespace ingot {
+namespace {
+
+class TuningLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ingot_tune_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  TuneOptions options(const std::string& db_name, int64_t trials) const {
+    TuneOptions o;
+    o.database_path = (dir_ / db_name).string();
+    o.trials = trials;
+    o.seed = 3;
+    o.threads = 1;
+    o.batch_size = 2;
+    o.builder.workers = 2;
+    o.runner.warmup_runs = 0;
+    o.runner.min_repeat_ms = 1;
+    o.runner.min_repeats = 1;
+    o.runner.run_timeout_seconds = 30;
+    return o;
+  }
+
+  static std::vector<std::string> measured_schedules(const std::string& path) {
+    std::vector<std::string> out;
+    for (const MeasuredCandidate& m : Database::open(path).history()) out.push_back(m.candidate.schedule_json);
+    return out;
+  }
+
+  static void expect_no_duplicates(const std::vector<std::string>& schedules) {
+    std::set<std::string> unique(schedules.begin(), schedules.end());
+    EXPECT_EQ(unique.size(), schedules.size()) << "a candidate was measured twice";
+  }
+
+  std::filesystem::path dir_;
+  Program program_ = matmul(16, 12, 8);
+};
+
+TEST_F(TuningLoop, MeasuresTheBudgetAndKeepsTheBest) {
+  TuneOptions o = options("a.db", 5);
+  int reports = 0;
+  TuneSummary s = tune(program_, "matmul", o, [&](const TuneProgress& p) {
+    ++reports;
+    EXPECT_LE(p.trials_done, 5);
+  });
+  EXPECT_EQ(s.measured_now, 5);
+  EXPECT_EQ(s.skipped, 0);
+  EXPECT_EQ(reports, 5);
+  ASSERT_TRUE(s.best_seconds.has_value());
+  Database db = Database::open(o.database_path);
+  EXPECT_EQ(db.history().size(), 5u);
+  auto best = db.best("matmul", s.target);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_DOUBLE_EQ(*best->measurement.median_s, *s.best_seconds);
+  for (const MeasuredCandidate& m : db.history())
+    if (m.measurement.error_class == ErrorClass::kNone) {
+      EXPECT_LE(*s.best_seconds, *m.measurement.median_s);
+    }
+  EXPECT_TRUE(db.check().ok);
+}
+
+TEST_F(TuningLoop, ResumeContinuesTheSameSequenceWithoutMeasuringTwice) {
+  tune(program_, "matmul", options("resumed.db", 3));
+  TuneSummary second = tune(program_, "matmul", options("resumed.db", 6));
+  EXPECT_EQ(second.skipped, 3);
+  EXPECT_EQ(second.measured_now, 3);
+  tune(program_, "matmul", options("straight.db", 6));
+  std::vector<std::string> resumed = measured_schedules((dir_ / "resumed.db").string());
+  std::vector<std::string> straight = measured_schedules((dir_ / "straight.db").string());
+  expect_no_duplicates(resumed);
+  EXPECT_EQ(std::set<std::string>(resumed.begin(), resumed.end()),
+            std::set<std::string>(straight.begin(), straight.end()));
+}
+
+TEST_F(TuningLoop, SigkillLosesAtMostTheCandidateInFlight) {
+  TuneOptions o = options("killed.db", 8);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    tune(program_, "matmul", o);
+    ::_exit(0);
+  }
+  // Kill it once two measurements are durable.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  size_t seen = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (std::filesystem::exists(o.database_path)) {
+      try {
+        seen = Database::open(o.database_path).history().size();
+      } catch (const std::exception&) {
+        seen = 0;  // the child may still be creating the schema
+      }
+    }
+    if (seen >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_GE(seen, 2u) << "the child never measured two candidates";
+  size_t before = Database::open(o.database_path).history().size();
+  ASSERT_LT(before, 8u) << "killed too late to test a resume";
+
+  TuneSummary resumed = tune(program_, "matmul", o);
+  EXPECT_EQ(resumed.skipped, int64_t(before));
+  std::vector<std::string> all = measured_schedules(o.database_path);
+  EXPECT_EQ(all.size(), 8u);
+  expect_no_duplicates(all);
+  EXPECT_TRUE(Database::open(o.database_path).check().ok);
+}
+
+TEST_F(TuningLoop, TwoProcessesShareOneDatabase) {
+  TuneOptions o = options("shared.db", 8);
+  Database::open(o.database_path);  // create the schema before either child starts
+  std::vector<pid_t> children;
+  for (int n = 0; n < 2; ++n) {
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      try {
+        tune(program_, "matmul", o);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "child %d: %s\n", n, e.what());
+        ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::vector<std::string> all = measured_schedules(o.database_path);
+  EXPECT_EQ(all.size(), 8u);
+  expect_no_duplicates(all);
+  EXPECT_TRUE(Database::open(o.database_path).check().ok);
+}
+
+TEST_F(TuningLoop, NeedsABudget) {
+  TuneOptions o = options("none.db", 0);
+  EXPECT_THROW(tune(program_, "matmul", o), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ingot

@@ -1,0 +1,162 @@
+#include "tuner/tuning_loop.h"
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "codegen/cpp_compiler.h"
+#include "ir/interpreter.h"
+#include "results/database.h"
+#include "tuner/search_strategy.h"
+
+namespace ingot {
+
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      std::string model = colon == std::string::npos ? line : line.substr(colon + 1);
+      while (!model.empty() && model.front() == ' ') model.erase(model.begin());
+      return model;
+    }
+  return "unknown cpu";
+}
+
+int effective_threads(int threads) {
+  return threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::string candidate_hash(const std::string& workload_hash, const std::string& target, const Schedule& s) {
+  return hash_hex(fnv1a64(workload_hash + "\n" + target + "\n" + s.to_json()));
+}
+
+}  // namespace
+
+std::string cpu_target_key(int threads) {
+  return "cpu:" + cpu_model() + ":threads=" + std::to_string(effective_threads(threads));
+}
+
+std::string cpu_target_description(int threads, const CompileOptions& compile) {
+  return cpu_target_key(threads) + "; compiler: " + (compile.compiler.empty() ? "$CXX or c++" : compile.compiler) +
+         " " + compile.flags;
+}
+
+TuneSummary tune(const Program& program, const std::string& workload_name, const TuneOptions& options,
+                 const std::function<void(const TuneProgress&)>& on_progress) {
+  if (options.trials <= 0 && options.minutes <= 0)
+    throw std::invalid_argument("a tuning run needs a budget: trials or minutes");
+  using clock = std::chrono::steady_clock;
+  const auto started = clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
+  auto out_of_time = [&] { return options.minutes > 0 && elapsed() >= options.minutes * 60; };
+
+  Database db = Database::open(options.database_path);
+  TuneSummary summary;
+  summary.target = cpu_target_key(options.threads);
+  const std::string description = cpu_target_description(options.threads, options.builder.compile);
+  summary.workload_hash = hash_hex(program.structural_hash());
+  db.add_workload(WorkloadRecord{summary.workload_hash, workload_name, program.to_string(), ""});
+  RunInfo info;
+  info.config_text = options.config_text;
+  info.config_path = options.config_path;
+  info.machine = summary.target;
+  info.compiler = description;
+  info.seed = options.seed;
+  summary.run_id = db.begin_run(info);
+
+  TensorMap inputs = random_inputs(program, options.seed);
+  TensorMap expected = interpret(program, inputs);
+  RunnerOptions runner_options = options.runner;
+  runner_options.threads = options.threads;
+  Runner runner(program, inputs, expected, runner_options);
+  Builder builder(options.builder);
+  RandomSearch search(program, options.seed);
+  int workers = options.builder.workers > 0 ? options.builder.workers : effective_threads(0);
+  int batch = options.batch_size > 0 ? options.batch_size : 2 * workers;
+
+  TuneProgress progress;
+  progress.trials_budget = options.trials;
+  auto refresh_best = [&] {
+    if (auto best = db.best(summary.workload_hash, summary.target)) {
+      progress.best_seconds = best->measurement.median_s;
+      summary.best_schedule_json = best->candidate.schedule_json;
+    }
+  };
+  refresh_best();
+  auto budget_left = [&] { return options.trials <= 0 || progress.trials_done < options.trials; };
+
+  int64_t trial_index = 0;
+  while (budget_left() && !out_of_time()) {
+    std::vector<Schedule> proposals = search.propose(batch);
+    if (proposals.empty()) {
+      summary.exhausted = true;
+      break;
+    }
+    std::vector<Schedule> claimed;
+    std::vector<std::string> hashes;
+    std::vector<int64_t> indices;
+    for (const Schedule& s : proposals) {
+      int64_t index = trial_index++;
+      if (options.trials > 0 && progress.trials_done + int64_t(claimed.size()) >= options.trials) break;
+      std::string hash = candidate_hash(summary.workload_hash, summary.target, s);
+      db.add_candidate(CandidateRecord{hash, summary.workload_hash, summary.target, s.to_json(), ""});
+      // Measured before (an earlier run, or another process now): it counts, it is not measured again.
+      if (db.has_measurement(hash, summary.target) || !db.claim(hash, summary.target, summary.run_id)) {
+        ++progress.trials_done;
+        ++summary.skipped;
+        continue;
+      }
+      claimed.push_back(s);
+      hashes.push_back(hash);
+      indices.push_back(index);
+    }
+    std::vector<BuildInput> inputs_to_build;
+    for (const Schedule& s : claimed) inputs_to_build.emplace_back(program, s);
+    std::vector<BuildResult> built = builder.build(inputs_to_build);
+    for (size_t n = 0; n < built.size(); ++n) {
+      if (out_of_time()) {
+        for (size_t m = n; m < built.size(); ++m) db.release_claim(hashes[m], summary.target);
+        break;
+      }
+      Measurement m = runner.measure(built[n]);
+      MeasurementRecord record;
+      record.candidate_hash = hashes[n];
+      record.run_id = summary.run_id;
+      record.trial_index = indices[n];
+      record.target_description = description;
+      record.error_class = m.error_class;
+      record.error_message = m.error_message;
+      record.run_seconds = m.run_seconds;
+      if (built[n].ok() || built[n].compile_seconds > 0) record.compile_seconds = built[n].compile_seconds;
+      db.add_measurement(record);
+      ++progress.trials_done;
+      ++progress.measured_now;
+      ++summary.measured_now;
+      if (!m.ok()) {
+        ++progress.errors_now;
+        ++summary.errors_now;
+      }
+      refresh_best();
+      progress.elapsed_seconds = elapsed();
+      if (options.trials > 0 && progress.measured_now > 0) {
+        double per_trial = progress.elapsed_seconds / double(progress.measured_now);
+        progress.eta_seconds = per_trial * double(std::max<int64_t>(0, options.trials - progress.trials_done));
+      }
+      progress.last = "trial " + std::to_string(indices[n]) + ": " + to_string(m.error_class) +
+                      (m.ok() ? " " + std::to_string(m.median_seconds * 1e3) + " ms" : ": " + m.error_message);
+      if (on_progress) on_progress(progress);
+    }
+  }
+  db.end_run(summary.run_id);
+  refresh_best();
+  summary.best_seconds = progress.best_seconds;
+  return summary;
+}
+
+}  // namespace ingot

@@ -1,0 +1,62 @@
+// The tuning loop: proposes schedules for one program (tuner/search_strategy.h), builds them in parallel
+// (runtime/builder.h), measures each alone in a child process against the interpreter's outputs
+// (runtime/runner.h) and commits every measurement to the database as it completes (results/database.h).
+// Running it again with the same options and database continues where it stopped: the candidate sequence
+// is fixed by the seed, measured candidates are skipped, and claims keep concurrent tuners apart.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "ir/program.h"
+#include "runtime/builder.h"
+#include "runtime/runner.h"
+
+namespace ingot {
+
+struct TuneOptions {
+  std::string database_path = "ingot.db";
+  int64_t trials = 0;   // candidates of the sequence to have measured (skipped ones count); 0 = no limit
+  double minutes = 0;   // stop starting new candidates after this long; 0 = no limit (one of the two is needed)
+  uint64_t seed = 1;    // fixes the candidate sequence and the random inputs
+  int batch_size = 0;   // candidates built together before they are measured; 0 = 2 per build worker
+  int threads = 0;      // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
+  BuilderOptions builder;
+  RunnerOptions runner;
+  std::string config_text, config_path;  // recorded with the run
+};
+
+struct TuneProgress {
+  int64_t trials_done = 0;    // candidates of the sequence measured, by this run, earlier runs or others
+  int64_t trials_budget = 0;  // 0 when only minutes bound the run
+  int64_t measured_now = 0;   // by this run
+  int64_t errors_now = 0;     // by this run
+  std::optional<double> best_seconds;  // best median of a correct candidate, over every run
+  double elapsed_seconds = 0;
+  std::optional<double> eta_seconds;
+  std::string last;  // one line about the candidate just measured
+};
+
+struct TuneSummary {
+  int64_t run_id = 0;
+  std::string target;
+  std::string workload_hash;
+  int64_t measured_now = 0, skipped = 0, errors_now = 0;
+  bool exhausted = false;  // the search ran out of new schedules
+  std::optional<double> best_seconds;
+  std::string best_schedule_json;
+};
+
+// The database key of the CPU target this process measures on: CPU model and thread count.
+std::string cpu_target_key(int threads);
+// The full description stored with each measurement: target key, compiler command and flags.
+std::string cpu_target_description(int threads, const CompileOptions& compile);
+
+// Tunes `program` (named workload_name in the database). Throws DatabaseError for an unusable database and
+// std::invalid_argument for options without any budget; candidate failures are recorded, never thrown.
+TuneSummary tune(const Program& program, const std::string& workload_name, const TuneOptions& options,
+                 const std::function<void(const TuneProgress&)>& on_progress = {});
+
+}  // namespace ingot
