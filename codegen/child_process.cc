@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "codegen/file_descriptor.h"
+
 extern char** environ;
 
 namespace ingot {
@@ -21,22 +23,6 @@ namespace ingot {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd = -1) : fd_(fd) {}
-  ~FileDescriptor() { reset(); }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
 
 std::string quoted_command(const std::vector<std::string>& argv) {
   std::string s;

@@ -15,6 +15,7 @@ namespace {
 // wildcard used twice must match structurally equal expressions), c0, c1, c2 match integer constants.
 // Integer literals match integer constants, float literals floating constants, true/false bool constants.
 // In a result, operations are built with the simplifier's constructors, so c0 / c1 folds to a constant.
+// Beware C++ on literals: !true is the bool false, not a pattern; write !Pat(true).
 
 enum class PatKind : uint8_t {
   kWild,
@@ -182,8 +183,9 @@ Rule float_safe(Pat before, Pat after, Condition condition = nullptr) { return {
 
 // ---- The table -----------------------------------------------------------------------------------------
 // Rules are tried in order for the root of a node whose children are simplified; the first that matches and
-// whose condition holds wins, and its result is simplified again. Every rule makes the expression smaller or
-// moves constants right, so rewriting terminates. Integer / and % are floor division and modulo, which is
+// whose condition holds wins, and its result is simplified again. Every rule removes operations, folds
+// constants, or moves constants right and div/mod inward, so rewriting terminates (the simplifier also caps
+// its work should a cycle ever appear). Integer / and % are floor division and modulo, which is
 // what makes the div/mod rules exact for negative values. i64 sums are also canonicalized by the simplifier
 // itself (affine order, like terms merged, div/mod of sums of any length); these rules cover the short forms
 // for every integer type.

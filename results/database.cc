@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "results/process_identity.h"
+#include "results/run_statistics.h"
 #include "results/schema.h"
 #include "results/sqlite_connection.h"
 
@@ -77,26 +78,6 @@ std::optional<std::vector<double>> run_seconds_from_json(const std::string& json
     if (*p++ != ',') return std::nullopt;
     skip_space();
   }
-}
-
-struct Statistics {
-  std::optional<double> min, median, mean, stddev;
-};
-
-// The same definitions as run_statistics in runtime/local_run.h, so the database and the runner agree.
-Statistics statistics_of(std::vector<double> seconds) {
-  Statistics s;
-  if (seconds.empty()) return s;
-  std::sort(seconds.begin(), seconds.end());
-  size_t n = seconds.size();
-  double mean = std::accumulate(seconds.begin(), seconds.end(), 0.0) / double(n);
-  double squares = 0;
-  for (double x : seconds) squares += (x - mean) * (x - mean);
-  s.min = seconds.front();
-  s.median = n % 2 ? seconds[n / 2] : 0.5 * (seconds[n / 2 - 1] + seconds[n / 2]);
-  s.mean = mean;
-  s.stddev = n > 1 ? std::sqrt(squares / double(n - 1)) : 0.0;
-  return s;
 }
 
 bool file_starts_like_sqlite(const std::string& path) {
@@ -339,7 +320,11 @@ int64_t Database::add_measurement(const MeasurementRecord& m) {
   if (m.compile_seconds && (!std::isfinite(*m.compile_seconds) || *m.compile_seconds < 0)) {
     throw_database_error(path, what + ": compile time " + std::to_string(*m.compile_seconds) + " is invalid");
   }
-  Statistics stats = statistics_of(m.run_seconds);
+  std::optional<RunStatistics> stats;
+  if (!m.run_seconds.empty()) stats = run_statistics(m.run_seconds);
+  auto stat = [&](double RunStatistics::*field) {
+    return stats ? std::optional<double>((*stats).*field) : std::nullopt;
+  };
 
   std::lock_guard lock(impl_->mutex);
   SqliteConnection& db = impl_->db();
@@ -361,10 +346,10 @@ int64_t Database::add_measurement(const MeasurementRecord& m) {
       .bind(5, to_string(m.error_class))
       .bind(6, m.error_message)
       .bind(7, run_seconds_to_json(m.run_seconds))
-      .bind(8, stats.min)
-      .bind(9, stats.median)
-      .bind(10, stats.mean)
-      .bind(11, stats.stddev)
+      .bind(8, stat(&RunStatistics::min))
+      .bind(9, stat(&RunStatistics::median))
+      .bind(10, stat(&RunStatistics::mean))
+      .bind(11, stat(&RunStatistics::stddev))
       .bind(12, m.compile_seconds)
       .bind(13, now_utc())
       .run();

@@ -13,12 +13,13 @@
 #include "ir/program.h"
 #include "ir/schedule.h"
 #include "ir/stmt.h"
+#include "results/run_statistics.h"
 
 namespace ingot {
 
 struct LocalRunOptions {
   CompileOptions compile;
-  int threads = 0;            // OpenMP threads; 0 = the OpenMP default
+  int threads = 0;  // OpenMP threads; 0 = the OpenMP default
   int warmup_runs = 1;
   double min_repeat_ms = 100;  // keep repeating until this much time was spent...
   int min_repeats = 3;         // ...and at least this many runs
@@ -43,11 +44,5 @@ struct LocalRunResult {
 // not an exception: correct is false, checks say where, and nothing is timed.
 LocalRunResult local_run(const Program& program, const Schedule& schedule, const TensorMap& inputs,
                          const TensorMap& expected, const LocalRunOptions& options = {});
-
-// Median, mean, standard deviation and minimum of a list of run times (sorted copy; empty list gives zeros).
-struct RunStatistics {
-  double min = 0, median = 0, mean = 0, stddev = 0;
-};
-RunStatistics run_statistics(std::vector<double> seconds);
 
 }  // namespace ingot

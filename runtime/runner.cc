@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
@@ -25,6 +26,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "codegen/file_descriptor.h"
 #include "codegen/kernel_module.h"
 #include "runtime/local_run.h"
 
@@ -163,22 +165,6 @@ class OutputTail {
  private:
   std::string tail_;
   size_t total_ = 0;
-};
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd = -1) : fd_(fd) {}
-  ~FileDescriptor() { reset(); }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
 };
 
 struct Pipe {
