@@ -101,13 +101,13 @@ IterVar reduce_axis(int64_t extent, std::string name) {
 
 namespace {
 
-[[noreturn]] void type_error(const std::string& what, const Expr& a, const Expr& b) {
-  throw std::invalid_argument("type mismatch in " + what + ": " + dtype_name(a.dtype()) + " vs " +
+[[noreturn]] void type_error(const char* what, const Expr& a, const Expr& b) {
+  throw std::invalid_argument(std::string("type mismatch in ") + what + ": " + dtype_name(a.dtype()) + " vs " +
                               dtype_name(b.dtype()) + " (" + to_string(a) + ", " + to_string(b) + ")");
 }
 
 // Gives an immediate operand the other operand's type, then requires equal types.
-void unify(const std::string& what, Expr& a, Expr& b) {
+void unify(const char* what, Expr& a, Expr& b) {
   if (a.dtype() == b.dtype()) return;
   auto retype = [](const Expr& imm, DType to) -> Expr {
     if (auto* i = imm.as<IntImmNode>()) return is_float(to) ? float_imm(double(i->value), to) : int_imm(i->value, to);
@@ -118,9 +118,15 @@ void unify(const std::string& what, Expr& a, Expr& b) {
   bool a_imm = a.as<IntImmNode>() || a.as<FloatImmNode>();
   bool b_imm = b.as<IntImmNode>() || b.as<FloatImmNode>();
   if (b_imm && !a_imm) {
-    if (Expr r = retype(b, a.dtype())) { b = r; return; }
+    if (Expr r = retype(b, a.dtype())) {
+      b = r;
+      return;
+    }
   } else if (a_imm && !b_imm) {
-    if (Expr r = retype(a, b.dtype())) { a = r; return; }
+    if (Expr r = retype(a, b.dtype())) {
+      a = r;
+      return;
+    }
   } else if (a_imm && b_imm && is_int(a.dtype()) && is_int(b.dtype())) {
     a = int_imm(a.as<IntImmNode>()->value, DType::kInt64);
     b = int_imm(b.as<IntImmNode>()->value, DType::kInt64);
@@ -134,99 +140,104 @@ void unify(const std::string& what, Expr& a, Expr& b) {
   type_error(what, a, b);
 }
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument(message);
-}
+// Builds the message only when the check fails: builders run for every node that lowering creates.
+#define INGOT_REQUIRE(ok, message)                   \
+  do {                                               \
+    if (!(ok)) throw std::invalid_argument(message); \
+  } while (0)
 
 }  // namespace
 
 Expr int_imm(int64_t value, DType dtype) {
-  require(is_int(dtype) || dtype == DType::kBool, std::string("int_imm of type ") + dtype_name(dtype));
+  INGOT_REQUIRE(is_int(dtype) || dtype == DType::kBool, std::string("int_imm of type ") + dtype_name(dtype));
   return Expr(std::make_shared<const IntImmNode>(value, dtype));
 }
 
 Expr float_imm(double value, DType dtype) {
-  require(is_float(dtype), std::string("float_imm of type ") + dtype_name(dtype));
+  INGOT_REQUIRE(is_float(dtype), std::string("float_imm of type ") + dtype_name(dtype));
   return Expr(std::make_shared<const FloatImmNode>(value, dtype));
 }
 
 Expr var(std::string name, DType dtype) {
-  require(!name.empty(), "a variable needs a name");
+  INGOT_REQUIRE(!name.empty(), "a variable needs a name");
   return Expr(std::make_shared<const VarNode>(std::move(name), dtype));
 }
 
 Expr binary(BinaryOp op, Expr a, Expr b) {
-  require(a && b, std::string("null operand of ") + binary_op_name(op));
+  INGOT_REQUIRE(a && b, std::string("null operand of ") + binary_op_name(op));
   unify(binary_op_name(op), a, b);
-  require(a.dtype() != DType::kBool, std::string("operator ") + binary_op_name(op) + " on bool");
-  require(!(op == BinaryOp::kMod && is_float(a.dtype())), "operator % on floating-point values");
+  INGOT_REQUIRE(a.dtype() != DType::kBool, std::string("operator ") + binary_op_name(op) + " on bool");
+  INGOT_REQUIRE(!(op == BinaryOp::kMod && is_float(a.dtype())), "operator % on floating-point values");
   return Expr(std::make_shared<const BinaryNode>(op, std::move(a), std::move(b)));
 }
 
 Expr compare(CompareOp op, Expr a, Expr b) {
-  require(a && b, std::string("null operand of ") + compare_op_name(op));
+  INGOT_REQUIRE(a && b, std::string("null operand of ") + compare_op_name(op));
   unify(compare_op_name(op), a, b);
   return Expr(std::make_shared<const CompareNode>(op, std::move(a), std::move(b)));
 }
 
 Expr logical(LogicalOp op, Expr a, Expr b) {
-  require(a && b && a.dtype() == DType::kBool && b.dtype() == DType::kBool,
-          std::string("logical ") + (op == LogicalOp::kAnd ? "and" : "or") + " needs bool operands");
+  INGOT_REQUIRE(a && b && a.dtype() == DType::kBool && b.dtype() == DType::kBool,
+                std::string("logical ") + (op == LogicalOp::kAnd ? "and" : "or") + " needs bool operands");
   return Expr(std::make_shared<const LogicalNode>(op, std::move(a), std::move(b)));
 }
 
 Expr logical_not(Expr a) {
-  require(a && a.dtype() == DType::kBool, "logical not needs a bool operand");
+  INGOT_REQUIRE(a && a.dtype() == DType::kBool, "logical not needs a bool operand");
   return Expr(std::make_shared<const NotNode>(std::move(a)));
 }
 
 Expr select(Expr cond, Expr true_value, Expr false_value) {
-  require(cond && true_value && false_value, "select needs three operands");
-  require(cond.dtype() == DType::kBool, std::string("select condition must be bool, not ") + dtype_name(cond.dtype()));
+  INGOT_REQUIRE(cond && true_value && false_value, "select needs three operands");
+  INGOT_REQUIRE(cond.dtype() == DType::kBool,
+                std::string("select condition must be bool, not ") + dtype_name(cond.dtype()));
   unify("select", true_value, false_value);
   return Expr(std::make_shared<const SelectNode>(std::move(cond), std::move(true_value), std::move(false_value)));
 }
 
 Expr cast(DType dtype, Expr value) {
-  require(bool(value), "cast of a null expression");
+  INGOT_REQUIRE(bool(value), "cast of a null expression");
   if (value.dtype() == dtype) return value;
   return Expr(std::make_shared<const CastNode>(dtype, std::move(value)));
 }
 
 Expr call(MathFunc func, std::vector<Expr> args) {
   size_t want = func == MathFunc::kPow ? 2 : 1;
-  require(args.size() == want, std::string(math_func_name(func)) + " takes " + std::to_string(want) + " argument(s)");
+  INGOT_REQUIRE(args.size() == want,
+                std::string(math_func_name(func)) + " takes " + std::to_string(want) + " argument(s)");
   if (want == 2) unify(math_func_name(func), args[0], args[1]);
-  require(is_float(args[0].dtype()) || func == MathFunc::kAbs,
-          std::string(math_func_name(func)) + " needs a floating-point argument, not " + dtype_name(args[0].dtype()));
+  INGOT_REQUIRE(
+      is_float(args[0].dtype()) || func == MathFunc::kAbs,
+      std::string(math_func_name(func)) + " needs a floating-point argument, not " + dtype_name(args[0].dtype()));
   DType t = args[0].dtype();
   return Expr(std::make_shared<const CallNode>(func, std::move(args), t));
 }
 
 Expr read(Tensor tensor, std::vector<Expr> indices) {
-  require(bool(tensor), "read of a null tensor");
-  require(indices.size() == tensor->shape.size(), "tensor '" + tensor->name + "' has rank " +
-                                                      std::to_string(tensor->shape.size()) + " but is read with " +
-                                                      std::to_string(indices.size()) + " indices");
+  INGOT_REQUIRE(bool(tensor), "read of a null tensor");
+  INGOT_REQUIRE(indices.size() == tensor->shape.size(),
+                "tensor '" + tensor->name + "' has rank " + std::to_string(tensor->shape.size()) +
+                    " but is read with " + std::to_string(indices.size()) + " indices");
   for (Expr& i : indices) {
-    require(bool(i), "null index reading '" + tensor->name + "'");
+    INGOT_REQUIRE(bool(i), "null index reading '" + tensor->name + "'");
     if (i.dtype() == DType::kInt32) i = cast(DType::kInt64, i);
-    require(i.dtype() == DType::kInt64, "index of '" + tensor->name + "' must be an integer, not " +
-                                            dtype_name(i.dtype()) + " (" + to_string(i) + ")");
+    INGOT_REQUIRE(i.dtype() == DType::kInt64, "index of '" + tensor->name + "' must be an integer, not " +
+                                                  dtype_name(i.dtype()) + " (" + to_string(i) + ")");
   }
   DType t = tensor->dtype;
   return Expr(std::make_shared<const TensorReadNode>(std::move(tensor), std::move(indices), t));
 }
 
 Expr load(Buffer buffer, Expr index) {
-  require(buffer && index && is_int(index.dtype()), "load needs a buffer and an integer index");
+  INGOT_REQUIRE(buffer && index && is_int(index.dtype()), "load needs a buffer and an integer index");
   return Expr(std::make_shared<const BufferLoadNode>(std::move(buffer), std::move(index)));
 }
 
 Expr reduce(ReduceOp op, Expr source, std::vector<IterVar> axes) {
-  require(bool(source), "reduction of a null expression");
-  require(!axes.empty(), "a reduction needs at least one reduce axis");
-  require(!source.as<ReduceNode>(), "nested reductions are not allowed; use two computes");
+  INGOT_REQUIRE(bool(source), "reduction of a null expression");
+  INGOT_REQUIRE(!axes.empty(), "a reduction needs at least one reduce axis");
+  INGOT_REQUIRE(!source.as<ReduceNode>(), "nested reductions are not allowed; use two computes");
   return Expr(std::make_shared<const ReduceNode>(op, std::move(source), std::move(axes)));
 }
 
@@ -385,8 +396,10 @@ void print(std::ostream& os, const Expr& e) {
   switch (e.kind()) {
     case ExprKind::kIntImm: {
       auto* n = e.as<IntImmNode>();
-      if (n->dtype == DType::kBool) os << (n->value ? "true" : "false");
-      else os << n->value;
+      if (n->dtype == DType::kBool)
+        os << (n->value ? "true" : "false");
+      else
+        os << n->value;
       if (n->dtype == DType::kInt32) os << "i32";
       return;
     }
@@ -432,7 +445,10 @@ void print(std::ostream& os, const Expr& e) {
       os << ")";
       return;
     }
-    case ExprKind::kNot: os << "!"; print(os, e.as<NotNode>()->a); return;
+    case ExprKind::kNot:
+      os << "!";
+      print(os, e.as<NotNode>()->a);
+      return;
     case ExprKind::kSelect: {
       auto* n = e.as<SelectNode>();
       os << "select(";
@@ -440,7 +456,11 @@ void print(std::ostream& os, const Expr& e) {
       os << ")";
       return;
     }
-    case ExprKind::kCast: os << dtype_name(e.dtype()) << "("; print(os, e.as<CastNode>()->value); os << ")"; return;
+    case ExprKind::kCast:
+      os << dtype_name(e.dtype()) << "(";
+      print(os, e.as<CastNode>()->value);
+      os << ")";
+      return;
     case ExprKind::kCall: {
       auto* n = e.as<CallNode>();
       os << math_func_name(n->func) << "(";
@@ -467,7 +487,8 @@ void print(std::ostream& os, const Expr& e) {
       os << reduce_op_name(n->op) << "(";
       print(os, n->source);
       os << ", axes=[";
-      for (size_t i = 0; i < n->axes.size(); ++i) os << (i ? ", " : "") << n->axes[i].name() << ":" << n->axes[i].extent;
+      for (size_t i = 0; i < n->axes.size(); ++i)
+        os << (i ? ", " : "") << n->axes[i].name() << ":" << n->axes[i].extent;
       os << "])";
       return;
     }
