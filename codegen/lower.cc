@@ -166,6 +166,12 @@ class Lowering {
     for (const Tensor& t : program_.computes()) {
       Stage& s = stages_.at(t->name);
       s.body = inline_reads(t->body);
+      for_each_node(s.body, [&](const Expr& e) {
+        if (auto* r = e.as<TensorReadNode>()) {
+          reads_[t->name].insert(r->tensor->name);
+          readers_[r->tensor->name].insert(t->name);
+        }
+      });
       for (const Decision& d : s.decisions)
         if (d.kind == DecisionKind::kComputeInline) {
           if (s.reduction()) fail(d.to_string() + ": '" + t->name + "' is a reduction and cannot be inlined");
@@ -238,8 +244,8 @@ class Lowering {
     if (!reads_in_loop_vars_exists(consumer, name))
       fail(d.to_string() + ": '" + d.target + "' does not read '" + name + "'");
     // Reads through an inlined tensor count as reads by that tensor's readers: bodies are inlined already.
-    for (const auto& [other_name, other] : stages_)
-      if (!other.inlined && other_name != d.target && reads_in_loop_vars_exists(other, name))
+    for (const std::string& other_name : readers_[name])
+      if (!stages_.at(other_name).inlined && other_name != d.target)
         fail(d.to_string() + ": '" + name + "' is also read by '" + other_name + "', so it cannot live inside '" +
              d.target + "' alone");
     int pos = leaf_position(consumer, d.axes[0]);
@@ -255,11 +261,8 @@ class Lowering {
   }
 
   bool reads_in_loop_vars_exists(const Stage& consumer, const std::string& tensor) const {
-    bool found = false;
-    for_each_node(consumer.body, [&](const Expr& e) {
-      if (auto* r = e.as<TensorReadNode>()) found |= r->tensor->name == tensor;
-    });
-    return found;
+    auto it = reads_.find(consumer.tensor->name);
+    return it != reads_.end() && it->second.count(tensor) > 0;
   }
 
   // Loop variables (by name) that vary inside loop `pos` of stage s, with their extents.
@@ -845,6 +848,8 @@ class Lowering {
   std::map<std::string, Stage> stages_;
   std::map<std::string, Buffer> buffers_;
   std::map<std::string, Region> cache_regions_;
+  std::map<std::string, std::set<std::string>> reads_;    // stage -> tensors its inlined body reads
+  std::map<std::string, std::set<std::string>> readers_;  // tensor -> stages whose inlined bodies read it
   VarRanges ranges_;
 };
 

@@ -25,6 +25,8 @@ Program::Program(std::vector<Tensor> outputs, std::string name) : name_(std::mov
     if (!t) throw std::invalid_argument("program '" + name_ + "' has a null output");
     visit(t);
   }
+  for (const Tensor& c : order_)
+    for (const Tensor& in : c->inputs()) consumers_[in.get()].push_back(c);
 }
 
 std::vector<Tensor> Program::placeholders() const {
@@ -54,14 +56,8 @@ bool Program::is_output(const Tensor& t) const {
 }
 
 std::vector<Tensor> Program::consumers(const Tensor& t) const {
-  std::vector<Tensor> out;
-  for (const Tensor& c : order_)
-    for (const Tensor& in : c->inputs())
-      if (in.same_as(t)) {
-        out.push_back(c);
-        break;
-      }
-  return out;
+  auto it = consumers_.find(t.get());
+  return it == consumers_.end() ? std::vector<Tensor>{} : it->second;
 }
 
 std::string tensor_definition(const Tensor& t) {

@@ -2,6 +2,7 @@
 // (inputs before their readers), and gives the structural hash that identifies a workload.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ class Program {
   std::string name_;
   std::vector<Tensor> outputs_;
   std::vector<Tensor> order_;
+  std::map<const TensorNode*, std::vector<Tensor>> consumers_;  // built once: whole-model programs are large
 };
 
 // Text of one tensor's definition, as it appears in Program::to_string().
