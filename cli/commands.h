@@ -6,6 +6,7 @@
 
 #include "ir/program.h"
 #include "ir/schedule.h"
+#include "workloads/registry.h"
 
 namespace ingot::cli {
 
@@ -14,9 +15,13 @@ void add_run_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_results_commands(CLI::App& app);  // best, history, db check, workloads
 void add_export_command(CLI::App& app);
+void add_verify_command(CLI::App& app);  // ONNX model against ONNX test data
+void add_plan_command(CLI::App& app);    // partition plans of a workload (analysis/strategies.h)
 
 // The workload named `name` (workloads/registry.h) at `size`: "small" or "default" parameters.
 Program workload_program(const std::string& name, const std::string& size);
+// The parameters of that size ({} for the defaults); throws for an unknown workload or size.
+WorkloadParams workload_size_params(const std::string& name, const std::string& size);
 // A schedule from a spec: "naive" (no decisions), "hand" (the hand-written one), "random:SEED" (sampled,
 // CPU), or a path to a schedule JSON file.
 Schedule schedule_from_spec(const std::string& spec, const Program& program);

@@ -30,13 +30,15 @@ void add_export_command(CLI::App& app) {
     auto run = d.run(best->measurement.run_id);
     if (!run) throw std::runtime_error("the run of the best measurement is missing from " + db);
     RunConfig config = parse_run_config(run->config_text, db + ": run " + std::to_string(run->id) + " config");
-    Program program = make_workload(config.workload.name, config.workload.params);
-    if (hash_hex(program.structural_hash()) != best->candidate.workload_hash)
-      throw std::runtime_error("workload '" + config.workload.name +
+    // An ONNX workload is imported again from the absolute path the config recorded.
+    ConfiguredWorkload w = make_configured_workload(config.workload);
+    if (hash_hex(w.program.structural_hash()) != best->candidate.workload_hash)
+      throw std::runtime_error("workload '" + w.name +
                                "' no longer builds the program that was measured (this ingot builds a different "
-                               "program from the recorded config)");
-    LoopFunction f = lower(program, Schedule::from_json(best->candidate.schedule_json));
-    ExportedProgram e = export_cpp(f, config.seed);
+                               "program from the recorded config" +
+                               (config.workload.onnx.empty() ? "" : ", or " + config.workload.onnx + " changed") + ")");
+    LoopFunction f = lower(w.program, Schedule::from_json(best->candidate.schedule_json));
+    ExportedProgram e = export_cpp(f, config.seed, w.input_ranges);
     for (const std::string& path : write_exported_program(e, out)) std::cout << "wrote " << path << "\n";
     std::cout << "build: cd " << out << " && " << e.build_command << "\n";
   });

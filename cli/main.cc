@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   ingot::cli::add_tune_command(app);
   ingot::cli::add_results_commands(app);
   ingot::cli::add_export_command(app);
+  ingot::cli::add_verify_command(app);
+  ingot::cli::add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -39,7 +39,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--min-repeat-ms", min_repeat_ms, "Time each schedule for at least this long")->capture_default_str();
   cmd->callback([] {
     Program program = workload_program(workload, size);
-    TensorMap inputs = random_inputs(program, seed);
+    TensorMap inputs =
+        random_inputs(program, seed, workload_input_ranges(workload, workload_size_params(workload, size)));
     std::cout << "program " << program.name() << " (" << size << "): interpreting for the reference output...\n";
     TensorMap expected = interpret(program, inputs);
     double flops = flop_count(program);

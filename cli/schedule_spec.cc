@@ -11,12 +11,16 @@
 
 namespace ingot::cli {
 
-Program workload_program(const std::string& name, const std::string& size) {
+WorkloadParams workload_size_params(const std::string& name, const std::string& size) {
   if (size != "small" && size != "default")
     throw std::invalid_argument("--size must be small or default, not '" + size + "'");
   const WorkloadInfo* info = find_workload(name);
-  if (!info) return make_workload(name);  // throws, listing the known workloads
-  return make_workload(name, size == "small" ? info->small : WorkloadParams{});
+  if (!info) make_workload(name);  // throws, listing the known workloads
+  return size == "small" ? info->small : WorkloadParams{};
+}
+
+Program workload_program(const std::string& name, const std::string& size) {
+  return make_workload(name, workload_size_params(name, size));
 }
 
 Schedule schedule_from_spec(const std::string& spec, const Program& program) {

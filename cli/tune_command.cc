@@ -19,9 +19,12 @@ namespace {
 std::string duration_text(double seconds) {
   char buf[32];
   int s = int(seconds + 0.5);
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%dh%02dm", s / 3600, s / 60 % 60);
-  else if (s >= 60) std::snprintf(buf, sizeof buf, "%dm%02ds", s / 60, s % 60);
-  else std::snprintf(buf, sizeof buf, "%ds", s);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%dh%02dm", s / 3600, s / 60 % 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ds", s);
   return buf;
 }
 
@@ -33,6 +36,7 @@ TuneOptions tune_options_from_config(const RunConfig& config) {
   o.trials = config.budget.trials;
   o.minutes = config.budget.minutes;
   o.seed = config.seed;
+  // input_ranges and fixed_inputs come with the workload's program (make_configured_workload).
   o.threads = config.target.threads;
   o.builder.compile.compiler = config.target.compiler;
   if (!config.target.flags.empty()) o.builder.compile.flags = config.target.flags;
@@ -70,8 +74,11 @@ void add_tune_command(CLI::App& app) {
       throw std::invalid_argument("the budget needs trials or minutes above 0 (--trials or --minutes)");
     TuneOptions options = tune_options_from_config(config);
     options.config_path = config_path;
-    Program program = make_workload(config.workload.name, config.workload.params);
-    std::cout << "tuning " << config.workload.name << " (" << program.computes().size() << " computes) into "
+    ConfiguredWorkload workload = make_configured_workload(config.workload);
+    options.input_ranges = workload.input_ranges;
+    options.fixed_inputs = std::move(workload.fixed_inputs);
+    const Program& program = workload.program;
+    std::cout << "tuning " << workload.name << " (" << program.computes().size() << " computes) into "
               << config.database << ", seed " << config.seed << "\n";
     std::cout << "computing the reference output with the interpreter...\n" << std::flush;
     bool tty = ::isatty(STDOUT_FILENO);
@@ -80,19 +87,25 @@ void add_tune_command(CLI::App& app) {
       line << "trials " << p.trials_done;
       if (p.trials_budget > 0) line << "/" << p.trials_budget;
       line << "  best ";
-      if (p.best_seconds) line << *p.best_seconds * 1e3 << " ms";
-      else line << "-";
+      if (p.best_seconds)
+        line << *p.best_seconds * 1e3 << " ms";
+      else
+        line << "-";
       line << "  errors " << p.errors_now << "  elapsed " << duration_text(p.elapsed_seconds);
       if (p.eta_seconds) line << "  ETA " << duration_text(*p.eta_seconds);
-      if (tty) std::cout << "\r" << line.str() << "\033[K" << std::flush;
-      else std::cout << line.str() << "  (" << p.last << ")\n" << std::flush;
+      if (tty)
+        std::cout << "\r" << line.str() << "\033[K" << std::flush;
+      else
+        std::cout << line.str() << "  (" << p.last << ")\n" << std::flush;
     };
-    TuneSummary s = tune(program, config.workload.name, options, report);
+    TuneSummary s = tune(program, workload.name, options, report);
     if (tty) std::cout << "\n";
     std::cout << "run " << s.run_id << " done: " << s.measured_now << " measured (" << s.errors_now << " errors), "
               << s.skipped << " already measured" << (s.exhausted ? ", search space exhausted" : "") << "\n";
-    if (s.best_seconds) std::cout << "best: " << *s.best_seconds * 1e3 << " ms  " << s.best_schedule_json << "\n";
-    else std::cout << "no correct candidate yet\n";
+    if (s.best_seconds)
+      std::cout << "best: " << *s.best_seconds * 1e3 << " ms  " << s.best_schedule_json << "\n";
+    else
+      std::cout << "no correct candidate yet\n";
   });
 }
 

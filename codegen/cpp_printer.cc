@@ -76,9 +76,12 @@ bool is_cpp_keyword(const std::string& s) {
   return keywords.count(s) > 0;
 }
 
-// Turns IR names ("layer.0/weight", "i.outer") into distinct, readable C identifiers.
+// Turns IR names ("layer.0/weight", "i.outer") into distinct, readable C identifiers. A canonical table
+// names everything by order of first use instead (b0, v0, ...), so that two loop nests that differ only in
+// names print the same text.
 class NameTable {
  public:
+  explicit NameTable(bool canonical = false) : canonical_(canonical) {}
   std::string buffer(const std::string& name) { return assign("buffer " + name, name); }
   std::string loop_var(const std::string& name) { return assign("var " + name, name); }
   // The malloc'ed block behind a large local buffer.
@@ -89,6 +92,7 @@ class NameTable {
  private:
   std::string assign(const std::string& key, const std::string& name) {
     if (auto it = assigned_.find(key); it != assigned_.end()) return it->second;
+    if (canonical_) return assigned_[key] = key.substr(0, 1) + std::to_string(assigned_.size());
     std::string base;
     for (char c : name) base += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
     if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0])) || base.rfind("ingot_", 0) == 0 ||
@@ -101,6 +105,7 @@ class NameTable {
     assigned_[key] = candidate;
     return candidate;
   }
+  bool canonical_;
   std::map<std::string, std::string> assigned_;
   std::set<std::string> taken_;
 };
@@ -549,6 +554,92 @@ class CppPrinter {
     }
   }
 
+  // ---- Stage functions -------------------------------------------------------------------------------------
+
+  // Every stage (a parallel loop nest, or a statement one thread runs) is printed as a static function and
+  // called from ingot_run. Stages that differ only in the buffers they touch share one function: a
+  // whole-model program repeats the same few loop nests thousands of times (every LSTM cell), and
+  // compiling each copy made a paper-size LSTM kernel take more than ten minutes to build.
+  struct StageFunction {
+    std::vector<std::string> lines;
+    std::vector<SourceLines> vectorized;  // 0-based indices into lines
+  };
+
+  // Buffers the statement reads or writes that it does not allocate itself, in order of first use.
+  static std::vector<Buffer> stage_parameters(const Stmt& s, std::set<std::string>& written) {
+    std::vector<Buffer> params;
+    std::set<std::string> seen, allocated;
+    auto note = [&](const Buffer& b) {
+      if (!allocated.count(b->name) && seen.insert(b->name).second) params.push_back(b);
+    };
+    auto note_loads = [&](const Expr& e) {
+      for_each_node(e, [&](const Expr& n) {
+        if (auto* l = n.as<BufferLoadNode>()) note(l->buffer);
+      });
+    };
+    for_each_stmt(s, [&](const Stmt& c) {
+      if (auto* a = as<AllocateNode>(c)) {
+        allocated.insert(a->buffer->name);
+      } else if (auto* st = as<StoreNode>(c)) {
+        note_loads(st->index);
+        note_loads(st->value);
+        note(st->buffer);
+        if (!allocated.count(st->buffer->name)) written.insert(st->buffer->name);
+      } else if (auto* i = as<IfThenElseNode>(c)) {
+        note_loads(i->cond);
+      }
+    });
+    return params;
+  }
+
+  // The stage as a function named `name`, printed with the given name table.
+  StageFunction print_stage_function(const Stmt& s, const std::string& name, const std::vector<Buffer>& params,
+                                     const std::set<std::string>& written, bool canonical) {
+    std::vector<std::string> saved_body = std::move(body_);
+    std::vector<SourceLines> saved_vectorized = std::move(vectorized_body_lines_);
+    std::map<std::string, BufferInfo> saved_buffers = std::move(buffers_);
+    NameTable saved_names = std::move(names_);
+    int saved_indent = indent_;
+    body_.clear();
+    vectorized_body_lines_.clear();
+    buffers_.clear();
+    names_ = NameTable(canonical);
+    indent_ = 0;
+    std::string signature;
+    for (const Buffer& b : params) {
+      const BufferInfo& outer = saved_buffers.at(b->name);
+      buffers_[b->name] = {names_.buffer(b->name), outer.dtype};
+      signature += std::string(signature.empty() ? "" : ", ") + (written.count(b->name) ? "" : "const ") +
+                   c_type(outer.dtype, "") + "* __restrict__ " + buffers_[b->name].c_name;
+    }
+    open("static void " + name + "(" + signature + ") {");
+    if (auto* loop = as<ForNode>(s); loop && loop_is_parallel(loop->loop_kind))
+      print_parallel_loop(loop);
+    else
+      print_serial(s, true);
+    close();
+    StageFunction f{std::move(body_), std::move(vectorized_body_lines_)};
+    body_ = std::move(saved_body);
+    vectorized_body_lines_ = std::move(saved_vectorized);
+    buffers_ = std::move(saved_buffers);
+    names_ = std::move(saved_names);
+    indent_ = saved_indent;
+    return f;
+  }
+
+  void print_stage_call(const Stmt& s) {
+    std::set<std::string> written;
+    std::vector<Buffer> params = stage_parameters(s, written);
+    for (const Buffer& b : params) lookup(b);  // fails clearly on an unknown buffer or a dtype mismatch
+    std::string key;
+    for (const std::string& line : print_stage_function(s, "f", params, written, true).lines) key += line + "\n";
+    auto [it, is_new] = stage_function_names_.emplace(key, "ingot_stage_" + std::to_string(stage_functions_.size()));
+    if (is_new) stage_functions_.push_back(print_stage_function(s, it->second, params, written, false));
+    std::string args;
+    for (const Buffer& b : params) args += (args.empty() ? "" : ", ") + buffers_.at(b->name).c_name;
+    emit(it->second + "(" + args + ");");
+  }
+
   // Code that every thread of the parallel region reaches: stages, barriers, and allocations around them.
   void print_region(const Stmt& s) {
     switch (s->kind) {
@@ -576,7 +667,7 @@ class CppPrinter {
         return;
       case StmtKind::kFor:
         if (loop_is_parallel(as<ForNode>(s)->loop_kind)) {
-          print_parallel_loop(as<ForNode>(s));
+          print_stage_call(s);
           return;
         }
         break;
@@ -593,7 +684,8 @@ class CppPrinter {
   void print_single(const std::vector<Stmt>& stmts) {
     emit("#pragma omp single nowait");
     open("{");
-    for (const Stmt& s : stmts) print_serial(s);
+    for (const Stmt& s : stmts)
+      if (!is_block_barrier(s)) print_stage_call(s);
     close();
   }
 
@@ -656,7 +748,9 @@ class CppPrinter {
     head.push_back("");
     for (const char* inc : {"cmath", "cstdint", "cstdlib", "cstring", "omp.h"})
       head.push_back(std::string("#include <") + inc + ">");
-    if (!vectorized_body_lines_.empty()) {
+    bool any_vectorized = !vectorized_body_lines_.empty();
+    for (const StageFunction& f : stage_functions_) any_vectorized |= !f.vectorized.empty();
+    if (any_vectorized) {
       // Otherwise g++ turns simple simd loops (zero-fill, copy) into memset/memcpy calls, which cost more
       // than inline vector code for the small tiles that lowering vectorizes.
       head.push_back("#if defined(__GNUC__) && !defined(__clang__)");
@@ -687,11 +781,22 @@ class CppPrinter {
     head.push_back("extern \"C\" void ingot_run(void* const* args, void* workspace) {");
 
     PrintedCpp out;
-    for (const std::string& l : head) out.source += l + "\n";
-    for (const std::string& l : body_) out.source += l + "\n";
-    out.source += "}\n";
-    int offset = int(head.size()) + 1;
+    // Stage functions go before ingot_run, which calls them.
+    std::vector<std::string> lines;
+    const size_t run_line = head.size() - 1;
+    lines.insert(lines.end(), head.begin(), head.end() - 1);
+    for (const StageFunction& f : stage_functions_) {
+      int offset = int(lines.size()) + 1;
+      for (SourceLines l : f.vectorized) out.vectorized_loops.push_back({l.first + offset, l.last + offset});
+      lines.insert(lines.end(), f.lines.begin(), f.lines.end());
+      lines.push_back("");
+    }
+    lines.push_back(head[run_line]);
+    int offset = int(lines.size()) + 1;
     for (SourceLines l : vectorized_body_lines_) out.vectorized_loops.push_back({l.first + offset, l.last + offset});
+    lines.insert(lines.end(), body_.begin(), body_.end());
+    lines.push_back("}");
+    for (const std::string& l : lines) out.source += l + "\n";
     return out;
   }
 
@@ -703,7 +808,9 @@ class CppPrinter {
   std::map<std::string, int> bound_vars_;      // IR name -> number of enclosing loops binding it
   std::set<std::pair<Helper, DType>> helpers_;
   std::vector<std::string> body_;
-  std::vector<SourceLines> vectorized_body_lines_;  // 0-based indices into body_
+  std::vector<SourceLines> vectorized_body_lines_;           // 0-based indices into body_
+  std::map<std::string, std::string> stage_function_names_;  // canonical text -> function name
+  std::vector<StageFunction> stage_functions_;
   int indent_ = 1;
 };
 

@@ -29,6 +29,16 @@ const char* c_type(DType t) {
   }
 }
 
+// A double literal that reads back as exactly the same value.
+std::string exact_double(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  std::string text = s.str();
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text;
+}
+
 std::string shape_text(const Buffer& b) {
   std::string s = dtype_name(b->dtype);
   s += "[";
@@ -38,7 +48,7 @@ std::string shape_text(const Buffer& b) {
 
 }  // namespace
 
-ExportedProgram export_cpp(const LoopFunction& f, uint64_t input_seed) {
+ExportedProgram export_cpp(const LoopFunction& f, uint64_t input_seed, const InputRanges& input_ranges) {
   ExportedProgram e;
   e.name = c_identifier(f.name);
   e.kernel_source = "#include \"" + e.name + ".h\"\n" + print_cpp(f);
@@ -66,17 +76,22 @@ ExportedProgram export_cpp(const LoopFunction& f, uint64_t input_seed) {
     << " once and writes every output\n// to <output name>.bin (raw elements) in the current directory.\n"
     << "#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <cstdlib>\n#include <random>\n"
     << "#include <vector>\n\n#include \"" << e.name << ".h\"\n\n"
-    << "template <class T>\nstatic std::vector<T> random_values(int64_t count, uint64_t seed, bool is_float) {\n"
+    << "template <class T>\n"
+    << "static std::vector<T> random_values(int64_t count, uint64_t seed, double low, double high, bool is_float) {\n"
     << "  std::vector<T> v(count);\n  std::mt19937_64 gen(seed);\n"
     << "  for (int64_t i = 0; i < count; ++i) {\n"
     << "    double u = double(gen() >> 40) / double(1 << 24);\n"
-    << "    v[i] = T(is_float ? 2.0 * u - 1.0 : std::floor(u * 8.0));\n  }\n  return v;\n}\n\n"
+    << "    double x = low + (high - low) * u;\n"
+    << "    v[i] = T(is_float ? x : std::floor(x));\n  }\n  return v;\n}\n\n"
     << "int main(int argc, char** argv) {\n"
     << "  uint64_t seed = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : " << input_seed << "ull;\n";
   n = 0;
   for (const Buffer& b : f.inputs) {
+    auto it = input_ranges.find(b->name);
+    ValueRange range = it != input_ranges.end() ? it->second : default_value_range(b->dtype);
     m << "  auto in" << n << " = random_values<" << c_type(b->dtype) << ">(" << b->num_elements() << ", seed + " << n
-      << ", " << (is_float(b->dtype) ? "true" : "false") << ");  // " << b->name << "\n";
+      << ", " << exact_double(range.low) << ", " << exact_double(range.high) << ", "
+      << (is_float(b->dtype) ? "true" : "false") << ");  // " << b->name << "\n";
     ++n;
   }
   int outputs = 0;
@@ -88,7 +103,8 @@ ExportedProgram export_cpp(const LoopFunction& f, uint64_t input_seed) {
   for (int i = 0; i < outputs; ++i) m << "out" << i << ".data()" << (i + 1 < outputs ? ", " : "");
   m << "};\n"
     << "  void* workspace = nullptr;\n"
-    << "  if (ingot_workspace_bytes() > 0) workspace = std::aligned_alloc(64, (ingot_workspace_bytes() + 63) / 64 * 64);\n"
+    << "  if (ingot_workspace_bytes() > 0) workspace = std::aligned_alloc(64, (ingot_workspace_bytes() + 63) / 64 * "
+       "64);\n"
     << "  ingot_run(args, workspace);\n  std::free(workspace);\n";
   for (int i = 0; i < outputs; ++i) {
     const Buffer& b = f.outputs[i];

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/interpreter.h"
 #include "ir/stmt.h"
 
 namespace ingot {
@@ -21,7 +22,8 @@ struct ExportedProgram {
 };
 
 // input_seed: the seed the example main uses for its inputs (input n gets seed + n, like random_inputs).
-ExportedProgram export_cpp(const LoopFunction& function, uint64_t input_seed = 1);
+// input_ranges: the value range of each input the example main fills, as random_inputs takes them.
+ExportedProgram export_cpp(const LoopFunction& function, uint64_t input_seed = 1, const InputRanges& input_ranges = {});
 
 // Writes the three files and a README into dir (created if missing); returns the paths written. Throws
 // std::runtime_error naming a file that cannot be written.

@@ -6,12 +6,15 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 #include <sstream>
 #include <type_traits>
+
+#include "workloads/onnx_import.h"
 
 namespace ingot {
 
@@ -29,7 +32,15 @@ namespace {
 // Turns YAML nodes into checked values, throwing ConfigError at the node's position.
 class Reader {
  public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
+  Reader(std::string source, std::string base_directory)
+      : source_(std::move(source)), base_directory_(std::move(base_directory)) {}
+
+  // A path from the config, made absolute against the base directory.
+  std::string absolute_path(const std::string& path) const {
+    std::filesystem::path p(path);
+    if (p.is_relative()) p = std::filesystem::path(base_directory_) / p;
+    return std::filesystem::absolute(p).lexically_normal().string();
+  }
 
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& path, const std::string& problem) const {
     // Marks are 0-based; a node without a position (an empty document) is reported at the file's start.
@@ -93,7 +104,7 @@ class Reader {
   // Plain scalars carry the non-specific tag "?", quoted ones "!": a quoted 64 is text, not a number.
   static bool quoted(const YAML::Node& v) { return v.Tag() == "!"; }
 
-  std::string source_;
+  std::string source_, base_directory_;
 };
 
 std::string join(const std::vector<std::string>& names) {
@@ -176,6 +187,14 @@ const std::vector<KeySpec>& key_specs() {
          for (const auto& [k, v] : c.workload.params) out += (out.empty() ? "" : ", ") + k + ": " + std::to_string(v);
          return "{" + out + "}";
        }},
+      // Whether the file exists and imports is checked once the whole file is read, with the other workload keys.
+      {"workload.onnx", ValueType::kString,
+       [](const Reader& r, const YAML::Node& v, RunConfig& c) {
+         std::string path = r.string(v, "workload.onnx");
+         if (path.empty()) r.fail(v.Mark(), "workload.onnx", "must not be empty");
+         c.workload.onnx = r.absolute_path(path);
+       },
+       [](const RunConfig& c) { return c.workload.onnx; }},
       string_key("target.kind", INGOT_FIELD(target.kind), false, {"cpu"}, "target kind"),
       integer_key("target.threads", INGOT_FIELD(target.threads), 0),
       string_key("target.compiler", INGOT_FIELD(target.compiler), true),
@@ -271,17 +290,31 @@ void read_section(const Reader& r, const YAML::Node& map, const std::string& pre
   }
 }
 
-// The checks that involve several keys or the workload registry.
-void check_whole(const Reader& r, const YAML::Node& root, const RunConfig& c, const Positions& pos) {
-  auto key_mark = [&](const std::string& path) {
-    auto it = pos.keys.find(path);
-    return it != pos.keys.end() ? it->second : root.Mark();
-  };
-  if (!pos.values.count("workload.name")) {
-    bool has_section = pos.keys.count("workload");
-    r.fail(key_mark("workload"), "workload.name",
-           has_section ? "missing required key" : "missing required key (add a workload section with a name)");
+// Where a key was written; a key left out is reported where the document starts.
+YAML::Mark key_mark(const YAML::Node& root, const Positions& pos, const std::string& path) {
+  auto it = pos.keys.find(path);
+  return it != pos.keys.end() ? it->second : root.Mark();
+}
+
+// An ONNX file: present, importable and without registry parameters (its shapes are fixed by the model).
+void check_onnx(const Reader& r, const RunConfig& c, const Positions& pos) {
+  if (pos.keys.count("workload.params"))
+    r.fail(pos.keys.at("workload.params"), "workload.params",
+           "not used with workload.onnx (an ONNX model's shapes are fixed by the model)");
+  const YAML::Mark at = pos.values.at("workload.onnx");
+  const std::string& path = c.workload.onnx;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) r.fail(at, "workload.onnx", "no such file: " + path);
+  if (!std::filesystem::is_regular_file(path, ec)) r.fail(at, "workload.onnx", "not a file: " + path);
+  try {
+    import_onnx(path);
+  } catch (const std::exception& e) {
+    // The importer's messages name the file.
+    r.fail(at, "workload.onnx", std::string("does not import: ") + e.what());
   }
+}
+
+void check_registry_workload(const Reader& r, const RunConfig& c, const Positions& pos) {
   const WorkloadInfo* info = find_workload(c.workload.name);
   if (!info)
     r.fail(pos.values.at("workload.name"), "workload.name",
@@ -292,9 +325,11 @@ void check_whole(const Reader& r, const YAML::Node& root, const RunConfig& c, co
     if (std::find(known.begin(), known.end(), name) == known.end())
       r.fail(pos.keys.at("workload.params." + name), "workload.params." + name,
              "unknown parameter of workload '" + info->name + "' (known: " + join(known) + ")");
+}
 
+void check_budget_and_measure(const Reader& r, const YAML::Node& root, const RunConfig& c, const Positions& pos) {
   if (c.budget.trials == 0 && c.budget.minutes == 0)
-    r.fail(key_mark("budget"), "budget",
+    r.fail(key_mark(root, pos, "budget"), "budget",
            "set trials or minutes above 0 (the run stops at whichever is reached first; without either it would "
            "never stop)");
   if (c.measure.max_repeats < c.measure.min_repeats) {
@@ -305,10 +340,30 @@ void check_whole(const Reader& r, const YAML::Node& root, const RunConfig& c, co
   }
 }
 
+// The checks that involve several keys, the workload registry or the ONNX file.
+void check_whole(const Reader& r, const YAML::Node& root, const RunConfig& c, const Positions& pos) {
+  const bool has_name = pos.values.count("workload.name"), has_onnx = pos.values.count("workload.onnx");
+  if (!has_name && !has_onnx) {
+    bool has_section = pos.keys.count("workload");
+    r.fail(key_mark(root, pos, "workload"), "workload",
+           has_section ? "needs a name (a registered workload) or an onnx file"
+                       : "missing required section (add one with a name or an onnx file)");
+  }
+  if (has_name && has_onnx)
+    r.fail(pos.keys.at("workload.onnx"), "workload.onnx",
+           "workload.name is set too; give one of workload.name and workload.onnx");
+  if (has_onnx)
+    check_onnx(r, c, pos);
+  else
+    check_registry_workload(r, c, pos);
+  check_budget_and_measure(r, root, c, pos);
+}
+
 }  // namespace
 
-RunConfig parse_run_config(const std::string& yaml_text, const std::string& source_name) {
-  Reader r(source_name);
+RunConfig parse_run_config(const std::string& yaml_text, const std::string& source_name,
+                           const std::string& base_directory) {
+  Reader r(source_name, base_directory);
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(yaml_text);
@@ -335,7 +390,7 @@ RunConfig load_run_config(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot read the file");
-  return parse_run_config(text.str(), path);
+  return parse_run_config(text.str(), path, std::filesystem::path(path).parent_path().string());
 }
 
 std::vector<ConfigKey> run_config_keys() {
@@ -344,7 +399,9 @@ std::vector<ConfigKey> run_config_keys() {
   for (const KeySpec& s : key_specs()) {
     std::string value = s.show(defaults);
     if (s.path == "workload.name")
-      value = "(required)";
+      value = "(required unless workload.onnx)";
+    else if (s.path == "workload.onnx")
+      value = "(required unless workload.name)";
     else if (s.type == ValueType::kString && value.empty())
       value = "\"\"";
     keys.push_back({s.path, type_name(s.type), value});
@@ -374,6 +431,10 @@ std::string format_run_config(const RunConfig& config) {
     }
     out << YAML::BeginMap;
     for (const std::string& child : children_of(top)) {
+      // Only the keys of the workload's kind: the others would be empty, which no config may say.
+      bool onnx_key = top == "workload" && child == "onnx";
+      bool registry_key = top == "workload" && (child == "name" || child == "params");
+      if ((onnx_key && config.workload.onnx.empty()) || (registry_key && !config.workload.onnx.empty())) continue;
       out << YAML::Key << child << YAML::Value;
       emit_value(*find_spec(top + "." + child));
     }
@@ -381,6 +442,19 @@ std::string format_run_config(const RunConfig& config) {
   }
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload) {
+  if (workload.onnx.empty())
+    return {workload.name,
+            make_workload(workload.name, workload.params),
+            workload_input_ranges(workload.name, workload.params),
+            {}};
+  ImportedModel model = import_onnx(workload.onnx);
+  return {std::filesystem::path(workload.onnx).stem().string(),
+          std::move(model.program),
+          {},
+          std::move(model.initializers)};
 }
 
 }  // namespace ingot

@@ -1,6 +1,7 @@
-// A tuning run's configuration, read from YAML: which workload, on what target, for how long, where results
-// go and how candidates are measured. Every key, its type, default and meaning is documented in
-// docs/config.md (a test keeps that table and this parser in step). Use parse/load before anything runs.
+// A tuning run's configuration, read from YAML: which workload (a registry name or an ONNX file), on what
+// target, for how long, where results go and how candidates are measured. Every key, its type, default and
+// meaning is documented in docs/config.md (a test keeps that table and this parser in step). Use parse/load
+// before anything runs.
 #pragma once
 
 #include <cstdint>
@@ -8,13 +9,18 @@
 #include <string>
 #include <vector>
 
+#include "ir/host_tensor.h"
+#include "ir/interpreter.h"
+#include "ir/program.h"
 #include "workloads/registry.h"
 
 namespace ingot {
 
+// Exactly one of name and onnx is set.
 struct WorkloadConfig {
-  std::string name;       // a workload of list_workloads() (workloads/registry.h); the one required key
+  std::string name;       // a workload of list_workloads() (workloads/registry.h)
   WorkloadParams params;  // that workload's parameters; those left out take the workload's defaults
+  std::string onnx;       // or: an ONNX model file, absolute (the parser resolves a relative path)
   bool operator==(const WorkloadConfig&) const = default;
 };
 
@@ -80,17 +86,22 @@ class ConfigError : public std::runtime_error {
   std::string key_path_, problem_;
 };
 
-// Parses a config; source_name names it in error messages. Throws ConfigError on an unknown key, a value of
-// the wrong type or out of range, an unknown workload, workload parameter, target kind or search strategy,
-// a missing workload.name, or a budget with neither trials nor minutes above 0. Returns nothing partial.
-RunConfig parse_run_config(const std::string& yaml_text, const std::string& source_name);
-// Reads and parses the file at path (named by path in errors). Throws ConfigError as parse_run_config does,
-// and when the file cannot be read.
+// Parses a config; source_name names it in error messages. A relative workload.onnx is taken from
+// base_directory (empty: the working directory) and stored absolute, so that the formatted config a run
+// records rebuilds the same program from anywhere. Throws ConfigError on an unknown key, a value of the wrong
+// type or out of range, an unknown workload, workload parameter, target kind or search strategy, neither or
+// both of workload.name and workload.onnx, workload.params with workload.onnx, an ONNX file that is missing or
+// does not import (the importer's message), or a budget with neither trials nor minutes above 0. The ONNX
+// check imports the model, so parsing such a config costs one import. Returns nothing partial.
+RunConfig parse_run_config(const std::string& yaml_text, const std::string& source_name,
+                           const std::string& base_directory = "");
+// Reads and parses the file at path (named by path in errors; a relative workload.onnx is taken from the
+// file's folder). Throws ConfigError as parse_run_config does, and when the file cannot be read.
 RunConfig load_run_config(const std::string& path);
 
 // Every key the parser accepts (dotted path, e.g. "measure.rtol"), its type as docs/config.md names it
-// ("integer", "number", "string", "map of integers") and its default as text ("(required)" for
-// workload.name). The list docs/config.md must match.
+// ("integer", "number", "string", "map of integers") and its default as text ("(required unless ...)" for
+// workload.name and workload.onnx). The list docs/config.md must match.
 struct ConfigKey {
   std::string path;
   std::string type;
@@ -98,8 +109,20 @@ struct ConfigKey {
 };
 std::vector<ConfigKey> run_config_keys();
 
-// The config as YAML with every key set (defaults included), in the order of docs/config.md: what a run
-// records as its configuration. parse_run_config(format_run_config(c), ...) == c.
+// The config as YAML with every key set (defaults included; of the workload keys, those of its kind), in the
+// order of docs/config.md: what a run records as its configuration. parse_run_config(format_run_config(c),
+// ...) == c.
 std::string format_run_config(const RunConfig& config);
+
+// What a config's workload gives the tuner: the program and how to feed it.
+struct ConfiguredWorkload {
+  std::string name;  // the name results are stored under: the registry name, or the ONNX file's stem
+  Program program;
+  InputRanges input_ranges;  // of the random inputs (TuneOptions::input_ranges)
+  TensorMap fixed_inputs;    // an ONNX model's weights (its initializers); empty for registry workloads
+};
+// Builds the program of a parsed config's workload (imports the ONNX model, or make_workload). Throws what
+// those throw.
+ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload);
 
 }  // namespace ingot

@@ -101,11 +101,11 @@ HostTensor& HostTensor::operator=(const HostTensor& other) {
   return *this;
 }
 
-#define INGOT_TYPED_VIEW(NAME, TYPE, DT)                                                                      \
-  TYPE* HostTensor::NAME() {                                                                                  \
+#define INGOT_TYPED_VIEW(NAME, TYPE, DT)                                                                            \
+  TYPE* HostTensor::NAME() {                                                                                        \
     if (dtype_ != DT) throw std::logic_error(std::string("host tensor is ") + dtype_name(dtype_) + ", not " #NAME); \
-    return reinterpret_cast<TYPE*>(data_.get());                                                              \
-  }                                                                                                           \
+    return reinterpret_cast<TYPE*>(data_.get());                                                                    \
+  }                                                                                                                 \
   const TYPE* HostTensor::NAME() const { return const_cast<HostTensor*>(this)->NAME(); }
 INGOT_TYPED_VIEW(f32, float, DType::kFloat32)
 INGOT_TYPED_VIEW(i64, int64_t, DType::kInt64)
@@ -137,13 +137,21 @@ void HostTensor::set(int64_t i, double v) {
   }
 }
 
+ValueRange default_value_range(DType dtype) { return is_float(dtype) ? ValueRange{-1.0, 1.0} : ValueRange{0.0, 8.0}; }
+
 HostTensor random_tensor(DType dtype, const std::vector<int64_t>& shape, uint64_t seed) {
+  return random_tensor(dtype, shape, seed, default_value_range(dtype));
+}
+
+HostTensor random_tensor(DType dtype, const std::vector<int64_t>& shape, uint64_t seed, ValueRange range) {
   HostTensor t(dtype, shape);
   std::mt19937_64 gen(seed);
+  const double width = range.high - range.low;
   for (int64_t i = 0; i < t.num_elements(); ++i) {
     // Top 24 bits give a uniform float in [0, 1) that is exact in f32 and the same everywhere.
     double u = double(gen() >> 40) / double(1 << 24);
-    t.set(i, is_float(dtype) ? 2.0 * u - 1.0 : std::floor(u * 8.0));
+    double v = range.low + width * u;
+    t.set(i, is_float(dtype) ? v : std::floor(v));
   }
   return t;
 }

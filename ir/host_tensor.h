@@ -51,9 +51,20 @@ class HostTensor {
 
 using TensorMap = std::map<std::string, HostTensor>;
 
-// Uniform values in [-1, 1) for floats (integers in [0, 8)), from a fixed-seed generator: the same seed gives
-// the same tensor on every machine.
+// Where random values lie: uniform in [low, high) for floats, integers floor(low + (high - low) * u) for
+// integer dtypes. Models state theirs because well-trained or well-initialised weights are small: an LSTM
+// with weights in [-1, 1) is chaotic, so no two correct float programs agree after a hundred steps.
+struct ValueRange {
+  double low = -1.0, high = 1.0;
+  bool operator==(const ValueRange&) const = default;
+};
+// The range used for a dtype when none is given: [-1, 1) for floats, [0, 8) for integers.
+ValueRange default_value_range(DType dtype);
+
+// Uniform values in the range (the dtype's default range if none), from a fixed-seed generator: the same seed
+// gives the same tensor on every machine.
 HostTensor random_tensor(DType dtype, const std::vector<int64_t>& shape, uint64_t seed);
+HostTensor random_tensor(DType dtype, const std::vector<int64_t>& shape, uint64_t seed, ValueRange range);
 
 // Element-wise comparison: passes when |a - b| <= atol + rtol * |b| everywhere (NaN never passes).
 struct Comparison {

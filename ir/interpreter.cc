@@ -301,10 +301,16 @@ TensorMap interpret(const Program& program, const TensorMap& inputs) {
   return results;
 }
 
-TensorMap random_inputs(const Program& program, uint64_t seed) {
+ValueRange input_range(const Tensor& placeholder, const InputRanges& ranges) {
+  auto it = ranges.find(placeholder->name);
+  return it != ranges.end() ? it->second : default_value_range(placeholder->dtype);
+}
+
+TensorMap random_inputs(const Program& program, uint64_t seed, const InputRanges& ranges) {
   TensorMap inputs;
   uint64_t n = 0;
-  for (const Tensor& t : program.placeholders()) inputs.emplace(t->name, random_tensor(t->dtype, t->shape, seed + n++));
+  for (const Tensor& t : program.placeholders())
+    inputs.emplace(t->name, random_tensor(t->dtype, t->shape, seed + n++, input_range(t, ranges)));
   return inputs;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "ir/host_tensor.h"
 #include "ir/program.h"
@@ -15,8 +17,13 @@ namespace ingot {
 // std::invalid_argument naming the tensor. Returns all compute tensors (outputs and intermediates) by name.
 TensorMap interpret(const Program& program, const TensorMap& inputs);
 
+// Value ranges of placeholders by name; a placeholder not named takes its dtype's default range.
+using InputRanges = std::map<std::string, ValueRange>;
+
 // A random tensor for each placeholder: placeholder number n (in Program::placeholders() order) gets
-// random_tensor(dtype, shape, seed + n).
-TensorMap random_inputs(const Program& program, uint64_t seed);
+// random_tensor(dtype, shape, seed + n, its range).
+TensorMap random_inputs(const Program& program, uint64_t seed, const InputRanges& ranges = {});
+// The range random_inputs uses for a placeholder.
+ValueRange input_range(const Tensor& placeholder, const InputRanges& ranges);
 
 }  // namespace ingot

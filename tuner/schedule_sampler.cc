@@ -1,6 +1,7 @@
 #include "tuner/schedule_sampler.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <string>
@@ -47,8 +48,10 @@ class Sampler {
       Tensor cur = frontier.back();
       frontier.pop_back();
       for (const Tensor& c : program_.consumers(cur)) {
-        if (inlined_.count(c->name)) frontier.push_back(c);
-        else if (std::find(readers.begin(), readers.end(), c->name) == readers.end()) readers.push_back(c->name);
+        if (inlined_.count(c->name))
+          frontier.push_back(c);
+        else if (std::find(readers.begin(), readers.end(), c->name) == readers.end())
+          readers.push_back(c->name);
       }
     }
     return readers.size() == 1 ? readers[0] : "";
@@ -59,12 +62,71 @@ class Sampler {
     per_stage_[t->name].push_back(std::move(d));
   }
 
+  // The computation of t up to the names of the tensors it reads: its shape, axes and body, with each read
+  // tensor named by its position in t->inputs().
+  std::string signature(const Tensor& t) {
+    std::string body = tensor_definition(t), out;
+    std::map<std::string, std::string> position;
+    std::vector<Tensor> inputs = t->inputs();
+    for (size_t n = 0; n < inputs.size(); ++n) position[inputs[n]->name] = "@" + std::to_string(n);
+    position[t->name] = "@out";
+    auto identifier_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+    for (size_t i = 0; i < body.size();) {
+      if (!identifier_char(body[i])) {
+        out += body[i++];
+        continue;
+      }
+      size_t end = i;
+      while (end < body.size() && identifier_char(body[end])) ++end;
+      std::string word = body.substr(i, end - i);
+      auto it = position.find(word);
+      out += it != position.end() ? it->second : word;
+      i = end;
+    }
+    return out;
+  }
+
+  // Stages with the same computation, the same role and a reader of the same group take the same decisions:
+  // a whole model repeats a few computations many times (every LSTM cell, every BERT layer), and one
+  // schedule per kind keeps the generated program small enough to compile (the C++ printer prints
+  // identical loop nests once) while the search still chooses per kind of stage.
+  bool follow_representative(const Tensor& t) {
+    std::string reader = program_.is_output(t) ? "" : sole_reader(t);
+    // Readers are scheduled first (consumers before producers), so the reader's group is known; two readers
+    // of one group have the same loops to attach to.
+    std::string key = signature(t) + "|" + (program_.is_output(t) ? "output" : "") + "|" +
+                      (reader.empty() ? "" : std::to_string(group_.at(reader)));
+    auto [it, is_new] = representative_.emplace(key, std::make_pair(t, int64_t(representative_.size())));
+    group_[t->name] = it->second.second;
+    if (is_new) return false;
+    const Tensor& r = it->second.first;
+    std::vector<Tensor> r_inputs = r->inputs(), t_inputs = t->inputs();
+    for (Decision d : per_stage_[r->name]) {
+      if (d.kind == DecisionKind::kComputeAt) d.target = reader;
+      if (d.kind == DecisionKind::kCacheRead)
+        for (size_t n = 0; n < r_inputs.size(); ++n)
+          if (r_inputs[n]->name == d.tensor) {
+            d.tensor = t_inputs[n]->name;
+            break;
+          }
+      emit(t, d);
+    }
+    if (inlined_.count(r->name)) inlined_.insert(t->name);
+    if (auto points = attach_points_.find(r->name); points != attach_points_.end())
+      attach_points_[t->name] = points->second;
+    return true;
+  }
+
   void schedule_stage(const Tensor& t) {
+    if (follow_representative(t)) return;
     Schedule s;
     bool reduction = t->reduction() != nullptr;
     bool output = program_.is_output(t);
     std::string reader = output ? "" : sole_reader(t);
-    if (!reduction && !output && chance(0.5)) {
+    // Inlined only into a sole reader: a tensor inlined into several readers is computed once per reader, and
+    // along a recurrence (each LSTM c read by the next c and by h) the copies nest into expressions that
+    // grow with every step.
+    if (!reduction && !output && !reader.empty() && chance(0.5)) {
       inlined_.insert(t->name);
       s.compute_inline(t->name);
       adopt(t, s);
@@ -80,8 +142,10 @@ class Sampler {
         return;
       }
     }
-    if (options_.gpu) schedule_gpu_root(t, s);
-    else schedule_cpu_root(t, s);
+    if (options_.gpu)
+      schedule_gpu_root(t, s);
+    else
+      schedule_cpu_root(t, s);
     adopt(t, s);
   }
 
@@ -173,8 +237,10 @@ class Sampler {
     if (!vectorized && !last.empty()) points.push_back(last);
     attach_points_[name] = points;
     // A tile outside the reduction holds whole sums; one inside it (after a reduction loop) holds partial sums.
-    if (t->reduction() && !red_outer.empty() && chance(0.2)) s.cache_write(name, red_outer.back());
-    else if (t->reduction() && !outer.empty() && chance(0.5)) s.cache_write(name, outer.back());
+    if (t->reduction() && !red_outer.empty() && chance(0.2))
+      s.cache_write(name, red_outer.back());
+    else if (t->reduction() && !outer.empty() && chance(0.5))
+      s.cache_write(name, outer.back());
     if (!red_outer.empty() && chance(0.3)) {
       std::vector<Tensor> inputs = t->inputs();
       std::vector<std::string> placeholders;
@@ -224,6 +290,8 @@ class Sampler {
   std::map<std::string, std::vector<Decision>> per_stage_;
   std::map<std::string, std::vector<std::string>> attach_points_;
   std::set<std::string> inlined_;
+  std::map<std::string, std::pair<Tensor, int64_t>> representative_;  // group key -> first stage, group id
+  std::map<std::string, int64_t> group_;                              // stage -> its group's id
 };
 
 }  // namespace

@@ -70,12 +70,12 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   info.seed = options.seed;
   summary.run_id = db.begin_run(info);
 
-  TensorMap inputs = random_inputs(program, options.seed);
+  TensorMap inputs = random_inputs(program, options.seed, options.input_ranges);
+  for (const auto& [name, value] : options.fixed_inputs) inputs.insert_or_assign(name, value);
   TensorMap expected = interpret(program, inputs);
   RunnerOptions runner_options = options.runner;
   runner_options.threads = options.threads;
   Runner runner(program, inputs, expected, runner_options);
-  Builder builder(options.builder);
   RandomSearch search(program, options.seed);
   int workers = options.builder.workers > 0 ? options.builder.workers : effective_threads(0);
   int batch = options.batch_size > 0 ? options.batch_size : 2 * workers;
@@ -118,9 +118,20 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
     }
     std::vector<BuildInput> inputs_to_build;
     for (const Schedule& s : claimed) inputs_to_build.emplace_back(program, s);
-    std::vector<BuildResult> built = builder.build(inputs_to_build);
+    // A compile still running when the minutes run out is stopped then; the candidate is not at fault, so it
+    // is released unmeasured for a later run rather than recorded as a compile timeout.
+    BuilderOptions batch_options = options.builder;
+    bool cut_by_budget = false;
+    if (options.minutes > 0) {
+      double left = options.minutes * 60 - elapsed();
+      if (left < batch_options.compile.timeout_seconds) {
+        batch_options.compile.timeout_seconds = std::max(1.0, left);
+        cut_by_budget = true;
+      }
+    }
+    std::vector<BuildResult> built = Builder(batch_options).build(inputs_to_build);
     for (size_t n = 0; n < built.size(); ++n) {
-      if (out_of_time()) {
+      if (out_of_time() || (cut_by_budget && built[n].error_class == ErrorClass::kCompileTimeout)) {
         for (size_t m = n; m < built.size(); ++m) db.release_claim(hashes[m], summary.target);
         break;
       }

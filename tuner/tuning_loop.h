@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "ir/interpreter.h"
 #include "ir/program.h"
 #include "runtime/builder.h"
 #include "runtime/runner.h"
@@ -18,21 +19,23 @@ namespace ingot {
 
 struct TuneOptions {
   std::string database_path = "ingot.db";
-  int64_t trials = 0;   // candidates of the sequence to have measured (skipped ones count); 0 = no limit
-  double minutes = 0;   // stop starting new candidates after this long; 0 = no limit (one of the two is needed)
-  uint64_t seed = 1;    // fixes the candidate sequence and the random inputs
-  int batch_size = 0;   // candidates built together before they are measured; 0 = 2 per build worker
-  int threads = 0;      // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
+  int64_t trials = 0;        // candidates of the sequence to have measured (skipped ones count); 0 = no limit
+  double minutes = 0;        // stop starting new candidates after this long; 0 = no limit (one of the two is needed)
+  uint64_t seed = 1;         // fixes the candidate sequence and the random inputs
+  InputRanges input_ranges;  // of the random inputs (the workload's, see WorkloadInfo::input_ranges)
+  TensorMap fixed_inputs;    // placeholder values used instead of random ones, e.g. an ONNX model's weights
+  int batch_size = 0;        // candidates built together before they are measured; 0 = 2 per build worker
+  int threads = 0;           // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
   BuilderOptions builder;
   RunnerOptions runner;
   std::string config_text, config_path;  // recorded with the run
 };
 
 struct TuneProgress {
-  int64_t trials_done = 0;    // candidates of the sequence measured, by this run, earlier runs or others
-  int64_t trials_budget = 0;  // 0 when only minutes bound the run
-  int64_t measured_now = 0;   // by this run
-  int64_t errors_now = 0;     // by this run
+  int64_t trials_done = 0;             // candidates of the sequence measured, by this run, earlier runs or others
+  int64_t trials_budget = 0;           // 0 when only minutes bound the run
+  int64_t measured_now = 0;            // by this run
+  int64_t errors_now = 0;              // by this run
   std::optional<double> best_seconds;  // best median of a correct candidate, over every run
   double elapsed_seconds = 0;
   std::optional<double> eta_seconds;

@@ -1,5 +1,6 @@
 #include "workloads/lstm.h"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace ingot {
@@ -13,6 +14,13 @@ std::vector<std::string> lstm_weight_names(const LstmSizes& sizes) {
   for (int64_t l = 0; l < sizes.layers; ++l)
     for (const char* w : {"W", "U", "b"}) names.push_back(w + std::to_string(l));
   return names;
+}
+
+InputRanges lstm_input_ranges(const LstmSizes& sizes) {
+  const double bound = 1.0 / std::sqrt(double(sizes.hidden));
+  InputRanges ranges;
+  for (const std::string& w : lstm_weight_names(sizes)) ranges[w] = {-bound, bound};
+  return ranges;
 }
 
 Program lstm(const LstmSizes& s) {

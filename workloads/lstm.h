@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/interpreter.h"
 #include "ir/program.h"
 
 namespace ingot {
@@ -45,5 +46,10 @@ std::vector<std::string> lstm_weight_names(const LstmSizes& sizes);
 
 // Name of the compute for part `part` ("wx", "uh", "c" or "h") of cell (layer, step), e.g. "h_l0_t2".
 std::string lstm_tensor_name(const std::string& part, int64_t layer, int64_t step);
+
+// Weight ranges as PyTorch's nn.LSTM initialises them: W<l>, U<l> and b<l> uniform in +-1/sqrt(hidden); X keeps
+// [-1, 1). With weights in [-1, 1) the paper-size LSTM is chaotic: float rounding differences grow tenfold
+// every ten steps, and no two correct programs agree after 100 steps.
+InputRanges lstm_input_ranges(const LstmSizes& sizes);
 
 }  // namespace ingot

@@ -31,4 +31,9 @@ Program mlp(const MlpSizes& s) {
 
 std::vector<std::string> mlp_weight_names() { return {"W1", "b1", "W2", "b2"}; }
 
+InputRanges mlp_input_ranges(const MlpSizes& sizes) {
+  const double first = 1.0 / std::sqrt(double(sizes.in)), second = 1.0 / std::sqrt(double(sizes.hidden));
+  return {{"W1", {-first, first}}, {"b1", {-first, first}}, {"W2", {-second, second}}, {"b2", {-second, second}}};
+}
+
 }  // namespace ingot

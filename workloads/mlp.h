@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/interpreter.h"
 #include "ir/program.h"
 
 namespace ingot {
@@ -28,5 +29,8 @@ Program mlp(const MlpSizes& sizes = {});
 
 // The weight placeholders (what parameter counts add up): W1, b1, W2, b2.
 std::vector<std::string> mlp_weight_names();
+// Weight ranges as PyTorch's nn.Linear initialises them: each layer's weight and bias uniform in
+// +-1/sqrt(fan_in) (fan_in = in for W1, b1 and hidden for W2, b2); X keeps [-1, 1).
+InputRanges mlp_input_ranges(const MlpSizes& sizes);
 
 }  // namespace ingot

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/interpreter.h"
 #include "ir/program.h"
 
 namespace ingot {
@@ -31,9 +32,13 @@ struct WorkloadInfo {
   std::function<int64_t(const WorkloadParams&)> flops;            // count_flops of the built program
   std::function<int64_t(const WorkloadParams&)> parameter_count;  // elements of the weight placeholders
   std::function<std::vector<std::string>(const WorkloadParams&)> weight_names;
+  // Value ranges of the placeholders for verification and timing, as the model's framework initialises them
+  // (e.g. PyTorch's uniform +-1/sqrt(fan_in)); unnamed placeholders take random_inputs' default.
+  std::function<InputRanges(const WorkloadParams&)> input_ranges;
 };
 
-// The workloads by name, sorted: lstm, matmul, matmul_bias_relu, mlp, softmax, two_gemm.
+// The workloads by name, sorted: bert, efficientnet, lstm, matmul, matmul_bias_relu, mlp, mmoe, resnext, softmax,
+// swin, two_gemm.
 const std::vector<WorkloadInfo>& list_workloads();
 // The workload with this name, or nullptr.
 const WorkloadInfo* find_workload(const std::string& name);
@@ -41,14 +46,13 @@ const WorkloadInfo* find_workload(const std::string& name);
 // Builds the named workload. Throws std::invalid_argument for an unknown workload (listing the known ones),
 // an unknown parameter (listing the workload's parameters) or a parameter that is not positive.
 Program make_workload(const std::string& name, const WorkloadParams& params = {});
+// The workload's input ranges (see WorkloadInfo::input_ranges); throws as make_workload does.
+InputRanges workload_input_ranges(const std::string& name, const WorkloadParams& params = {});
 // params with every missing parameter set to its default; throws as make_workload does.
 WorkloadParams complete_workload_params(const std::string& name, const WorkloadParams& params);
 
-// Floating-point operations of one evaluation of the program: for each compute, its number of elements times
-// the operations per element. Counted: float-typed arithmetic (+ - * / min max, negation), float
-// comparisons and math calls (exp, tanh, sigmoid, erf, ...), one each; a reduction counts its source's
-// operations plus one to combine, per reduction step, so a multiply-add is 2. Not counted: index arithmetic,
-// reads, selects, casts, logical operators and constants.
+// Floating-point operations of one evaluation of the program, counted by the rules of ir/flops.h (a
+// multiply-add is 2); what `ingot workloads` and the roofline figures report.
 int64_t count_flops(const Program& program);
 
 }  // namespace ingot

@@ -44,27 +44,57 @@ extern "C" int ingot_num_inputs(void) { return 1; }
 extern "C" int ingot_num_outputs(void) { return 1; }
 extern "C" int64_t ingot_workspace_bytes(void) { return 64; }
 
+static void ingot_stage_0(const float* __restrict__ x_in, float* __restrict__ t) {
+  #pragma omp for schedule(static) nowait
+  for (int64_t i = 0; i < 4; ++i) {
+    t[i] = x_in[i] * 2.0f;
+  }
+}
+
+static void ingot_stage_1(const float* __restrict__ t, float* __restrict__ y) {
+  for (int64_t i = 0; i < 4; ++i) {
+    y[i] = t[3 - i] + float(ingot_floordiv_i64(i - 2, 2)) + 1.5f;
+  }
+}
+
 extern "C" void ingot_run(void* const* args, void* workspace) {
   #pragma omp parallel
   {
     const float* __restrict__ x_in = static_cast<const float*>(args[0]);
     float* __restrict__ y = static_cast<float*>(args[1]);
     float* __restrict__ t = reinterpret_cast<float*>(static_cast<char*>(workspace) + 0);
-    #pragma omp for schedule(static) nowait
-    for (int64_t i = 0; i < 4; ++i) {
-      t[i] = x_in[i] * 2.0f;
-    }
+    ingot_stage_0(x_in, t);
     #pragma omp barrier
     #pragma omp single nowait
     {
-      for (int64_t i = 0; i < 4; ++i) {
-        y[i] = t[3 - i] + float(ingot_floordiv_i64(i - 2, 2)) + 1.5f;
-      }
+      ingot_stage_1(t, y);
     }
   }
 }
 )";
   EXPECT_EQ(print_cpp(cpu_test::tiny_two_stage_function()), expected);
+}
+
+// Stages that differ only in the buffers they touch share one function, called with each stage's buffers;
+// a stage that differs in anything else (here a constant) gets its own.
+TEST(CppPrinter, PrintsIdenticalStagesOnce) {
+  Buffer x = global_buffer("x", {8}), a = global_buffer("a", {8}), b = global_buffer("b", {8}),
+         c = global_buffer("c", {8});
+  Expr i = var("i"), j = var("j");
+  Stmt first = for_loop(i, 8, LoopKind::kParallel, store(a, i, load(x, i) * 2.0));
+  Stmt same = for_loop(j, 8, LoopKind::kParallel, store(b, j, load(a, j) * 2.0));
+  Stmt other = for_loop(i, 8, LoopKind::kParallel, store(c, i, load(b, i) * 3.0));
+  LoopFunction f{
+      "chain", {x}, {c}, {a, b}, seq({first, barrier(BarrierKind::kGrid), same, barrier(BarrierKind::kGrid), other})};
+  std::string source = print_cpp(f);
+  std::regex definition("static void (ingot_stage_[0-9]+)\\(");
+  std::vector<std::string> functions;
+  for (std::sregex_iterator it(source.begin(), source.end(), definition), end; it != end; ++it)
+    functions.push_back((*it)[1]);
+  EXPECT_EQ(functions, (std::vector<std::string>{"ingot_stage_0", "ingot_stage_1"}));
+  EXPECT_NE(source.find("    ingot_stage_0(x, a);\n"), std::string::npos) << source;
+  EXPECT_NE(source.find("    ingot_stage_0(a, b);\n"), std::string::npos) << source;
+  EXPECT_NE(source.find("    ingot_stage_1(b, c);\n"), std::string::npos) << source;
 }
 
 TEST(CppPrinter, MarksVectorizedLoopsSimdAndReportsTheirLines) {

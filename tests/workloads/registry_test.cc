@@ -6,9 +6,14 @@
 #include <string>
 
 #include "ir/interpreter.h"
+#include "workloads/bert.h"
+#include "workloads/efficientnet.h"
 #include "workloads/examples.h"
 #include "workloads/lstm.h"
 #include "workloads/mlp.h"
+#include "workloads/mmoe.h"
+#include "workloads/resnext.h"
+#include "workloads/swin.h"
 
 namespace ingot {
 namespace {
@@ -25,7 +30,8 @@ std::string error_of(const std::string& name, const WorkloadParams& params) {
 TEST(Registry, ListsEveryWorkloadSorted) {
   std::vector<std::string> names;
   for (const WorkloadInfo& w : list_workloads()) names.push_back(w.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"lstm", "matmul", "matmul_bias_relu", "mlp", "softmax", "two_gemm"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"bert", "efficientnet", "lstm", "matmul", "matmul_bias_relu", "mlp",
+                                             "mmoe", "resnext", "softmax", "swin", "two_gemm"}));
   for (const WorkloadInfo& w : list_workloads()) {
     EXPECT_FALSE(w.description.empty()) << w.name;
     EXPECT_FALSE(w.parameters.empty()) << w.name;
@@ -52,9 +58,34 @@ TEST(Registry, DefaultsAndParametersReachTheBuilders) {
   EXPECT_TRUE(make_workload("lstm", find_workload("lstm")->small).structural_equal(lstm(LstmSizes::small())));
 }
 
+TEST(Registry, ModelDefaultsAreThePaperSizesAndSmallIsEachModelsSmall) {
+  EXPECT_TRUE(make_workload("bert").structural_equal(bert()));
+  EXPECT_TRUE(make_workload("mmoe").structural_equal(mmoe()));
+  EXPECT_TRUE(make_workload("efficientnet").structural_equal(efficientnet()));
+  auto small = [](const std::string& name) { return make_workload(name, find_workload(name)->small); };
+  EXPECT_TRUE(small("resnext").structural_equal(resnext(ResnextSizes::small())));
+  EXPECT_TRUE(small("efficientnet").structural_equal(efficientnet(EfficientnetSizes::small())));
+  EXPECT_TRUE(small("swin").structural_equal(swin(SwinSizes::small())));
+  EXPECT_TRUE(small("bert").structural_equal(bert(BertSizes::small())));
+  EXPECT_TRUE(small("mmoe").structural_equal(mmoe(MmoeSizes::small())));
+  // Each parameter reaches its field.
+  EXPECT_TRUE(make_workload("resnext", {{"blocks3", 2}, {"groups", 32}, {"width_per_group", 8}, {"image", 64}})
+                  .structural_equal(resnext(ResnextSizes{64, {3, 4, 2, 3}, 32, 8, 64, 1000})));
+  EXPECT_TRUE(make_workload("swin", {{"depth3", 6}, {"embed", 96}, {"heads", 3}})
+                  .structural_equal(swin(SwinSizes{224, 4, 7, 96, {2, 2, 6, 2}, 3, 4, 1000})));
+  EXPECT_TRUE(make_workload("bert", {{"layers", 1}, {"sequence", 16}, {"intermediate", 64}})
+                  .structural_equal(bert(BertSizes{1, 768, 12, 64, 16})));
+  EXPECT_TRUE(make_workload("mmoe", {{"experts", 4}, {"tasks", 3}, {"tower_units", 5}})
+                  .structural_equal(mmoe(MmoeSizes{1, 100, 4, 16, 3, 5})));
+  EXPECT_EQ(find_workload("swin")->weight_names({}), swin_weight_names(SwinSizes{}));
+  EXPECT_EQ(find_workload("resnext")->weight_names({{"blocks1", 1}}).size(),
+            resnext_weight_names(ResnextSizes{224, {1, 4, 23, 3}, 64, 4, 64, 1000}).size());
+}
+
 TEST(Registry, ErrorsNameTheProblemAndTheKnownChoices) {
   EXPECT_EQ(error_of("mlpp", {}),
-            "unknown workload 'mlpp' (known: lstm, matmul, matmul_bias_relu, mlp, softmax, two_gemm)");
+            "unknown workload 'mlpp' (known: bert, efficientnet, lstm, matmul, matmul_bias_relu, mlp, mmoe, resnext, "
+            "softmax, swin, two_gemm)");
   EXPECT_EQ(error_of("mlp", {{"batchh", 3}}),
             "workload 'mlp' has no parameter 'batchh' (known: batch, in, hidden, out)");
   EXPECT_EQ(error_of("lstm", {{"layers", 0}}), "workload 'lstm': parameter 'layers' must be positive, got 0");

@@ -1,0 +1,408 @@
+#include "analysis/strategies.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace ingot {
+namespace {
+
+// Producers of every compute: (position of the compute read, how it is read), in first-read order.
+struct Dataflow {
+  std::vector<std::vector<std::pair<int, AccessKind>>> producers;
+  std::vector<int> reader_count;  // computes reading each compute's output
+
+  explicit Dataflow(const ProgramAnalysis& a) : producers(a.tes.size()), reader_count(a.tes.size(), 0) {
+    std::unordered_map<const TensorNode*, int> position;
+    for (size_t i = 0; i < a.tes.size(); ++i) position.emplace(a.tes[i].tensor.get(), static_cast<int>(i));
+    for (size_t i = 0; i < a.tes.size(); ++i) {
+      for (const TensorAccess& access : a.tes[i].accesses) {
+        auto it = position.find(access.tensor.get());
+        if (it == position.end()) continue;
+        producers[i].emplace_back(it->second, access.kind);
+        ++reader_count[it->second];
+      }
+    }
+  }
+};
+
+bool is_epilogue_read(AccessKind kind) { return kind == AccessKind::kIdentity || kind == AccessKind::kBroadcast; }
+
+int64_t blocks_for(const TeAnalysis& te) {
+  int64_t per_block = GpuBlockEstimate::kThreadsPerBlock * GpuBlockEstimate::kOutputsPerThread;
+  return (std::max<int64_t>(te.parallelism, 1) + per_block - 1) / per_block;
+}
+
+// What a horizontal partner must share: the TE depth (longest path from the inputs, so partners are
+// independent), shape and reduction size.
+std::string horizontal_key(const TeAnalysis& te, int depth) {
+  std::string key = std::to_string(depth) + ":";
+  for (int64_t d : te.tensor->shape) key += std::to_string(d) + "x";
+  return key + "/r" + std::to_string(te.reduction_size);
+}
+
+// Groups under construction, with the group-level dependence edges that the acyclicity check walks.
+class GroupBuilder {
+ public:
+  GroupBuilder(const ProgramAnalysis& a, const FusionOptions& options)
+      : a_(a), flow_(a), options_(options), group_of_(a.tes.size(), -1) {}
+
+  std::vector<std::vector<int>> build() {
+    std::vector<int> depth(a_.tes.size(), 0);
+    for (size_t t = 0; t < a_.tes.size(); ++t) {
+      for (const auto& [p, kind] : flow_.producers[t]) depth[t] = std::max(depth[t], depth[p] + 1);
+    }
+    for (int t = 0; t < static_cast<int>(a_.tes.size()); ++t) place(t, depth[t]);
+    return ordered_groups();
+  }
+
+ private:
+  void place(int t, int depth) {
+    bool reduces = a_.tes[t].te_class == TeClass::kManyToMany;
+    int chosen = -1;
+    std::string key;
+    if (options_.horizontal && reduces) {
+      key = horizontal_key(a_.tes[t], depth);
+      auto it = partner_group_.find(key);
+      if (it != partner_group_.end() && may_join(t, it->second, true)) chosen = it->second;
+    }
+    for (size_t i = 0; chosen < 0 && i < flow_.producers[t].size(); ++i) {
+      int g = group_of_[flow_.producers[t][i].first];
+      if (may_join(t, g, false)) chosen = g;
+    }
+    if (chosen < 0) {
+      chosen = static_cast<int>(members_.size());
+      members_.emplace_back();
+      successors_.emplace_back();
+      has_reduction_.push_back(false);
+      reduction_blocks_.push_back(0);
+      computes_.push_back(false);
+    }
+    computes_[chosen] = computes_[chosen] || a_.tes[t].flops > 0;
+    if (options_.horizontal && reduces) partner_group_[key] = chosen;
+    members_[chosen].push_back(t);
+    group_of_[t] = chosen;
+    if (reduces) {
+      has_reduction_[chosen] = true;
+      reduction_blocks_[chosen] += blocks_for(a_.tes[t]);
+    }
+    for (const auto& [p, kind] : flow_.producers[t]) {
+      if (group_of_[p] != chosen) successors_[group_of_[p]].insert(chosen);
+    }
+  }
+
+  // Vertical joining needs no barrier inside the group: after a reduction, only a non-reduction TE that reads
+  // the group's tensors element for element (identity or broadcast) may join; a group without a reduction takes
+  // any non-reduction TE (index rewriting), and a reduction only when its members do no arithmetic (pure data
+  // movement folds into the reduction's loads; anything else every block would recompute). A horizontal
+  // partner reads nothing of the group and keeps the group within one cooperative launch.
+  bool may_join(int t, int g, bool horizontal) const {
+    bool t_reduces = a_.tes[t].te_class == TeClass::kManyToMany;
+    for (const auto& [p, kind] : flow_.producers[t]) {
+      if (group_of_[p] != g) continue;
+      if (horizontal) return false;
+      if (options_.single_consumer_edges_only && flow_.reader_count[p] != 1) return false;
+      if (has_reduction_[g] && (t_reduces || !is_epilogue_read(kind))) return false;
+    }
+    if (!horizontal && t_reduces && (has_reduction_[g] || computes_[g])) return false;
+    if (horizontal && options_.block_limit > 0 && reduction_blocks_[g] + blocks_for(a_.tes[t]) > options_.block_limit) {
+      return false;
+    }
+    for (const auto& [p, kind] : flow_.producers[t]) {
+      int h = group_of_[p];
+      if (h != g && reaches(g, h)) return false;  // h -> t would close a cycle through g
+    }
+    return true;
+  }
+
+  bool reaches(int from, int to) const {
+    std::vector<int> stack{from};
+    std::unordered_set<int> seen{from};
+    while (!stack.empty()) {
+      int g = stack.back();
+      stack.pop_back();
+      for (int s : successors_[g]) {
+        if (s == to) return true;
+        if (seen.insert(s).second) stack.push_back(s);
+      }
+    }
+    return false;
+  }
+
+  // Kahn's order over the group graph, taking the ready group with the smallest first member each time.
+  std::vector<std::vector<int>> ordered_groups() const {
+    size_t n = members_.size();
+    std::vector<int> indegree(n, 0);
+    for (const auto& succ : successors_) {
+      for (int s : succ) ++indegree[s];
+    }
+    using Entry = std::pair<int, int>;  // (first member, group)
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> ready;
+    for (size_t g = 0; g < n; ++g) {
+      if (indegree[g] == 0) ready.emplace(members_[g].front(), static_cast<int>(g));
+    }
+    std::vector<std::vector<int>> out;
+    while (!ready.empty()) {
+      int g = ready.top().second;
+      ready.pop();
+      out.push_back(members_[g]);
+      for (int s : successors_[g]) {
+        if (--indegree[s] == 0) ready.emplace(members_[s].front(), s);
+      }
+    }
+    if (out.size() != n) throw std::logic_error("fusion_groups: the group graph has a cycle");
+    return out;
+  }
+
+  const ProgramAnalysis& a_;
+  Dataflow flow_;
+  FusionOptions options_;
+  std::vector<int> group_of_;
+  std::vector<std::vector<int>> members_;
+  std::vector<std::unordered_set<int>> successors_;
+  std::vector<bool> has_reduction_;
+  std::vector<int64_t> reduction_blocks_;
+  std::vector<bool> computes_;  // some member does arithmetic: a reduction would recompute it in every block
+  std::unordered_map<std::string, int> partner_group_;  // horizontal key -> latest group holding such a TE
+};
+
+PartitionPlan empty_plan(const std::string& strategy, const ProgramAnalysis& a) {
+  PartitionPlan plan;
+  plan.strategy = strategy;
+  plan.program = a.program_name;
+  plan.target = a.target.name;
+  return plan;
+}
+
+std::vector<std::string> names_of(const ProgramAnalysis& a, const std::vector<int>& positions) {
+  std::vector<std::string> names;
+  for (int p : positions) names.push_back(a.tes[p].tensor->name);
+  return names;
+}
+
+// One kernel of one stage per group.
+PartitionPlan kernel_per_group(const std::string& strategy, const ProgramAnalysis& a,
+                               const std::vector<std::vector<int>>& groups) {
+  PartitionPlan plan = empty_plan(strategy, a);
+  for (const std::vector<int>& g : groups) plan.kernels.push_back(PlanKernel{{PlanStage{names_of(a, g), false}}, {}});
+  return plan;
+}
+
+bool has_reduction(const ProgramAnalysis& a, const std::vector<int>& group) {
+  return std::any_of(group.begin(), group.end(), [&](int t) { return a.tes[t].te_class == TeClass::kManyToMany; });
+}
+
+// What groups must share to be fused horizontally into one TE: the anchor's (first reduction, else first TE)
+// shape and reduction size, and the classes of the members in order.
+std::string horizontal_signature(const ProgramAnalysis& a, const std::vector<int>& group) {
+  int anchor = group.front();
+  for (int t : group) {
+    if (a.tes[t].te_class == TeClass::kManyToMany) {
+      anchor = t;
+      break;
+    }
+  }
+  std::string key;
+  for (int64_t d : a.tes[anchor].tensor->shape) key += std::to_string(d) + "x";
+  key += "/r" + std::to_string(a.tes[anchor].reduction_size) + "/";
+  for (int t : group) key += te_class_name(a.tes[t].te_class) + std::string(",");
+  return key;
+}
+
+// Chooses the kernel's resident tensors: read by two or more of its stages and made outside it, most bytes saved
+// first (bytes x (stages reading - 1), then name), while they fit the capacity.
+void choose_resident(const ProgramAnalysis& a, PlanKernel& kernel, int64_t capacity) {
+  std::unordered_map<std::string, int> kernel_computes;
+  for (const PlanStage& s : kernel.stages) {
+    for (const std::string& name : s.tes) kernel_computes[name] = 1;
+  }
+  std::map<std::string, int> stages_reading;  // by name: deterministic
+  std::map<std::string, int64_t> bytes;
+  std::unordered_map<std::string, const TeAnalysis*> te_by_name;
+  for (const TeAnalysis& te : a.tes) te_by_name[te.tensor->name] = &te;
+  std::unordered_map<std::string, int64_t> tensor_bytes;
+  for (const TensorReuse& r : a.tensors) tensor_bytes[r.tensor->name] = r.bytes;
+  for (const PlanStage& s : kernel.stages) {
+    std::unordered_set<std::string> read_here;
+    for (const std::string& name : s.tes) {
+      for (const TensorAccess& access : te_by_name.at(name)->accesses) {
+        const std::string& input = access.tensor->name;
+        if (!kernel_computes.count(input)) read_here.insert(input);
+      }
+    }
+    for (const std::string& input : read_here) {
+      ++stages_reading[input];
+      bytes[input] = tensor_bytes.at(input);
+    }
+  }
+  std::vector<std::pair<int64_t, std::string>> candidates;  // (-saved, name)
+  for (const auto& [name, count] : stages_reading) {
+    if (count >= 2) candidates.emplace_back(-bytes[name] * (count - 1), name);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  int64_t used = 0;
+  for (const auto& [saved, name] : candidates) {
+    if (used + bytes[name] > capacity) continue;
+    used += bytes[name];
+    kernel.resident.push_back(name);
+  }
+  std::sort(kernel.resident.begin(), kernel.resident.end());
+}
+
+}  // namespace
+
+std::vector<std::string> plan_strategy_names() { return {"unfused", "rules", "subgraph", "global"}; }
+
+PartitionPlan make_plan(const std::string& strategy, const ProgramAnalysis& analysis) {
+  if (strategy == "unfused") return unfused_plan(analysis);
+  if (strategy == "rules") return rules_plan(analysis);
+  if (strategy == "subgraph") return subgraph_plan(analysis);
+  if (strategy == "global") return global_plan(analysis);
+  throw std::invalid_argument("unknown plan strategy '" + strategy + "' (known: unfused, rules, subgraph, global)");
+}
+
+PartitionPlan make_plan(const std::string& strategy, const Program& program, const Target& target) {
+  return make_plan(strategy, analyze(program, target));
+}
+
+PartitionPlan unfused_plan(const ProgramAnalysis& analysis) {
+  std::vector<std::vector<int>> groups;
+  for (int t = 0; t < static_cast<int>(analysis.tes.size()); ++t) groups.push_back({t});
+  return kernel_per_group("unfused", analysis, groups);
+}
+
+std::vector<std::vector<int>> fusion_groups(const ProgramAnalysis& analysis, const FusionOptions& options) {
+  return GroupBuilder(analysis, options).build();
+}
+
+PartitionPlan rules_plan(const ProgramAnalysis& analysis) {
+  return kernel_per_group("rules", analysis, fusion_groups(analysis, FusionOptions{true, false, 0}));
+}
+
+PartitionPlan subgraph_plan(const ProgramAnalysis& analysis) {
+  return kernel_per_group("subgraph", analysis, fusion_groups(analysis, FusionOptions{false, false, 0}));
+}
+
+int64_t cooperative_block_limit(const Target& target, bool with_reduction) {
+  if (target.kind != TargetKind::kGpu) return 0;
+  const GpuLimits& g = target.gpu;
+  using E = GpuBlockEstimate;
+  int64_t per_sm = std::min(g.max_blocks_per_sm, g.max_threads_per_sm / E::kThreadsPerBlock);
+  per_sm = std::min(per_sm, g.registers_per_sm / (E::kThreadsPerBlock * E::kRegistersPerThread));
+  if (with_reduction) per_sm = std::min(per_sm, g.shared_memory_per_sm / E::kReductionSharedBytes);
+  return g.sm_count * per_sm;
+}
+
+int64_t group_blocks(const ProgramAnalysis& analysis, const std::vector<int>& group) {
+  int64_t widest = 0, reductions = 0;
+  for (int t : group) {
+    if (analysis.tes[t].te_class == TeClass::kManyToMany)
+      reductions += blocks_for(analysis.tes[t]);
+    else
+      widest = std::max(widest, blocks_for(analysis.tes[t]));
+  }
+  return std::max(widest, reductions);
+}
+
+int64_t resident_capacity_bytes(const Target& target) {
+  if (target.kind == TargetKind::kGpu) {
+    return target.gpu.sm_count * (target.gpu.shared_memory_per_sm + target.gpu.registers_per_sm * 4 / 2);
+  }
+  return target.cpu.cores * target.cpu.l2_bytes + target.cpu.l3_bytes;
+}
+
+PartitionPlan global_plan(const ProgramAnalysis& analysis) {
+  const ProgramAnalysis& a = analysis;
+  bool gpu = a.target.kind == TargetKind::kGpu;
+  std::vector<std::vector<int>> groups =
+      fusion_groups(a, FusionOptions{false, true, gpu ? cooperative_block_limit(a.target, true) : 0});
+  std::vector<int> group_of(a.tes.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (int t : groups[g]) group_of[t] = static_cast<int>(g);
+  }
+  // Level = longest path from a source in the group graph; groups of one level are independent of each other.
+  Dataflow flow(a);
+  std::vector<int> level(groups.size(), 0);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (int t : groups[g]) {
+      for (const auto& [p, kind] : flow.producers[t]) {
+        if (group_of[p] != static_cast<int>(g)) level[g] = std::max(level[g], level[group_of[p]] + 1);
+      }
+    }
+  }
+  // Horizontal fusion: groups of one level with the same signature form one stage (on a GPU, as many stages as
+  // it takes for each to fit a cooperative launch). Stages go by level, then by their first TE.
+  std::map<std::pair<int, std::string>, std::vector<int>> buckets;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    buckets[{level[g], horizontal_signature(a, groups[g])}].push_back(static_cast<int>(g));
+  }
+  struct Stage {
+    std::vector<int> tes;
+    bool fits = true;
+  };
+  std::vector<std::pair<std::pair<int, int>, Stage>> stages;  // ((level, first TE), stage)
+  for (const auto& [key, members] : buckets) {
+    int64_t limit = gpu ? cooperative_block_limit(a.target, has_reduction(a, groups[members.front()])) : 0;
+    Stage current;
+    int64_t blocks = 0;
+    auto close = [&] {
+      if (current.tes.empty()) return;
+      std::sort(current.tes.begin(), current.tes.end());
+      stages.push_back({{key.first, current.tes.front()}, current});
+      current = Stage{};
+      blocks = 0;
+    };
+    for (int g : members) {
+      int64_t b = gpu ? group_blocks(a, groups[g]) : 0;
+      if (gpu && b > limit) {  // too wide for any cooperative launch: a kernel of its own
+        Stage alone{groups[g], false};
+        stages.push_back({{key.first, alone.tes.front()}, alone});
+        continue;
+      }
+      if (gpu && blocks + b > limit) close();
+      current.tes.insert(current.tes.end(), groups[g].begin(), groups[g].end());
+      blocks += b;
+    }
+    close();
+  }
+  std::sort(stages.begin(), stages.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+
+  PartitionPlan plan = empty_plan("global", a);
+  std::vector<int> kernel_of(a.tes.size(), -1), stage_of(a.tes.size(), -1);
+  int last_barrier = 0;  // index of the current kernel's stage that the latest barrier precedes
+  auto open_kernel = [&] {
+    plan.kernels.emplace_back();
+    last_barrier = 0;
+  };
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const Stage& s = stages[i].second;
+    if (plan.kernels.empty() || (!s.fits && !plan.kernels.back().stages.empty())) open_kernel();
+    PlanKernel* kernel = &plan.kernels.back();
+    int k = static_cast<int>(plan.kernels.size()) - 1;
+    int index = static_cast<int>(kernel->stages.size());
+    bool barrier = false;
+    for (int t : s.tes) {
+      for (const auto& [p, kind] : flow.producers[t]) {
+        if (kernel_of[p] == k && stage_of[p] >= last_barrier && stage_of[p] < index) barrier = true;
+      }
+    }
+    if (barrier) last_barrier = index;
+    kernel->stages.push_back(PlanStage{names_of(a, s.tes), barrier});
+    for (int t : s.tes) {
+      kernel_of[t] = k;
+      stage_of[t] = index;
+    }
+    if (!s.fits) open_kernel();
+  }
+  if (!plan.kernels.empty() && plan.kernels.back().stages.empty()) plan.kernels.pop_back();
+  int64_t capacity = resident_capacity_bytes(a.target);
+  for (PlanKernel& kernel : plan.kernels) {
+    if (kernel.stages.size() > 1) choose_resident(a, kernel, capacity);
+  }
+  return plan;
+}
+
+}  // namespace ingot

@@ -1,0 +1,95 @@
+// A target description: the hardware figures the partitioner and the schedule rules may assume (GPU: SMs,
+// threads, registers, shared memory; CPU: cores, SIMD width, caches; both: peak FLOP/s and bandwidth). Plain
+// data: built-ins `sm_80`, `sm_90` and `cpu` (read from this machine), or loaded from YAML (docs/analysis.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ingot {
+
+enum class TargetKind : uint8_t { kCpu, kGpu };
+const char* target_kind_name(TargetKind kind);  // "cpu", "gpu"
+
+// Per-device limits of an NVIDIA GPU, as the CUDA programming guide's "technical specifications per compute
+// capability" table and cudaDeviceProp name them. Sizes in bytes.
+struct GpuLimits {
+  int64_t sm_count = 0;
+  int64_t max_threads_per_sm = 0;
+  int64_t max_threads_per_block = 0;
+  int64_t max_blocks_per_sm = 0;
+  int64_t registers_per_sm = 0;     // 32-bit registers
+  int64_t registers_per_block = 0;  // 32-bit registers
+  int64_t shared_memory_per_sm = 0;
+  int64_t shared_memory_per_block = 0;        // without opting in (static shared memory)
+  int64_t shared_memory_per_block_optin = 0;  // with cudaFuncAttributeMaxDynamicSharedMemorySize
+  int64_t warp_size = 0;
+  bool operator==(const GpuLimits&) const = default;
+};
+
+// A CPU as OpenMP code sees it. Cache sizes in bytes per core (L1d, L2) or per socket (L3; 0 = none).
+struct CpuLimits {
+  int64_t cores = 0;            // physical cores available to this process
+  int64_t threads = 0;          // hardware threads available to this process
+  int64_t simd_fp32_lanes = 0;  // fp32 lanes of the widest vector unit: 16 (AVX-512), 8 (AVX2), 4 (SSE, NEON)
+  int64_t l1d_bytes = 0;
+  int64_t l2_bytes = 0;
+  int64_t l3_bytes = 0;
+  bool operator==(const CpuLimits&) const = default;
+};
+
+struct Target {
+  std::string name;
+  TargetKind kind = TargetKind::kCpu;
+  double peak_fp32_gflops = 0;       // fp32 FLOP/s / 1e9 without tensor cores or AMX; an FMA counts 2
+  double memory_bandwidth_gb_s = 0;  // DRAM bytes/s / 1e9
+  GpuLimits gpu;                     // kind == kGpu only; zero otherwise
+  CpuLimits cpu;                     // kind == kCpu only; zero otherwise
+  bool operator==(const Target&) const = default;
+
+  // FLOPs per DRAM byte at which the roofline turns from memory-bound to compute-bound.
+  double ridge_flops_per_byte() const { return peak_fp32_gflops / memory_bandwidth_gb_s; }
+};
+
+// A mistake in a target file. what() is "<file>:<line>:<column>: <key path>: <problem>" (line and column from
+// 1), as configs/run_config.h's ConfigError; errors about the file as a whole leave the key path empty, and an
+// unreadable file has line and column 0.
+class TargetError : public std::runtime_error {
+ public:
+  TargetError(std::string file, int line, int column, std::string key_path, std::string problem);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+  const std::string& key_path() const { return key_path_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string file_;
+  int line_, column_;
+  std::string key_path_, problem_;
+};
+
+// Names of the built-in targets: cpu, sm_80, sm_90.
+std::vector<std::string> builtin_target_names();
+// The built-in target of that name, or std::nullopt. "cpu" is read from this machine once per process.
+std::optional<Target> find_target(const std::string& name);
+// The CPU this process runs on: cores and threads it may use, SIMD width, caches, estimated peak (see
+// docs/analysis.md for how each figure is found and estimated). Named "cpu".
+Target detect_host_cpu();
+
+// Parses a target from YAML (schema in docs/analysis.md); source_name names it in errors. Throws TargetError
+// on unknown keys, wrong types, values out of range, missing figures, inconsistent limits (a per-block limit
+// above its per-SM limit, ...) or an unknown base.
+Target parse_target(const std::string& yaml_text, const std::string& source_name);
+// Reads the file at path and parses it; throws TargetError as parse_target does and when it cannot be read.
+Target load_target(const std::string& path);
+// A built-in name, or else a path to a YAML file; throws TargetError (naming the built-ins) when neither.
+Target resolve_target(const std::string& name_or_path);
+
+// Every figure as YAML, in the schema's order: parse_target(format_target(t), ...) == t.
+std::string format_target(const Target& target);
+
+}  // namespace ingot

@@ -1,0 +1,335 @@
+#include "analysis/strategies.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "workloads/examples.h"
+#include "workloads/lstm.h"
+#include "workloads/registry.h"
+
+namespace ingot {
+namespace {
+
+ProgramAnalysis on(const Program& p, const std::string& target) { return analyze(p, *find_target(target)); }
+
+// The printed plan, checked for validity first.
+std::string printed(const std::string& strategy, const ProgramAnalysis& a) {
+  PartitionPlan plan = make_plan(strategy, a);
+  validate_plan(plan, a);
+  return format_plan(plan, a);
+}
+
+// Q, K, V = X * Wq, X * Wk, X * Wv (independent GEMMs of one shape), S = Q + K + V, O = S * Wo.
+Program qkv() {
+  Tensor x = placeholder("X", {4, 8});
+  auto gemm = [&](const std::string& name, const Tensor& in, const Tensor& w) {
+    IterVar k = reduce_axis(8, "k");
+    return compute(name, {4, 8},
+                   [&](const std::vector<Expr>& i) { return sum(in(i[0], k.var) * w(k.var, i[1]), {k}); });
+  };
+  Tensor q = gemm("Q", x, placeholder("Wq", {8, 8})), k = gemm("K", x, placeholder("Wk", {8, 8}));
+  Tensor v = gemm("V", x, placeholder("Wv", {8, 8}));
+  Tensor s =
+      compute("S", {4, 8}, [&](const std::vector<Expr>& i) { return q(i[0], i[1]) + k(i[0], i[1]) + v(i[0], i[1]); });
+  return Program({gemm("O", s, placeholder("Wo", {8, 8}))}, "qkv");
+}
+
+// T = transpose(X) (pure data movement), G = T * W, R = relu(G); U = T * 2 also reads T.
+Program transpose_gemm() {
+  Tensor x = placeholder("X", {8, 4}), w = placeholder("W", {8, 8});
+  Tensor t = compute("T", {4, 8}, [&](const std::vector<Expr>& i) { return x(i[1], i[0]); });
+  IterVar k = reduce_axis(8, "k");
+  Tensor g =
+      compute("G", {4, 8}, [&](const std::vector<Expr>& i) { return sum(t(i[0], k.var) * w(k.var, i[1]), {k}); });
+  Tensor r = compute("R", {4, 8}, [&](const std::vector<Expr>& i) { return maximum(g(i[0], i[1]), Expr(0.0)); });
+  Tensor u = compute("U", {4, 8}, [&](const std::vector<Expr>& i) { return t(i[0], i[1]) * 2.0; });
+  return Program({r, u}, "transpose_gemm");
+}
+
+TEST(Strategies, MatmulBiasRelu) {
+  ProgramAnalysis a = on(matmul_bias_relu(24, 20, 16), "sm_80");
+  EXPECT_EQ(printed("unfused", a),
+            "plan unfused of matmul_bias_relu on sm_80: 2 kernels, 2 stages, 8656 B moved (4816 read, 3840 written)\n"
+            "kernel 0: 4736 B moved\n"
+            "  stage 0: C (many-to-many)\n"
+            "kernel 1: 3920 B moved\n"
+            "  stage 0: D (one-to-many)\n");
+  EXPECT_EQ(printed("rules", a),
+            "plan rules of matmul_bias_relu on sm_80: 1 kernel, 1 stage, 4816 B moved (2896 read, 1920 written)\n"
+            "kernel 0: 4816 B moved\n"
+            "  stage 0: C (many-to-many), D (one-to-many)\n");
+  EXPECT_EQ(printed("subgraph", a),
+            "plan subgraph of matmul_bias_relu on sm_80: 1 kernel, 1 stage, 4816 B moved (2896 read, 1920 written)\n"
+            "kernel 0: 4816 B moved\n"
+            "  stage 0: C (many-to-many), D (one-to-many)\n");
+  EXPECT_EQ(printed("global", a),
+            "plan global of matmul_bias_relu on sm_80: 1 kernel, 1 stage, 4816 B moved (2896 read, 1920 written)\n"
+            "kernel 0: 4816 B moved\n"
+            "  stage 0: C (many-to-many), D (one-to-many)\n");
+}
+
+TEST(Strategies, Softmax) {
+  ProgramAnalysis a = on(softmax(4, 16), "sm_80");
+  EXPECT_EQ(printed("unfused", a),
+            "plan unfused of softmax on sm_80: 4 kernels, 4 stages, 1600 B moved (1056 read, 544 written)\n"
+            "kernel 0: 272 B moved\n"
+            "  stage 0: row_max (many-to-many)\n"
+            "kernel 1: 528 B moved\n"
+            "  stage 0: e (one-to-many)\n"
+            "kernel 2: 272 B moved\n"
+            "  stage 0: row_sum (many-to-many)\n"
+            "kernel 3: 528 B moved\n"
+            "  stage 0: Y (one-to-many)\n");
+  EXPECT_EQ(printed("rules", a),
+            "plan rules of softmax on sm_80: 2 kernels, 2 stages, 1024 B moved (512 read, 512 written)\n"
+            "kernel 0: 512 B moved\n"
+            "  stage 0: row_max (many-to-many), e (one-to-many)\n"
+            "kernel 1: 512 B moved\n"
+            "  stage 0: row_sum (many-to-many), Y (one-to-many)\n");
+  EXPECT_EQ(printed("subgraph", a),
+            "plan subgraph of softmax on sm_80: 2 kernels, 2 stages, 1024 B moved (512 read, 512 written)\n"
+            "kernel 0: 512 B moved\n"
+            "  stage 0: row_max (many-to-many), e (one-to-many)\n"
+            "kernel 1: 512 B moved\n"
+            "  stage 0: row_sum (many-to-many), Y (one-to-many)\n");
+  EXPECT_EQ(printed("global", a),
+            "plan global of softmax on sm_80: 1 kernel, 2 stages, 512 B moved (256 read, 256 written)\n"
+            "kernel 0: 512 B moved\n"
+            "  stage 0: row_max (many-to-many), e (one-to-many)\n"
+            "  barrier\n"
+            "  stage 1: row_sum (many-to-many), Y (one-to-many)\n");
+}
+
+TEST(Strategies, TwoGemm) {
+  ProgramAnalysis a = on(two_gemm(8, 16, 8, 8), "sm_80");
+  EXPECT_EQ(printed("subgraph", a),
+            "plan subgraph of two_gemm on sm_80: 2 kernels, 2 stages, 2560 B moved (1792 read, 768 written)\n"
+            "kernel 0: 1280 B moved\n"
+            "  stage 0: H (many-to-many), R (one-to-one)\n"
+            "kernel 1: 1280 B moved\n"
+            "  stage 0: Y (many-to-many)\n");
+  EXPECT_EQ(printed("global", a),
+            "plan global of two_gemm on sm_80: 1 kernel, 2 stages, 1536 B moved (1280 read, 256 written)\n"
+            "kernel 0: 1536 B moved\n"
+            "  stage 0: H (many-to-many), R (one-to-one)\n"
+            "  barrier\n"
+            "  stage 1: Y (many-to-many)\n");
+}
+
+TEST(Strategies, QkvIsFusedHorizontally) {
+  ProgramAnalysis a = on(qkv(), "sm_80");
+  EXPECT_EQ(printed("subgraph", a),
+            "plan subgraph of qkv on sm_80: 4 kernels, 4 stages, 2304 B moved (1792 read, 512 written)\n"
+            "kernel 0: 512 B moved\n"
+            "  stage 0: K (many-to-many)\n"
+            "kernel 1: 512 B moved\n"
+            "  stage 0: V (many-to-many)\n"
+            "kernel 2: 768 B moved\n"
+            "  stage 0: Q (many-to-many), S (one-to-one)\n"
+            "kernel 3: 512 B moved\n"
+            "  stage 0: O (many-to-many)\n");
+  EXPECT_EQ(printed("global", a),
+            "plan global of qkv on sm_80: 1 kernel, 2 stages, 1280 B moved (1152 read, 128 written)\n"
+            "kernel 0: 1280 B moved\n"
+            "  stage 0: Q (many-to-many), K (many-to-many), V (many-to-many), S (one-to-one)\n"
+            "  barrier\n"
+            "  stage 1: O (many-to-many)\n");
+}
+
+TEST(Strategies, ChainsBeforeAReduction) {
+  ProgramAnalysis a = on(transpose_gemm(), "sm_80");
+  EXPECT_EQ(printed("rules", a),
+            "plan rules of transpose_gemm on sm_80: 3 kernels, 3 stages, 1024 B moved (640 read, 384 written)\n"
+            "kernel 0: 256 B moved\n"
+            "  stage 0: T (reorganize)\n"
+            "kernel 1: 512 B moved\n"
+            "  stage 0: G (many-to-many), R (one-to-one)\n"
+            "kernel 2: 256 B moved\n"
+            "  stage 0: U (one-to-one)\n");
+  EXPECT_EQ(printed("subgraph", a),
+            "plan subgraph of transpose_gemm on sm_80: 1 kernel, 1 stage, 640 B moved (384 read, 256 written)\n"
+            "kernel 0: 640 B moved\n"
+            "  stage 0: T (reorganize), G (many-to-many), R (one-to-one), U (one-to-one)\n");
+}
+
+TEST(Strategies, TinyLstm) {
+  ProgramAnalysis a = on(lstm(LstmSizes{2, 2, 4, 4}), "sm_80");
+  EXPECT_EQ(printed("rules", a),
+            "plan rules of lstm on sm_80: 16 kernels, 16 stages, 3680 B moved (3040 read, 640 written)\n"
+            "kernel 0: 336 B moved\n"
+            "  stage 0: wx_l0_t1 (many-to-many)\n"
+            "kernel 1: 336 B moved\n"
+            "  stage 0: wx_l0_t0 (many-to-many)\n"
+            "kernel 2: 16 B moved\n"
+            "  stage 0: h0 (one-to-one)\n"
+            "kernel 3: 336 B moved\n"
+            "  stage 0: uh_l0_t0 (many-to-many)\n"
+            "kernel 4: 16 B moved\n"
+            "  stage 0: c0 (one-to-one)\n"
+            "kernel 5: 176 B moved\n"
+            "  stage 0: c_l0_t0 (reorganize)\n"
+            "kernel 6: 80 B moved\n"
+            "  stage 0: h_l0_t0 (reorganize)\n"
+            "kernel 7: 336 B moved\n"
+            "  stage 0: uh_l0_t1 (many-to-many)\n"
+            "kernel 8: 224 B moved\n"
+            "  stage 0: c_l0_t1 (reorganize), h_l0_t1 (reorganize)\n"
+            "kernel 9: 336 B moved\n"
+            "  stage 0: wx_l1_t1 (many-to-many)\n"
+            "kernel 10: 336 B moved\n"
+            "  stage 0: wx_l1_t0 (many-to-many)\n"
+            "kernel 11: 336 B moved\n"
+            "  stage 0: uh_l1_t0 (many-to-many)\n"
+            "kernel 12: 176 B moved\n"
+            "  stage 0: c_l1_t0 (reorganize)\n"
+            "kernel 13: 80 B moved\n"
+            "  stage 0: h_l1_t0 (reorganize)\n"
+            "kernel 14: 336 B moved\n"
+            "  stage 0: uh_l1_t1 (many-to-many)\n"
+            "kernel 15: 224 B moved\n"
+            "  stage 0: c_l1_t1 (reorganize), h_l1_t1 (reorganize)\n");
+  EXPECT_EQ(printed("subgraph", a),
+            "plan subgraph of lstm on sm_80: 12 kernels, 12 stages, 3616 B moved (2976 read, 640 written)\n"
+            "kernel 0: 336 B moved\n"
+            "  stage 0: wx_l0_t1 (many-to-many)\n"
+            "kernel 1: 336 B moved\n"
+            "  stage 0: wx_l0_t0 (many-to-many)\n"
+            "kernel 2: 336 B moved\n"
+            "  stage 0: h0 (one-to-one), uh_l0_t0 (many-to-many)\n"
+            "kernel 3: 240 B moved\n"
+            "  stage 0: c0 (one-to-one), c_l0_t0 (reorganize), h_l0_t0 (reorganize)\n"
+            "kernel 4: 336 B moved\n"
+            "  stage 0: uh_l0_t1 (many-to-many)\n"
+            "kernel 5: 224 B moved\n"
+            "  stage 0: c_l0_t1 (reorganize), h_l0_t1 (reorganize)\n"
+            "kernel 6: 336 B moved\n"
+            "  stage 0: wx_l1_t1 (many-to-many)\n"
+            "kernel 7: 336 B moved\n"
+            "  stage 0: wx_l1_t0 (many-to-many)\n"
+            "kernel 8: 336 B moved\n"
+            "  stage 0: uh_l1_t0 (many-to-many)\n"
+            "kernel 9: 240 B moved\n"
+            "  stage 0: c_l1_t0 (reorganize), h_l1_t0 (reorganize)\n"
+            "kernel 10: 336 B moved\n"
+            "  stage 0: uh_l1_t1 (many-to-many)\n"
+            "kernel 11: 224 B moved\n"
+            "  stage 0: c_l1_t1 (reorganize), h_l1_t1 (reorganize)\n");
+  EXPECT_EQ(printed("global", a),
+            "plan global of lstm on sm_80: 1 kernel, 8 stages, 1200 B moved (1184 read, 16 written)\n"
+            "kernel 0: 1200 B moved; resident U0 (256 B) U1 (256 B) W1 (256 B) b0 (64 B) b1 (64 B)\n"
+            "  stage 0: wx_l0_t1 (many-to-many), wx_l0_t0 (many-to-many)\n"
+            "  stage 1: h0 (one-to-one), uh_l0_t0 (many-to-many)\n"
+            "  barrier\n"
+            "  stage 2: c0 (one-to-one), c_l0_t0 (reorganize), h_l0_t0 (reorganize)\n"
+            "  stage 3: uh_l1_t0 (many-to-many)\n"
+            "  barrier\n"
+            "  stage 4: uh_l0_t1 (many-to-many), wx_l1_t0 (many-to-many)\n"
+            "  barrier\n"
+            "  stage 5: c_l0_t1 (reorganize), h_l0_t1 (reorganize), c_l1_t0 (reorganize), h_l1_t0 (reorganize)\n"
+            "  barrier\n"
+            "  stage 6: wx_l1_t1 (many-to-many), uh_l1_t1 (many-to-many)\n"
+            "  barrier\n"
+            "  stage 7: c_l1_t1 (reorganize), h_l1_t1 (reorganize)\n");
+}
+
+TEST(Strategies, GpuStagesMustFitACooperativeLaunch) {
+  // 256 threads x 64 registers per block: registers allow 4 blocks per SM.
+  EXPECT_EQ(cooperative_block_limit(*find_target("sm_80"), true), 108 * 4);
+  EXPECT_EQ(cooperative_block_limit(*find_target("sm_90"), false), 132 * 4);
+  EXPECT_EQ(cooperative_block_limit(*find_target("cpu"), true), 0);
+  EXPECT_EQ(resident_capacity_bytes(*find_target("sm_80")), 108 * (167936 + 131072));
+  // H = X * W1 has 1024 x 1024 outputs: 1024 blocks of 1024 outputs, more than 432, so on the A100 it is a
+  // kernel of its own and Y starts another; the CPU runs both in one parallel region.
+  Program program = two_gemm(1024, 1024, 8, 8);
+  ProgramAnalysis gpu = on(program, "sm_80");
+  EXPECT_EQ(group_blocks(gpu, {0}), 1024);
+  PartitionPlan plan = global_plan(gpu);
+  ASSERT_EQ(plan.kernel_count(), 2);
+  EXPECT_EQ(plan.kernels[0].stages, (std::vector<PlanStage>{PlanStage{{"H", "R"}, false}}));
+  EXPECT_EQ(plan.kernels[1].stages, (std::vector<PlanStage>{PlanStage{{"Y"}, false}}));
+  PartitionPlan cpu = global_plan(on(program, "cpu"));
+  EXPECT_EQ(cpu.kernel_count(), 1);
+  EXPECT_EQ(cpu.kernels[0].stages, (std::vector<PlanStage>{PlanStage{{"H", "R"}, false}, PlanStage{{"Y"}, true}}));
+}
+
+const std::vector<std::string> kModels = {"lstm", "mmoe", "bert", "resnext", "swin", "efficientnet"};
+
+Program small_workload(const std::string& name) { return make_workload(name, find_workload(name)->small); }
+
+TEST(Strategies, KernelCountsFallFromUnfusedToGlobal) {
+  for (const std::string& model : kModels) {
+    Program program = small_workload(model);
+    for (const std::string& target : builtin_target_names()) {
+      ProgramAnalysis a = on(program, target);
+      std::vector<int64_t> counts, bytes;
+      for (const std::string& strategy : plan_strategy_names()) {
+        PartitionPlan plan = make_plan(strategy, a);
+        EXPECT_EQ(plan_problems(plan, a), std::vector<std::string>{}) << model << " " << target << " " << strategy;
+        counts.push_back(plan.kernel_count());
+        bytes.push_back(plan_traffic(plan, a).bytes_moved());
+      }
+      std::string where = model + " on " + target;
+      EXPECT_EQ(counts[0], static_cast<int64_t>(a.tes.size())) << where;
+      EXPECT_GE(counts[0], counts[1]) << where;
+      EXPECT_GE(counts[1], counts[2]) << where;
+      EXPECT_GE(counts[2], counts[3]) << where;
+      EXPECT_GE(bytes[0], bytes[1]) << where;
+      EXPECT_GE(bytes[1], bytes[2]) << where;
+      EXPECT_GE(bytes[2], bytes[3]) << where;
+    }
+  }
+}
+
+std::filesystem::path golden_path(const std::string& name) {
+  return std::filesystem::path(__FILE__).parent_path() / "golden" / (name + ".txt");
+}
+
+// Compares text with the golden file; INGOT_UPDATE_GOLDEN=1 rewrites the file instead.
+void expect_golden(const std::string& name, const std::string& text) {
+  std::filesystem::path path = golden_path(name);
+  const char* update = std::getenv("INGOT_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path) << text;
+    return;
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path << " is missing; run with INGOT_UPDATE_GOLDEN=1 to write it";
+  std::stringstream golden;
+  golden << in.rdbuf();
+  EXPECT_EQ(text, golden.str()) << "plan differs from " << path;
+}
+
+TEST(Strategies, GoldenGlobalPlans) {
+  for (std::string model : {"lstm", "mmoe"}) {
+    Program program = small_workload(model);
+    for (std::string target : {"sm_80", "sm_90", "cpu"}) {
+      expect_golden(model + "_small_global_" + target, printed("global", on(program, target)));
+    }
+  }
+}
+
+TEST(Strategies, PaperSizeLstmIsPlannedQuickly) {
+  Program program = lstm(LstmSizes{});
+  for (std::string target : {"sm_80", "cpu"}) {
+    ProgramAnalysis a = on(program, target);
+    ASSERT_EQ(a.tes.size(), 4002u);
+    for (const std::string& strategy : plan_strategy_names()) {
+      auto start = std::chrono::steady_clock::now();
+      PartitionPlan plan = make_plan(strategy, a);
+      PlanTraffic traffic = plan_traffic(plan, a);
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_LT(seconds, 0.5) << strategy << " on " << target;
+      EXPECT_EQ(plan_problems(plan, a), std::vector<std::string>{}) << strategy << " on " << target;
+      EXPECT_GT(traffic.bytes_moved(), 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ingot

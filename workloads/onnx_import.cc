@@ -1,0 +1,269 @@
+#include "workloads/onnx_import.h"
+
+#include <onnx/shape_inference/implementation.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "ops/op_conventions.h"
+#include "workloads/onnx_graph.h"
+#include "workloads/onnx_ops.h"
+#include "workloads/onnx_tensor.h"
+
+namespace ingot {
+
+namespace {
+
+constexpr int kMinOpset = 11;
+constexpr int kMaxOpset = 17;
+
+int default_domain_opset(const onnx::ModelProto& model) {
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return int(o.version());
+  throw OnnxUnsupportedError("the model imports no opset of the default ONNX domain (only other domains)");
+}
+
+// Static shapes of the values ONNX shape inference could infer, by name.
+std::map<std::string, std::vector<int64_t>> inferred_static_shapes(const onnx::ModelProto& model) {
+  onnx::ModelProto copy = model;
+  try {
+    onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(false, 0, true));
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(std::string("ONNX shape inference failed: ") + e.what());
+  }
+  std::map<std::string, std::vector<int64_t>> shapes;
+  auto record = [&](const onnx::ValueInfoProto& info) {
+    if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
+    std::vector<int64_t> shape;
+    for (const auto& d : info.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return;
+      shape.push_back(d.dim_value());
+    }
+    shapes[info.name()] = shape;
+  };
+  for (const auto& v : copy.graph().value_info()) record(v);
+  for (const auto& v : copy.graph().output()) record(v);
+  return shapes;
+}
+
+// The static shape of a graph input; dynamic, unknown or zero-size dimensions are unsupported.
+std::vector<int64_t> static_input_shape(const onnx::ValueInfoProto& info) {
+  const std::string what = "input '" + info.name() + "'";
+  if (!info.type().has_tensor_type())
+    throw OnnxUnsupportedError(what + " is not a tensor (sequences, maps and optionals are not supported)");
+  if (!info.type().tensor_type().has_shape())
+    throw OnnxUnsupportedError(what + " has no shape: ingot needs static shapes");
+  std::vector<int64_t> shape;
+  int d = 0;
+  for (const auto& dim : info.type().tensor_type().shape().dim()) {
+    if (dim.has_dim_param())
+      throw OnnxUnsupportedError(what + " has a dynamic dimension '" + dim.dim_param() + "' (dimension " +
+                                 std::to_string(d) + "): ingot needs static shapes");
+    if (!dim.has_dim_value())
+      throw OnnxUnsupportedError(what + " has an unknown dimension " + std::to_string(d) +
+                                 ": ingot needs static shapes");
+    if (dim.dim_value() <= 0) throw OnnxUnsupportedError(what + " has a zero-size dimension " + std::to_string(d));
+    shape.push_back(dim.dim_value());
+    ++d;
+  }
+  return shape;
+}
+
+class Importer {
+ public:
+  explicit Importer(const onnx::ModelProto& model) : model_(model), graph_(reserved_names(model.graph())) {}
+
+  ImportedModel run() {
+    opset_ = default_domain_opset(model_);
+    if (opset_ < kMinOpset || opset_ > kMaxOpset)
+      throw OnnxUnsupportedError("the model uses opset " + std::to_string(opset_) + "; ingot imports opsets " +
+                                 std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
+    inferred_ = inferred_static_shapes(model_);
+    const onnx::GraphProto& g = model_.graph();
+    if (g.sparse_initializer_size() > 0)
+      throw OnnxUnsupportedError("sparse initializer '" + g.sparse_initializer(0).values().name() +
+                                 "' is not supported");
+    std::set<std::string> initializer_names;
+    for (const auto& init : g.initializer()) {
+      graph_.add_constant(init.name(), tensor_from_onnx(init));
+      initializer_names.insert(init.name());
+    }
+    std::vector<std::string> input_names;
+    for (const auto& info : g.input()) {
+      if (initializer_names.count(info.name())) continue;
+      std::vector<int64_t> shape = static_input_shape(info);  // first: it rejects non-tensor inputs by name
+      DType dtype = dtype_from_onnx(info.type().tensor_type().elem_type(), "input '" + info.name() + "'");
+      graph_.add_model_input(info.name(), shape, dtype);
+      input_names.push_back(info.name());
+    }
+    for (const auto& node : g.node()) import_node(node);
+    return finish(input_names);
+  }
+
+ private:
+  static std::set<std::string> reserved_names(const onnx::GraphProto& g) {
+    std::set<std::string> names;
+    for (const auto& v : g.input()) names.insert(sanitize_onnx_name(v.name()));
+    for (const auto& v : g.initializer()) names.insert(sanitize_onnx_name(v.name()));
+    for (const auto& n : g.node())
+      for (const auto& o : n.output()) names.insert(sanitize_onnx_name(o));
+    return names;
+  }
+
+  void import_node(const onnx::NodeProto& proto) {
+    OnnxNode node(proto, opset_, graph_);
+    if (!proto.domain().empty() && proto.domain() != "ai.onnx")
+      node.unsupported("operator domain '" + proto.domain() + "' is not supported (only the default ONNX domain)");
+    auto it = onnx_converters().find(proto.op_type());
+    if (it == onnx_converters().end()) node.unsupported("operator " + proto.op_type() + " is not supported");
+    for (const auto& in : proto.input())
+      if (!in.empty() && !graph_.has(in))
+        node.fail("input '" + in + "' is not defined by an earlier node, an initializer or a graph input");
+    try {
+      it->second(node);
+    } catch (const OnnxUnsupportedError&) {
+      throw;
+    } catch (const std::invalid_argument& e) {
+      std::string what = e.what();
+      if (what.rfind(node.describe(), 0) == 0) throw;
+      node.fail(what);
+    }
+    for (const std::string& a : node.unread_attributes()) node.unsupported("attribute '" + a + "' is not supported");
+
+    bool all_inputs_constant = true;
+    for (const auto& in : proto.input())
+      if (!in.empty() && !graph_.value(in).constant) all_inputs_constant = false;
+    for (int i = 0; i < proto.output_size(); ++i) {
+      const std::string& out = proto.output(i);
+      if (out.empty()) continue;
+      if (!graph_.has(out)) node.fail("internal: output '" + out + "' was not produced");
+      OnnxValue& v = graph_.value(out);
+      auto inferred = inferred_.find(out);
+      if (inferred != inferred_.end() && inferred->second != v.shape)
+        node.fail("ingot computes shape " + shape_to_string(v.shape) + " for output '" + out +
+                  "' but ONNX shape inference gives " + shape_to_string(inferred->second));
+      // Shape arithmetic (Shape -> Gather -> Concat -> Reshape) folds to constants as it goes.
+      if (all_inputs_constant && !is_float(v.dtype)) graph_.try_constant(out);
+    }
+  }
+
+  ImportedModel finish(const std::vector<std::string>& input_names) {
+    const onnx::GraphProto& g = model_.graph();
+    std::vector<Tensor> outputs;
+    std::vector<OnnxBinding> output_bindings;
+    for (const auto& info : g.output()) {
+      if (!graph_.has(info.name()))
+        throw std::invalid_argument("graph output '" + info.name() + "' is not produced by any node");
+      OnnxValue& v = graph_.value(info.name());
+      for (int64_t d : v.shape)
+        if (d == 0) throw OnnxUnsupportedError("graph output '" + info.name() + "' has a zero-size dimension");
+      Tensor t = graph_.tensor(info.name());
+      bool repeated = false;
+      for (const Tensor& o : outputs) repeated |= o.same_as(t);
+      // An output must be a compute of its own: copy inputs, constants and outputs listed twice.
+      if (t->is_placeholder() || repeated) {
+        Tensor source = t;
+        t = compute(graph_.unique_name(info.name()), source->shape,
+                    [&](const std::vector<Expr>& i) { return read(source, i); });
+      }
+      outputs.push_back(t);
+      output_bindings.push_back(OnnxBinding{info.name(), t->name, t->shape, t->dtype});
+    }
+    if (outputs.empty()) throw std::invalid_argument("the graph has no outputs");
+    std::string name = g.name().empty() ? "onnx_model" : sanitize_onnx_name(g.name());
+    ImportedModel result{Program(outputs, name), {}, std::move(output_bindings), {}};
+    for (const std::string& in : input_names) {
+      const OnnxValue& v = graph_.value(in);
+      result.inputs.push_back(OnnxBinding{in, v.tensor->name, v.shape, v.dtype});
+    }
+    for (const Tensor& p : result.program.placeholders()) {
+      auto it = graph_.constant_values().find(p->name);
+      if (it != graph_.constant_values().end()) result.initializers.emplace(p->name, it->second);
+    }
+    return result;
+  }
+
+  const onnx::ModelProto& model_;
+  OnnxGraph graph_;
+  int opset_ = 0;
+  std::map<std::string, std::vector<int64_t>> inferred_;
+};
+
+}  // namespace
+
+std::vector<std::string> ImportedModel::input_names() const {
+  std::vector<std::string> names;
+  for (const OnnxBinding& b : inputs) names.push_back(b.tensor_name);
+  return names;
+}
+
+std::vector<std::string> ImportedModel::output_names() const {
+  std::vector<std::string> names;
+  for (const OnnxBinding& b : outputs) names.push_back(b.tensor_name);
+  return names;
+}
+
+TensorMap ImportedModel::feeds(const std::vector<HostTensor>& input_values) const {
+  if (input_values.size() != inputs.size())
+    throw std::invalid_argument("the model has " + std::to_string(inputs.size()) + " inputs but " +
+                                std::to_string(input_values.size()) + " values were given");
+  TensorMap map = initializers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const OnnxBinding& b = inputs[i];
+    const HostTensor& h = input_values[i];
+    if (h.dtype() != b.dtype || h.shape() != b.shape)
+      throw std::invalid_argument("input " + std::to_string(i) + " ('" + b.onnx_name + "') is " +
+                                  dtype_name(h.dtype()) + shape_to_string(h.shape()) + " but the model expects " +
+                                  dtype_name(b.dtype) + shape_to_string(b.shape));
+    map.insert_or_assign(b.tensor_name, h);
+  }
+  return map;
+}
+
+ImportedModel import_onnx_model(const onnx::ModelProto& model) { return Importer(model).run(); }
+
+ImportedModel import_onnx_bytes(const std::string& serialized_model) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(serialized_model)) throw std::invalid_argument("the bytes are not an ONNX ModelProto");
+  return import_onnx_model(model);
+}
+
+ImportedModel import_onnx(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open ONNX model '" + path + "'");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes.str())) throw std::runtime_error("'" + path + "' is not an ONNX model");
+  try {
+    return import_onnx_model(model);
+  } catch (const OnnxUnsupportedError& e) {
+    throw OnnxUnsupportedError(path + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(path + ": " + e.what());
+  }
+}
+
+Program onnx_workload(const std::string& path) { return import_onnx(path).program; }
+
+OnnxConverterMap make_onnx_converters() {
+  OnnxConverterMap converters;
+  add_onnx_elementwise_converters(converters);
+  add_onnx_tensor_converters(converters);
+  add_onnx_nn_converters(converters);
+  return converters;
+}
+
+const std::map<std::string, OnnxConverter>& onnx_converters() {
+  static const OnnxConverterMap converters = make_onnx_converters();
+  return converters;
+}
+
+std::vector<std::string> supported_onnx_ops() {
+  std::vector<std::string> ops;
+  for (const auto& [name, converter] : onnx_converters()) ops.push_back(name);
+  return ops;
+}
+
+}  // namespace ingot
