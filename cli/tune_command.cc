@@ -103,7 +103,12 @@ void add_tune_command(CLI::App& app) {
     std::cout << "run " << s.run_id << " done: " << s.measured_now << " measured (" << s.errors_now << " errors), "
               << s.skipped << " already measured" << (s.exhausted ? ", search space exhausted" : "") << "\n";
     if (s.best_seconds)
-      std::cout << "best: " << *s.best_seconds * 1e3 << " ms  " << s.best_schedule_json << "\n";
+      // A whole model's schedule is megabytes of JSON: print it only when it fits on a screen.
+      std::cout << "best: " << *s.best_seconds * 1e3 << " ms  "
+                << (s.best_schedule_json.size() <= 2000 ? s.best_schedule_json
+                                                        : "(schedule: ingot best --workload " + workload.name +
+                                                              " --db " + options.database_path + " --json)")
+                << "\n";
     else
       std::cout << "no correct candidate yet\n";
   });

@@ -5,8 +5,8 @@
 
 #include "ops/elementwise.h"
 #include "ops/linear.h"
-#include "ops/norm.h"
 #include "ops/softmax.h"
+#include "workloads/model_weights.h"
 
 namespace ingot {
 
@@ -14,11 +14,7 @@ namespace {
 
 using Axes = std::vector<Expr>;
 
-// PyTorch's default initialisation bound of a layer's weights and bias.
-ValueRange fan_in_range(int64_t fan_in) {
-  const double bound = 1.0 / std::sqrt(double(fan_in));
-  return {-bound, bound};
-}
+constexpr double kLayerNormEpsilon = 1e-12;  // BERT's
 
 // Builds the encoder and records each weight placeholder as it is created, so the names always match the
 // program.
@@ -38,27 +34,12 @@ class BertBuilder {
     return Program({x}, "bert");
   }
 
-  const std::vector<std::string>& weight_names() const { return weight_names_; }
-  const InputRanges& input_ranges() const { return ranges_; }
+  const ModelWeights& weights() const { return weights_; }
 
  private:
-  Tensor weight(const std::string& name, std::vector<int64_t> shape, ValueRange range) {
-    weight_names_.push_back(name);
-    ranges_[name] = range;
-    return placeholder(name, std::move(shape));
-  }
+  Tensor linear(const std::string& name, const Tensor& x, int64_t out) { return weights_.linear(name, x, out); }
 
-  Tensor linear(const std::string& name, const Tensor& x, int64_t out) {
-    const int64_t in = x->shape.back();
-    return dense(name, x, weight(name + "_weight", {out, in}, fan_in_range(in)),
-                 weight(name + "_bias", {out}, fan_in_range(in)));
-  }
-
-  Tensor norm(const std::string& name, const Tensor& x) {
-    const int64_t c = x->shape.back();
-    return layer_norm(name, x, weight(name + "_gamma", {c}, {0.9, 1.1}), weight(name + "_beta", {c}, {-0.1, 0.1}), -1,
-                      1e-12);
-  }
+  Tensor norm(const std::string& name, const Tensor& x) { return weights_.layer_norm(name, x, kLayerNormEpsilon); }
 
   Tensor layer(const std::string& p, const Tensor& x) {
     const int64_t seq = s_.sequence, hidden = s_.hidden, heads = s_.heads, head_dim = hidden / heads;
@@ -84,24 +65,15 @@ class BertBuilder {
   }
 
   const BertSizes s_;
-  std::vector<std::string> weight_names_;
-  InputRanges ranges_;
+  ModelWeights weights_;
 };
 
 }  // namespace
 
 Program bert(const BertSizes& sizes) { return BertBuilder(sizes).build(); }
 
-std::vector<std::string> bert_weight_names(const BertSizes& sizes) {
-  BertBuilder builder(sizes);
-  builder.build();
-  return builder.weight_names();
-}
+std::vector<std::string> bert_weight_names(const BertSizes& sizes) { return weights_of<BertBuilder>(sizes).names(); }
 
-InputRanges bert_input_ranges(const BertSizes& sizes) {
-  BertBuilder builder(sizes);
-  builder.build();
-  return builder.input_ranges();
-}
+InputRanges bert_input_ranges(const BertSizes& sizes) { return weights_of<BertBuilder>(sizes).ranges(); }
 
 }  // namespace ingot

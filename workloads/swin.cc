@@ -8,10 +8,10 @@
 #include "ops/gather.h"
 #include "ops/layout.h"
 #include "ops/linear.h"
-#include "ops/norm.h"
 #include "ops/reduce.h"
 #include "ops/softmax.h"
 #include "ops/window.h"
+#include "workloads/model_weights.h"
 
 namespace ingot {
 
@@ -19,11 +19,7 @@ namespace {
 
 using Axes = std::vector<Expr>;
 
-// PyTorch's default initialisation bound of a layer's weights and bias.
-ValueRange fan_in_range(int64_t fan_in) {
-  const double bound = 1.0 / std::sqrt(double(fan_in));
-  return {-bound, bound};
-}
+constexpr double kLayerNormEpsilon = 1e-5;
 
 // Builds the network and records each weight placeholder as it is created, so the names always match the
 // program.
@@ -37,9 +33,10 @@ class SwinBuilder {
     Tensor image = placeholder("image", {1, 3, s.image, s.image});
     Conv2dAttrs patchify;
     patchify.stride = {s.patch, s.patch};
-    Tensor x = conv2d("patch_embed", image,
-                      weight("patch_embed_weight", {s.embed, 3, s.patch, s.patch}, fan_in_range(3 * s.patch * s.patch)),
-                      weight("patch_embed_bias", {s.embed}, fan_in_range(3 * s.patch * s.patch)), patchify);
+    const ValueRange patch_range = fan_in_range(3 * s.patch * s.patch);
+    Tensor patch_weight = weights_.placeholder("patch_embed_weight", {s.embed, 3, s.patch, s.patch}, patch_range);
+    Tensor patch_bias = weights_.placeholder("patch_embed_bias", {s.embed}, patch_range);
+    Tensor x = conv2d("patch_embed", image, patch_weight, patch_bias, patchify);
     x = transpose("patch_embed_nhwc", x, {0, 2, 3, 1});
     x = norm("patch_norm", x);
 
@@ -59,14 +56,11 @@ class SwinBuilder {
 
     x = norm("norm", x);
     Tensor pooled = reduce_mean("avgpool", x, {1, 2}, /*keepdims=*/false);
-    const int64_t features = pooled->shape[1];
-    Tensor logits = dense("logits", pooled, weight("head_weight", {s.classes, features}, fan_in_range(features)),
-                          weight("head_bias", {s.classes}, fan_in_range(features)));
+    Tensor logits = weights_.linear("logits", "head", pooled, s.classes);
     return Program({logits}, "swin");
   }
 
-  const std::vector<std::string>& weight_names() const { return weight_names_; }
-  const InputRanges& input_ranges() const { return ranges_; }
+  const ModelWeights& weights() const { return weights_; }
 
  private:
   void check_sizes() const {
@@ -95,22 +89,10 @@ class SwinBuilder {
     }
   }
 
-  Tensor weight(const std::string& name, std::vector<int64_t> shape, ValueRange range) {
-    weight_names_.push_back(name);
-    ranges_[name] = range;
-    return placeholder(name, std::move(shape));
-  }
-
-  Tensor norm(const std::string& name, const Tensor& x) {
-    const int64_t c = x->shape.back();
-    return layer_norm(name, x, weight(name + "_gamma", {c}, {0.9, 1.1}), weight(name + "_beta", {c}, {-0.1, 0.1}), -1,
-                      1e-5);
-  }
+  Tensor norm(const std::string& name, const Tensor& x) { return weights_.layer_norm(name, x, kLayerNormEpsilon); }
 
   Tensor linear(const std::string& name, const Tensor& x, int64_t out, bool bias = true) {
-    const int64_t in = x->shape.back();
-    return dense(name, x, weight(name + "_weight", {out, in}, fan_in_range(in)),
-                 bias ? weight(name + "_bias", {out}, fan_in_range(in)) : Tensor());
+    return weights_.linear(name, x, out, bias);
   }
 
   // Region label of a row (or column) of the shifted map: torchvision's slices [0, R - window),
@@ -150,7 +132,7 @@ class SwinBuilder {
     Tensor q = split_heads("q", 0), k = split_heads("k", 1), v = split_heads("v", 2);
     Tensor scores = batch_matmul(p + "scores", q, k, false, true);
 
-    Tensor table = weight(p + "rel_bias_table", {(2 * ws - 1) * (2 * ws - 1), heads}, {-0.04, 0.04});
+    Tensor table = weights_.placeholder(p + "rel_bias_table", {(2 * ws - 1) * (2 * ws - 1), heads}, {-0.04, 0.04});
     Tensor bias = gather_computed(p + "rel_bias", table, 0, {tokens, tokens}, [&](const Axes& i) {
       return (i[0] / ws - i[1] / ws + (ws - 1)) * (2 * ws - 1) + i[0] % ws - i[1] % ws + (ws - 1);
     });  // [tokens, tokens, heads]
@@ -184,24 +166,15 @@ class SwinBuilder {
   }
 
   const SwinSizes s_;
-  std::vector<std::string> weight_names_;
-  InputRanges ranges_;
+  ModelWeights weights_;
 };
 
 }  // namespace
 
 Program swin(const SwinSizes& sizes) { return SwinBuilder(sizes).build(); }
 
-std::vector<std::string> swin_weight_names(const SwinSizes& sizes) {
-  SwinBuilder builder(sizes);
-  builder.build();
-  return builder.weight_names();
-}
+std::vector<std::string> swin_weight_names(const SwinSizes& sizes) { return weights_of<SwinBuilder>(sizes).names(); }
 
-InputRanges swin_input_ranges(const SwinSizes& sizes) {
-  SwinBuilder builder(sizes);
-  builder.build();
-  return builder.input_ranges();
-}
+InputRanges swin_input_ranges(const SwinSizes& sizes) { return weights_of<SwinBuilder>(sizes).ranges(); }
 
 }  // namespace ingot
