@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/located_error.h"
+
 namespace ingot {
 
 enum class TargetKind : uint8_t { kCpu, kGpu };
@@ -54,22 +56,10 @@ struct Target {
   double ridge_flops_per_byte() const { return peak_fp32_gflops / memory_bandwidth_gb_s; }
 };
 
-// A mistake in a target file. what() is "<file>:<line>:<column>: <key path>: <problem>" (line and column from
-// 1), as configs/run_config.h's ConfigError; errors about the file as a whole leave the key path empty, and an
-// unreadable file has line and column 0.
-class TargetError : public std::runtime_error {
+// A mistake in a target file, located as ir/located_error.h says.
+class TargetError : public LocatedError {
  public:
-  TargetError(std::string file, int line, int column, std::string key_path, std::string problem);
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }
-  int column() const { return column_; }
-  const std::string& key_path() const { return key_path_; }
-  const std::string& problem() const { return problem_; }
-
- private:
-  std::string file_;
-  int line_, column_;
-  std::string key_path_, problem_;
+  using LocatedError::LocatedError;
 };
 
 // Names of the built-in targets: cpu, sm_80, sm_90.

@@ -11,6 +11,7 @@
 
 #include "ir/host_tensor.h"
 #include "ir/interpreter.h"
+#include "ir/located_error.h"
 #include "ir/program.h"
 #include "workloads/registry.h"
 
@@ -68,22 +69,11 @@ struct RunConfig {
   bool operator==(const RunConfig&) const = default;
 };
 
-// A mistake in a config. what() is "<file>:<line>:<column>: <key path>: <problem>" (line and column from 1),
-// e.g. "configs/x.yaml:4:3: budget.trails: unknown key (known: trials, minutes)". Errors about the file as a
-// whole (unreadable, bad YAML syntax) leave key_path empty; an unreadable file has line and column 0.
-class ConfigError : public std::runtime_error {
+// A mistake in a config, located as ir/located_error.h says, e.g.
+// "configs/x.yaml:4:3: budget.trails: unknown key (known: trials, minutes)".
+class ConfigError : public LocatedError {
  public:
-  ConfigError(std::string file, int line, int column, std::string key_path, std::string problem);
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }
-  int column() const { return column_; }
-  const std::string& key_path() const { return key_path_; }
-  const std::string& problem() const { return problem_; }
-
- private:
-  std::string file_;
-  int line_, column_;
-  std::string key_path_, problem_;
+  using LocatedError::LocatedError;
 };
 
 // Parses a config; source_name names it in error messages. A relative workload.onnx is taken from
