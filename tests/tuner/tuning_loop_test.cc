@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -21,9 +22,8 @@ namespace {
 class TuningLoop : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("ingot_tune_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("ingot_tune_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -80,6 +80,31 @@ TEST_F(TuningLoop, MeasuresTheBudgetAndKeepsTheBest) {
       EXPECT_LE(*s.best_seconds, *m.measurement.median_s);
     }
   EXPECT_TRUE(db.check().ok);
+}
+
+// A compile still running when the minutes run out is stopped at the budget, and its candidate is released
+// unmeasured (it is not the candidate's fault), not recorded as a compile timeout.
+TEST_F(TuningLoop, CompilesStillRunningAtTheBudgetEndAreStoppedAndReleased) {
+  std::filesystem::path slow_compiler = dir_ / "slow_cxx.sh";
+  {
+    std::ofstream script(slow_compiler);
+    // Slow only when compiling: the compiler's version query (part of the kernel cache key) stays quick.
+    script << "#!/bin/sh\ncase \" $* \" in *\" -o \"*) sleep 60 ;; esac\nexec c++ \"$@\"\n";
+  }
+  std::filesystem::permissions(slow_compiler, std::filesystem::perms::owner_all);
+  TuneOptions o = options("cut.db", 0);
+  o.minutes = 0.05;  // 3 s
+  o.builder.compile.compiler = slow_compiler.string();
+  o.builder.compile.cache_dir = (dir_ / "cache").string();
+  auto started = std::chrono::steady_clock::now();
+  TuneSummary s = tune(program_, "matmul", o);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_LT(seconds, 30.0) << "the compiles ran past the budget";
+  EXPECT_EQ(s.measured_now, 0);
+  IntegrityReport report = Database::open(o.database_path).check();
+  EXPECT_EQ(report.measurements, 0);
+  EXPECT_EQ(report.claims, 0);
+  EXPECT_GT(report.candidates, 0);
 }
 
 TEST_F(TuningLoop, ResumeContinuesTheSameSequenceWithoutMeasuringTwice) {
