@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "codegen/cpp_printer.h"
 #include "codegen/cuda_printer.h"
+#include "codegen/kernels.h"
 #include "codegen/lower.h"
 
 namespace ingot::cli {
@@ -19,7 +20,7 @@ void add_lower_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([] {
     Program program = workload_program(workload, size);
-    Schedule s = schedule_from_spec(schedule, program);
+    Schedule s = schedule_from_spec(schedule, program, emit == "cuda");
     if (emit == "program") {
       std::cout << program.to_string();
       return;
@@ -29,9 +30,12 @@ void add_lower_command(CLI::App& app) {
       return;
     }
     LoopFunction f = lower(program, s);
-    if (emit == "loop") std::cout << to_string(f);
-    else if (emit == "cpp") std::cout << print_cpp(f);
-    else std::cout << print_cuda(f);
+    if (emit == "loop")
+      std::cout << to_string(f);
+    else if (emit == "cpp")
+      std::cout << print_cpp(f);
+    else
+      for (const LoopFunction& kernel : split_kernels(f)) std::cout << print_cuda(kernel);
   });
 }
 

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "tuner/hand_schedules.h"
 #include "tuner/schedule_sampler.h"
+#include "tuner/strategy_schedule.h"
 #include "workloads/registry.h"
 
 namespace ingot::cli {
@@ -23,9 +24,14 @@ Program workload_program(const std::string& name, const std::string& size) {
   return make_workload(name, workload_size_params(name, size));
 }
 
-Schedule schedule_from_spec(const std::string& spec, const Program& program) {
+Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu) {
   if (spec == "naive") return Schedule();
   if (spec == "hand") return hand_schedule(program);
+  if (spec.rfind("strategy:", 0) == 0) {
+    FixedScheduleOptions options;
+    options.gpu = gpu;
+    return make_strategy_program(program, spec.substr(9), resolve_target(gpu ? "sm_90" : "cpu"), options).schedule;
+  }
   if (spec.rfind("random:", 0) == 0) {
     uint64_t seed = 0;
     try {
@@ -37,7 +43,9 @@ Schedule schedule_from_spec(const std::string& spec, const Program& program) {
     return sample_schedule(program, rng);
   }
   std::ifstream in(spec);
-  if (!in) throw std::invalid_argument("--schedule '" + spec + "' is not naive, hand, random:SEED or a readable file");
+  if (!in)
+    throw std::invalid_argument("--schedule '" + spec +
+                                "' is not naive, hand, random:SEED, strategy:NAME or a readable file");
   std::stringstream text;
   text << in.rdbuf();
   try {

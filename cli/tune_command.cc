@@ -7,8 +7,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "analysis/strategies.h"
 #include "cli/commands.h"
 #include "configs/run_config.h"
+#include "tuner/strategy_schedule.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/registry.h"
 
@@ -78,8 +80,14 @@ void add_tune_command(CLI::App& app) {
     options.input_ranges = workload.input_ranges;
     options.fixed_inputs = std::move(workload.fixed_inputs);
     const Program& program = workload.program;
+    // The plan depends only on the program for a CPU target (every stage fits one parallel region), so the
+    // same config gives the same layout, and so the same candidates, on any machine.
+    PartitionPlan plan = make_plan(config.search.fusion, program, resolve_target("cpu"));
+    options.layout = plan_layout(plan);
     std::cout << "tuning " << workload.name << " (" << program.computes().size() << " computes) into "
               << config.database << ", seed " << config.seed << "\n";
+    std::cout << "fusion " << config.search.fusion << ": " << plan.kernel_count() << " kernel"
+              << (plan.kernel_count() == 1 ? "" : "s") << ", " << plan.stage_count() << " stages\n";
     std::cout << "computing the reference output with the interpreter...\n" << std::flush;
     bool tty = ::isatty(STDOUT_FILENO);
     auto report = [&](const TuneProgress& p) {

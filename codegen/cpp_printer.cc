@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "codegen/kernels.h"
 #include "ir/functor.h"
 
 namespace ingot {
@@ -492,9 +493,10 @@ class CppPrinter {
         return;
       }
       case StmtKind::kBarrier:
-        if (as<BarrierNode>(s)->barrier_kind == BarrierKind::kGrid)
-          fail("grid barrier inside a loop or condition of function '" + f_.name +
-               "' (grid barriers may only separate top-level stages)");
+        if (as<BarrierNode>(s)->barrier_kind != BarrierKind::kBlock)
+          fail(std::string(barrier_kind_name(as<BarrierNode>(s)->barrier_kind)) +
+               " barrier inside a loop or condition of function '" + f_.name +
+               "' (grid and kernel barriers may only separate top-level stages)");
         return;  // shared memory is per thread on the CPU, so a block barrier has nothing to order
       case StmtKind::kFor: {
         auto* loop = as<ForNode>(s);
@@ -565,36 +567,10 @@ class CppPrinter {
     std::vector<SourceLines> vectorized;  // 0-based indices into lines
   };
 
-  // Buffers the statement reads or writes that it does not allocate itself, in order of first use.
-  static std::vector<Buffer> stage_parameters(const Stmt& s, std::set<std::string>& written) {
-    std::vector<Buffer> params;
-    std::set<std::string> seen, allocated;
-    auto note = [&](const Buffer& b) {
-      if (!allocated.count(b->name) && seen.insert(b->name).second) params.push_back(b);
-    };
-    auto note_loads = [&](const Expr& e) {
-      for_each_node(e, [&](const Expr& n) {
-        if (auto* l = n.as<BufferLoadNode>()) note(l->buffer);
-      });
-    };
-    for_each_stmt(s, [&](const Stmt& c) {
-      if (auto* a = as<AllocateNode>(c)) {
-        allocated.insert(a->buffer->name);
-      } else if (auto* st = as<StoreNode>(c)) {
-        note_loads(st->index);
-        note_loads(st->value);
-        note(st->buffer);
-        if (!allocated.count(st->buffer->name)) written.insert(st->buffer->name);
-      } else if (auto* i = as<IfThenElseNode>(c)) {
-        note_loads(i->cond);
-      }
-    });
-    return params;
-  }
-
   // The stage as a function named `name`, printed with the given name table.
+  // A kernel function (kernel = true) holds one parallel region that calls the stage functions of its stages.
   StageFunction print_stage_function(const Stmt& s, const std::string& name, const std::vector<Buffer>& params,
-                                     const std::set<std::string>& written, bool canonical) {
+                                     const std::set<std::string>& written, bool canonical, bool kernel = false) {
     std::vector<std::string> saved_body = std::move(body_);
     std::vector<SourceLines> saved_vectorized = std::move(vectorized_body_lines_);
     std::map<std::string, BufferInfo> saved_buffers = std::move(buffers_);
@@ -612,11 +588,18 @@ class CppPrinter {
       signature += std::string(signature.empty() ? "" : ", ") + (written.count(b->name) ? "" : "const ") +
                    c_type(outer.dtype, "") + "* __restrict__ " + buffers_[b->name].c_name;
     }
-    open("static void " + name + "(" + signature + ") {");
-    if (auto* loop = as<ForNode>(s); loop && loop_is_parallel(loop->loop_kind))
+    // Kernel functions stay out of line: inlining thousands of them into ingot_run made g++ take minutes.
+    open(std::string(kernel ? "__attribute__((noinline)) " : "") + "static void " + name + "(" + signature + ") {");
+    if (kernel) {
+      emit("#pragma omp parallel");
+      open("{");
+      print_region(s);
+      close();
+    } else if (auto* loop = as<ForNode>(s); loop && loop_is_parallel(loop->loop_kind)) {
       print_parallel_loop(loop);
-    else
+    } else {
       print_serial(s, true);
+    }
     close();
     StageFunction f{std::move(body_), std::move(vectorized_body_lines_)};
     body_ = std::move(saved_body);
@@ -628,13 +611,27 @@ class CppPrinter {
   }
 
   void print_stage_call(const Stmt& s) {
-    std::set<std::string> written;
-    std::vector<Buffer> params = stage_parameters(s, written);
+    auto [params, written] = stmt_buffers(s);
     for (const Buffer& b : params) lookup(b);  // fails clearly on an unknown buffer or a dtype mismatch
     std::string key;
     for (const std::string& line : print_stage_function(s, "f", params, written, true).lines) key += line + "\n";
     auto [it, is_new] = stage_function_names_.emplace(key, "ingot_stage_" + std::to_string(stage_functions_.size()));
     if (is_new) stage_functions_.push_back(print_stage_function(s, it->second, params, written, false));
+    std::string args;
+    for (const Buffer& b : params) args += (args.empty() ? "" : ", ") + buffers_.at(b->name).c_name;
+    emit(it->second + "(" + args + ");");
+  }
+
+  // A kernel of a function with several: its parallel region as a function, shared by kernels that differ only
+  // in their buffers (a model run one kernel per operator repeats a few kernels thousands of times).
+  void print_kernel_call(const Stmt& kernel) {
+    auto [params, written] = stmt_buffers(kernel);
+    std::string key;
+    for (const std::string& line : print_stage_function(kernel, "f", params, written, true, true).lines)
+      key += line + "\n";
+    auto [it, is_new] =
+        kernel_function_names_.emplace(key, "ingot_kernel_" + std::to_string(kernel_function_names_.size()));
+    if (is_new) stage_functions_.push_back(print_stage_function(kernel, it->second, params, written, false, true));
     std::string args;
     for (const Buffer& b : params) args += (args.empty() ? "" : ", ") + buffers_.at(b->name).c_name;
     emit(it->second + "(" + args + ");");
@@ -664,6 +661,9 @@ class CppPrinter {
         return;
       case StmtKind::kBarrier:
         if (as<BarrierNode>(s)->barrier_kind == BarrierKind::kGrid) emit("#pragma omp barrier");
+        if (as<BarrierNode>(s)->barrier_kind == BarrierKind::kKernel)
+          fail("kernel barrier inside an allocation of function '" + f_.name +
+               "' (kernel barriers may only separate top-level stages)");
         return;
       case StmtKind::kFor:
         if (loop_is_parallel(as<ForNode>(s)->loop_kind)) {
@@ -696,21 +696,38 @@ class CppPrinter {
     for (const Buffer& b : f_.workspace) uses_workspace |= used_.count(b->name) > 0;
     if (!uses_args) emit("(void)args;");
     if (!uses_workspace) emit("(void)workspace;");
-    emit("#pragma omp parallel");
-    open("{");
-    // Pointers are declared inside the region so that each thread's copies keep __restrict__ (the compiler
-    // drops it on variables shared into the outlined region), which the vectorizer relies on. Buffers the
-    // body never touches get no pointer.
+    // One parallel region per kernel: a kernel barrier ends the region, as a kernel launch ends on a GPU.
+    std::vector<Stmt> kernels = kernel_bodies(f_.body);
+    if (kernels.size() > 1) {
+      print_pointer_declarations(f_.body);
+      for (const Stmt& kernel : kernels) print_kernel_call(kernel);
+      return;
+    }
+    for (const Stmt& kernel : kernels) {
+      emit("#pragma omp parallel");
+      open("{");
+      print_pointer_declarations(kernel);
+      print_region(kernel);
+      close();
+    }
+  }
+
+  // Pointers are declared inside each region so that each thread's copies keep __restrict__ (the compiler
+  // drops it on variables shared into the outlined region), which the vectorizer relies on. Buffers the body
+  // never touches get no pointer: a model run as one kernel per operator has thousands of regions.
+  void print_pointer_declarations(const Stmt& kernel) {
+    std::set<std::string> used;
+    for (const Buffer& b : stmt_buffers(kernel).used) used.insert(b->name);
     int arg = 0;
     for (const Buffer& b : f_.inputs) {
       bool read_only = !stored_.count(b->name);
-      if (used_.count(b->name))
+      if (used.count(b->name))
         emit(pointer_decl(b, read_only) + " = static_cast<" + (read_only ? "const " : "") + c_type(b->dtype, "") +
              "*>(args[" + std::to_string(arg) + "]);");
       ++arg;
     }
     for (const Buffer& b : f_.outputs) {
-      if (used_.count(b->name))
+      if (used.count(b->name))
         emit(pointer_decl(b, false) + " = static_cast<" + c_type(b->dtype, "") + "*>(args[" + std::to_string(arg) +
              "]);");
       ++arg;
@@ -718,12 +735,10 @@ class CppPrinter {
     CppWorkspaceLayout layout = cpp_workspace_layout(f_);
     for (size_t i = 0; i < f_.workspace.size(); ++i) {
       const Buffer& b = f_.workspace[i];
-      if (used_.count(b->name))
+      if (used.count(b->name))
         emit(pointer_decl(b, false) + " = reinterpret_cast<" + c_type(b->dtype, "") +
              "*>(static_cast<char*>(workspace) + " + std::to_string(layout.offsets[i]) + ");");
     }
-    if (f_.body) print_region(f_.body);
-    close();
   }
 
   PrintedCpp assemble() {
@@ -808,9 +823,10 @@ class CppPrinter {
   std::map<std::string, int> bound_vars_;      // IR name -> number of enclosing loops binding it
   std::set<std::pair<Helper, DType>> helpers_;
   std::vector<std::string> body_;
-  std::vector<SourceLines> vectorized_body_lines_;           // 0-based indices into body_
-  std::map<std::string, std::string> stage_function_names_;  // canonical text -> function name
-  std::vector<StageFunction> stage_functions_;
+  std::vector<SourceLines> vectorized_body_lines_;            // 0-based indices into body_
+  std::map<std::string, std::string> stage_function_names_;   // canonical text -> function name
+  std::vector<StageFunction> stage_functions_;                // stage and kernel functions, callees first
+  std::map<std::string, std::string> kernel_function_names_;  // canonical text -> function name
   int indent_ = 1;
 };
 

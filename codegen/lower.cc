@@ -38,8 +38,8 @@ struct CacheRead {
   std::string tensor;
   MemoryScope scope;
   std::string axis;
-  Buffer buffer;              // set while emitting
-  std::vector<Expr> lo;       // region origin in the tensor's index space
+  Buffer buffer;         // set while emitting
+  std::vector<Expr> lo;  // region origin in the tensor's index space
 };
 
 // The region of a tensor that a loop nest touches below some loop: origin (in the loop variables outside that
@@ -53,9 +53,9 @@ struct Region {
 // One compute's lowering state: its (inlined) body, loops after the replayed decisions, and where it runs.
 struct Stage {
   Tensor tensor;
-  Expr body;                          // after inlining; a ReduceNode at the top for reductions
-  std::vector<int64_t> domain;        // extent per spatial dimension (a region when computed at a consumer)
-  std::vector<Expr> origin;           // global index of domain coordinate 0, per spatial dimension
+  Expr body;                           // after inlining; a ReduceNode at the top for reductions
+  std::vector<int64_t> domain;         // extent per spatial dimension (a region when computed at a consumer)
+  std::vector<Expr> origin;            // global index of domain coordinate 0, per spatial dimension
   std::vector<bool> origin_may_leave;  // whether origin + coordinate may fall outside the tensor
   std::vector<Leaf> leaves;
   std::vector<SplitRelation> splits;
@@ -87,7 +87,7 @@ Expr flat_index(const std::vector<Expr>& index, const std::vector<int64_t>& shap
 
 class Lowering {
  public:
-  Lowering(const Program& program, const Schedule& schedule) : program_(program) {
+  Lowering(const Program& program, const Schedule& schedule) : program_(program), layout_(schedule.layout()) {
     for (const Tensor& t : program.computes()) {
       Stage s;
       s.tensor = t;
@@ -135,27 +135,54 @@ class Lowering {
     for (const Tensor& t : program_.outputs()) f.outputs.push_back(buffers_.at(t->name));
 
     std::vector<Stmt> body;
-    std::set<std::string> written_since_barrier;
-    for (const Tensor& t : computes) {
-      Stage& s = stages_.at(t->name);
-      if (s.inlined || !s.attach_stage.empty()) continue;
-      Stmt stage = emit_stage(s, Context{});
-      std::set<std::string> reads, writes;
-      collect_global_access(stage, reads, writes);
-      bool dependent = std::any_of(reads.begin(), reads.end(),
-                                   [&](const std::string& b) { return written_since_barrier.count(b) > 0; });
-      if (dependent) {
-        body.push_back(barrier(BarrierKind::kGrid));
-        written_since_barrier.clear();
+    std::set<std::string> written_since_barrier, written;
+    for (const LayoutStep& step : layout_steps()) {
+      bool kernel_before = step.kernel_before, barrier_before = step.barrier_before;
+      for (const std::string& name : step.computes) {
+        Stage& s = stages_.at(name);
+        if (s.inlined || !s.attach_stage.empty()) continue;
+        Stmt stage = emit_stage(s, Context{});
+        std::set<std::string> reads, writes;
+        collect_global_access(stage, reads, writes);
+        for (const std::string& r : reads)
+          if (stages_.count(r) && !written.count(r) && !writes.count(r))
+            fail("layout: '" + name + "' reads '" + r + "', which the layout computes later");
+        bool dependent = std::any_of(reads.begin(), reads.end(),
+                                     [&](const std::string& b) { return written_since_barrier.count(b) > 0; });
+        if (!body.empty() && (kernel_before || barrier_before || dependent)) {
+          body.push_back(barrier(kernel_before ? BarrierKind::kKernel : BarrierKind::kGrid));
+          written_since_barrier.clear();
+        }
+        kernel_before = barrier_before = false;
+        written_since_barrier.insert(writes.begin(), writes.end());
+        written.insert(writes.begin(), writes.end());
+        body.push_back(stage);
       }
-      written_since_barrier.insert(writes.begin(), writes.end());
-      body.push_back(stage);
     }
     f.body = simplify(seq(std::move(body)));
     return f;
   }
 
  private:
+  // The schedule's layout after checking that it names every compute once, or the topological order.
+  StageLayout layout_steps() const {
+    if (layout_.empty()) {
+      LayoutStep all;
+      for (const Tensor& t : program_.computes()) all.computes.push_back(t->name);
+      return {all};
+    }
+    std::set<std::string> seen;
+    for (const LayoutStep& step : layout_)
+      for (const std::string& name : step.computes) {
+        if (!stages_.count(name))
+          fail("layout: '" + name + "' is " + (program_.find(name) ? "an input, not a compute" : "not in the program"));
+        if (!seen.insert(name).second) fail("layout: '" + name + "' is listed twice");
+      }
+    for (const Tensor& t : program_.computes())
+      if (!seen.count(t->name)) fail("layout: compute '" + t->name + "' is missing");
+    return layout_;
+  }
+
   struct Context {
     bool under_block = false;
     bool under_thread = false;
@@ -219,7 +246,8 @@ class Lowering {
     s.origin_may_leave.assign(t->shape.size(), false);
     for (const Decision& d : s.decisions)
       if (d.kind == DecisionKind::kComputeAt) attach(s, d);
-    for (size_t dim = 0; dim < t->axes.size(); ++dim) s.leaves.push_back(Leaf{t->axes[dim].name(), s.domain[dim], false});
+    for (size_t dim = 0; dim < t->axes.size(); ++dim)
+      s.leaves.push_back(Leaf{t->axes[dim].name(), s.domain[dim], false});
     if (auto* r = s.body.as<ReduceNode>())
       for (const IterVar& k : r->axes) s.leaves.push_back(Leaf{k.name(), k.extent, true});
     for (const Decision& d : s.decisions) {
@@ -235,7 +263,8 @@ class Lowering {
 
   void attach(Stage& s, const Decision& d) {
     const std::string& name = s.tensor->name;
-    if (!s.attach_stage.empty()) fail(d.to_string() + ": '" + name + "' is already computed at '" + s.attach_stage + "'");
+    if (!s.attach_stage.empty())
+      fail(d.to_string() + ": '" + name + "' is already computed at '" + s.attach_stage + "'");
     auto it = stages_.find(d.target);
     if (it == stages_.end()) fail(d.to_string() + ": no compute named '" + d.target + "'");
     Stage& consumer = it->second;
@@ -249,7 +278,9 @@ class Lowering {
         fail(d.to_string() + ": '" + name + "' is also read by '" + other_name + "', so it cannot live inside '" +
              d.target + "' alone");
     int pos = leaf_position(consumer, d.axes[0]);
-    if (pos < 0) fail(d.to_string() + ": '" + d.target + "' has no loop '" + d.axes[0] + "' (loops: " + leaf_names(consumer) + ")");
+    if (pos < 0)
+      fail(d.to_string() + ": '" + d.target + "' has no loop '" + d.axes[0] + "' (loops: " + leaf_names(consumer) +
+           ")");
     if (consumer.leaves[pos].kind == LoopKind::kVectorized)
       fail(d.to_string() + ": loop '" + d.axes[0] + "' is vectorized and cannot hold another stage");
     s.attach_stage = d.target;
@@ -294,8 +325,10 @@ class Lowering {
     });
     InnerForm f;
     if (!uses_inner) {
-      if (const int64_t* c = as_const_int(e)) f.constant = *c;
-      else f.outer = e;
+      if (const int64_t* c = as_const_int(e))
+        f.constant = *c;
+      else
+        f.outer = e;
       return f;
     }
     auto* b = e.as<BinaryNode>();
@@ -430,11 +463,13 @@ class Lowering {
       case DecisionKind::kSplit: {
         int p = require_leaf(s, d.axes[0]);
         Leaf parent = s.leaves[p];
-        if (parent.annotated) fail("loop '" + parent.name + "' is already " + loop_kind_name(parent.kind) + "; split it first");
+        if (parent.annotated)
+          fail("loop '" + parent.name + "' is already " + loop_kind_name(parent.kind) + "; split it first");
         if (d.factor < 1) fail("split factor must be positive");
         std::string where = " of '" + parent.name + "' (extent " + std::to_string(parent.extent) +
                             (s.attach_stage.empty() ? "" : ", the region computed at '" + s.attach_stage + "'") + ")";
-        if (d.factor > parent.extent && !d.guard_tail) fail("split factor " + std::to_string(d.factor) + " exceeds the extent" + where);
+        if (d.factor > parent.extent && !d.guard_tail)
+          fail("split factor " + std::to_string(d.factor) + " exceeds the extent" + where);
         if (parent.extent % d.factor != 0 && !d.guard_tail)
           fail("split factor " + std::to_string(d.factor) + " does not divide the extent" + where +
                "; use tail=guard to guard the tail");
@@ -463,7 +498,8 @@ class Lowering {
       case DecisionKind::kFuse: {
         if (d.axes.size() != 2) fail("fuse takes two loops, outer then inner");
         int a = require_leaf(s, d.axes[0]), b = require_leaf(s, d.axes[1]);
-        if (b != a + 1) fail("loops '" + d.axes[0] + "' and '" + d.axes[1] + "' are not adjacent (outer, inner); reorder first");
+        if (b != a + 1)
+          fail("loops '" + d.axes[0] + "' and '" + d.axes[1] + "' are not adjacent (outer, inner); reorder first");
         Leaf outer = s.leaves[a], inner = s.leaves[b];
         if (outer.reduce != inner.reduce) fail("cannot fuse a reduction axis with a spatial axis");
         if (outer.annotated || inner.annotated) fail("cannot fuse annotated loops; fuse before annotating");
@@ -537,7 +573,8 @@ class Lowering {
     }
     for (const CacheRead& c : s.cache_reads) {
       int p = leaf_position(s, c.axis);
-      if (p < 0) fail("stage '" + name + "': cache_read of '" + c.tensor + "' at '" + c.axis + "', which is no longer a loop");
+      if (p < 0)
+        fail("stage '" + name + "': cache_read of '" + c.tensor + "' at '" + c.axis + "', which is no longer a loop");
       if (s.leaves[p].kind == LoopKind::kVectorized)
         fail("stage '" + name + "': cache_read at vectorized loop '" + c.axis + "'");
     }
@@ -636,7 +673,8 @@ class Lowering {
     }
     Stmt stmt = body(coords);
     for (size_t d = extent.size(); d-- > 0;) {
-      LoopKind kind = vectorize_inner && d + 1 == extent.size() && extent[d] > 1 ? LoopKind::kVectorized : LoopKind::kSerial;
+      LoopKind kind =
+          vectorize_inner && d + 1 == extent.size() && extent[d] > 1 ? LoopKind::kVectorized : LoopKind::kSerial;
       stmt = for_loop(coords[d], extent[d], kind, stmt);
     }
     return stmt;
@@ -678,7 +716,8 @@ class Lowering {
     for (const std::string& child_name : s.attached) {
       Stage& child = stages_.at(child_name);
       int p = leaf_position(s, child.attach_axis);
-      MemoryScope scope = leaf_ctx[p].under_block && !leaf_ctx[p].under_thread ? MemoryScope::kShared : MemoryScope::kLocal;
+      MemoryScope scope =
+          leaf_ctx[p].under_block && !leaf_ctx[p].under_thread ? MemoryScope::kShared : MemoryScope::kLocal;
       child.buffer = make_buffer(child_name, child.tensor->dtype, child.domain, scope);
     }
     for (CacheRead& cr : s.cache_reads) {
@@ -686,7 +725,8 @@ class Lowering {
       Tensor t = program_.find(cr.tensor);
       Region region = infer_region(reads_in_loop_vars(s, cr.tensor), inner_loop_vars(s, p), t->shape);
       cr.lo = region.lo;
-      cr.buffer = make_buffer(cr.tensor + "." + memory_scope_name(cr.scope) + "." + name, t->dtype, region.extent, cr.scope);
+      cr.buffer =
+          make_buffer(cr.tensor + "." + memory_scope_name(cr.scope) + "." + name, t->dtype, region.extent, cr.scope);
       cache_regions_[name + "/" + cr.tensor] = region;
     }
 
@@ -724,7 +764,7 @@ class Lowering {
     if (red) {
       Expr source = to_loads(s, substitute(red->source, vars));
       Expr old = load(target, index);
-      Expr updated = red->op == ReduceOp::kSum ? old + source
+      Expr updated = red->op == ReduceOp::kSum   ? old + source
                      : red->op == ReduceOp::kMax ? maximum(old, source)
                                                  : minimum(old, source);
       core = store(target, index, updated);
@@ -743,7 +783,8 @@ class Lowering {
         if (child.attach_axis != leaf.name) continue;
         Stmt child_nest = emit_stage(child, leaf_ctx[p]);
         if (child.buffer->scope == MemoryScope::kShared)
-          stmt = allocate(child.buffer, seq({child_nest, barrier(BarrierKind::kBlock), stmt, barrier(BarrierKind::kBlock)}));
+          stmt = allocate(child.buffer,
+                          seq({child_nest, barrier(BarrierKind::kBlock), stmt, barrier(BarrierKind::kBlock)}));
         else
           stmt = allocate(child.buffer, seq({child_nest, stmt}));
       }
@@ -761,14 +802,16 @@ class Lowering {
     for (int q = int(s.leaves.size()) - 1; q > first_reduce; --q) {
       const Leaf& l = s.leaves[q];
       if (l.reduce) continue;
-      LoopKind kind = l.kind == LoopKind::kVectorized || l.kind == LoopKind::kUnrolled || is_gpu_thread(l.kind) ? l.kind : LoopKind::kSerial;
+      LoopKind kind = l.kind == LoopKind::kVectorized || l.kind == LoopKind::kUnrolled || is_gpu_thread(l.kind)
+                          ? l.kind
+                          : LoopKind::kSerial;
       stmt = for_loop(loop_var(s, l.name), l.extent, kind, stmt);
     }
     return stmt;
   }
 
-  Stmt wrap_cache_write(const Stage& s, const Buffer& acc, const Region& region, const ReduceNode* red,
-                        bool accumulate, const Stmt& inner) {
+  Stmt wrap_cache_write(const Stage& s, const Buffer& acc, const Region& region, const ReduceNode* red, bool accumulate,
+                        const Stmt& inner) {
     const std::string prefix = s.tensor->name + ".acc";
     auto acc_index = [&](const std::vector<Expr>& r) { return flat_index(r, acc->shape); };
     // The tile's element r is the stage's element origin + r, which a tail may push past the domain.
@@ -804,10 +847,11 @@ class Lowering {
     const Region& region = cache_regions_.at(s.tensor->name + "/" + cr.tensor);
     Tensor t = program_.find(cr.tensor);
     Buffer source = buffers_.count(cr.tensor) ? buffers_.at(cr.tensor) : stages_.at(cr.tensor).buffer;
-    const std::vector<Expr> source_origin =
-        stages_.count(cr.tensor) && !stages_.at(cr.tensor).attach_stage.empty() ? stages_.at(cr.tensor).origin
-                                                                                : std::vector<Expr>{};
-    bool any_guard = std::any_of(region.may_leave_bounds.begin(), region.may_leave_bounds.end(), [](bool b) { return b; });
+    const std::vector<Expr> source_origin = stages_.count(cr.tensor) && !stages_.at(cr.tensor).attach_stage.empty()
+                                                ? stages_.at(cr.tensor).origin
+                                                : std::vector<Expr>{};
+    bool any_guard =
+        std::any_of(region.may_leave_bounds.begin(), region.may_leave_bounds.end(), [](bool b) { return b; });
     auto copy = [&](const std::vector<Expr>& r) {
       std::vector<Expr> index, conds;
       for (size_t d = 0; d < r.size(); ++d) {
@@ -845,6 +889,7 @@ class Lowering {
   }
 
   const Program& program_;
+  const StageLayout& layout_;
   std::map<std::string, Stage> stages_;
   std::map<std::string, Buffer> buffers_;
   std::map<std::string, Region> cache_regions_;

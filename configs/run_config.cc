@@ -204,6 +204,8 @@ const std::vector<KeySpec>& key_specs() {
       number_key("measure.rtol", INGOT_FIELD(measure.rtol), 0, false),
       number_key("measure.atol", INGOT_FIELD(measure.atol), 0, false),
       string_key("search.strategy", INGOT_FIELD(search.strategy), false, {"random"}, "search strategy"),
+      string_key("search.fusion", INGOT_FIELD(search.fusion), false, {"unfused", "rules", "subgraph", "global"},
+                 "fusion strategy"),
   };
   return specs;
 }

@@ -55,6 +55,7 @@ struct MeasureConfig {
 
 struct SearchConfig {
   std::string strategy = "random";  // how candidates are proposed; "random" is the only strategy so far
+  std::string fusion = "global";    // the partition plan candidates follow: unfused, rules, subgraph or global
   bool operator==(const SearchConfig&) const = default;
 };
 

@@ -7,9 +7,9 @@ namespace ingot {
 
 namespace {
 
-constexpr DecisionKind kAllKinds[] = {DecisionKind::kSplit,     DecisionKind::kReorder,   DecisionKind::kFuse,
-                                      DecisionKind::kParallel,  DecisionKind::kVectorize, DecisionKind::kUnroll,
-                                      DecisionKind::kBind,      DecisionKind::kComputeAt, DecisionKind::kComputeInline,
+constexpr DecisionKind kAllKinds[] = {DecisionKind::kSplit,      DecisionKind::kReorder,   DecisionKind::kFuse,
+                                      DecisionKind::kParallel,   DecisionKind::kVectorize, DecisionKind::kUnroll,
+                                      DecisionKind::kBind,       DecisionKind::kComputeAt, DecisionKind::kComputeInline,
                                       DecisionKind::kCacheWrite, DecisionKind::kCacheRead};
 
 DecisionKind parse_kind(const std::string& name) {
@@ -26,7 +26,9 @@ Decision make_decision(DecisionKind kind, const std::string& stage, std::vector<
   return d;
 }
 
-bool takes_one_axis(DecisionKind k) { return k != DecisionKind::kReorder && k != DecisionKind::kFuse && k != DecisionKind::kComputeInline; }
+bool takes_one_axis(DecisionKind k) {
+  return k != DecisionKind::kReorder && k != DecisionKind::kFuse && k != DecisionKind::kComputeInline;
+}
 
 }  // namespace
 
@@ -132,8 +134,10 @@ std::string Schedule::to_json() const {
     nlohmann::json j;
     j["kind"] = decision_kind_name(d.kind);
     j["stage"] = d.stage;
-    if (takes_one_axis(d.kind)) j["axis"] = d.axes.empty() ? "" : d.axes[0];
-    else if (d.kind != DecisionKind::kComputeInline) j["axes"] = d.axes;
+    if (takes_one_axis(d.kind))
+      j["axis"] = d.axes.empty() ? "" : d.axes[0];
+    else if (d.kind != DecisionKind::kComputeInline)
+      j["axes"] = d.axes;
     switch (d.kind) {
       case DecisionKind::kSplit:
         j["factor"] = d.factor;
@@ -152,6 +156,12 @@ std::string Schedule::to_json() const {
   nlohmann::json root;
   root["version"] = 1;
   root["decisions"] = std::move(list);
+  if (!layout_.empty()) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const LayoutStep& step : layout_)
+      steps.push_back({{"computes", step.computes}, {"barrier", step.barrier_before}, {"kernel", step.kernel_before}});
+    root["layout"] = std::move(steps);
+  }
   return root.dump();
 }
 
@@ -171,7 +181,8 @@ Schedule Schedule::from_json(const std::string& text) {
     const auto& j = list[n];
     std::string where = "schedule decision #" + std::to_string(n);
     auto str = [&](const char* key) -> std::string {
-      if (!j.contains(key) || !j[key].is_string()) throw ScheduleError(where + ": key \"" + key + "\" must be a string");
+      if (!j.contains(key) || !j[key].is_string())
+        throw ScheduleError(where + ": key \"" + key + "\" must be a string");
       return j[key].get<std::string>();
     };
     if (!j.is_object()) throw ScheduleError(where + " is not an object");
@@ -210,6 +221,28 @@ Schedule Schedule::from_json(const std::string& text) {
       throw ScheduleError(where + ": " + e.what());
     }
     s.append(std::move(d));
+  }
+  if (root.contains("layout")) {
+    if (!root["layout"].is_array()) throw ScheduleError("schedule JSON: \"layout\" must be a list of steps");
+    StageLayout layout;
+    for (size_t n = 0; n < root["layout"].size(); ++n) {
+      const auto& j = root["layout"][n];
+      std::string where = "schedule layout step #" + std::to_string(n);
+      if (!j.is_object() || !j.contains("computes") || !j["computes"].is_array())
+        throw ScheduleError(where + ": needs an object with a \"computes\" list");
+      LayoutStep step;
+      for (const auto& c : j["computes"]) {
+        if (!c.is_string()) throw ScheduleError(where + ": \"computes\" must hold strings");
+        step.computes.push_back(c.get<std::string>());
+      }
+      for (auto [key, flag] : {std::pair{"barrier", &step.barrier_before}, std::pair{"kernel", &step.kernel_before}}) {
+        if (!j.contains(key) || !j[key].is_boolean())
+          throw ScheduleError(where + ": key \"" + key + "\" must be true or false");
+        *flag = j[key].get<bool>();
+      }
+      layout.push_back(std::move(step));
+    }
+    s.set_layout(std::move(layout));
   }
   return s;
 }

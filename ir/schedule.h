@@ -1,6 +1,7 @@
 // A schedule is a replayable list of decisions about how to run a program's computes (split, reorder, fuse,
-// parallel, vectorize, unroll, bind, compute_at, compute_inline, cache_write, cache_read). It is plain data
-// with a canonical JSON form: the tuner samples it, the database stores it, lowering replays it.
+// parallel, vectorize, unroll, bind, compute_at, compute_inline, cache_write, cache_read), and optionally the
+// stage layout a partition plan fixes (the order of stages, their barriers and kernels). It is plain data with
+// a canonical JSON form: the tuner samples it, the database stores it, lowering replays it.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,17 @@
 namespace ingot {
 
 enum class DecisionKind : uint8_t {
-  kSplit, kReorder, kFuse, kParallel, kVectorize, kUnroll, kBind, kComputeAt, kComputeInline, kCacheWrite, kCacheRead
+  kSplit,
+  kReorder,
+  kFuse,
+  kParallel,
+  kVectorize,
+  kUnroll,
+  kBind,
+  kComputeAt,
+  kComputeInline,
+  kCacheWrite,
+  kCacheRead
 };
 const char* decision_kind_name(DecisionKind k);  // "split", "reorder", ... as in the JSON
 
@@ -41,6 +52,18 @@ class ScheduleError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Where a partition plan puts the computes: steps in order, each a list of computes lowered side by side (no
+// barrier between them unless one reads another), with a grid barrier or a new kernel before the step.
+// Lowering emits the computes in this order; an empty layout means the program's topological order in one
+// kernel.
+struct LayoutStep {
+  std::vector<std::string> computes;
+  bool barrier_before = false;
+  bool kernel_before = false;  // the step starts a new kernel (its own parallel region / kernel launch)
+  bool operator==(const LayoutStep&) const = default;
+};
+using StageLayout = std::vector<LayoutStep>;
+
 class Schedule {
  public:
   Schedule() = default;
@@ -61,16 +84,20 @@ class Schedule {
   Schedule& cache_write(const std::string& stage, const std::string& axis);
   Schedule& cache_read(const std::string& stage, const std::string& tensor, MemoryScope scope, const std::string& axis);
   void append(Decision d) { decisions_.push_back(std::move(d)); }
+  const StageLayout& layout() const { return layout_; }
+  void set_layout(StageLayout layout) { layout_ = std::move(layout); }
 
-  // Canonical JSON: {"decisions":[...],"version":1} with sorted keys and no white space; equal schedules give
-  // equal text. from_json throws ScheduleError naming the decision index and key for malformed input.
+  // Canonical JSON: {"decisions":[...],"version":1} with sorted keys and no white space, plus
+  // "layout":[{"barrier":b,"computes":[...],"kernel":b},...] when there is a layout; equal schedules give equal
+  // text. from_json throws ScheduleError naming the decision index and key for malformed input.
   std::string to_json() const;
   static Schedule from_json(const std::string& text);
   uint64_t hash() const { return fnv1a64(to_json()); }
-  bool operator==(const Schedule& o) const { return decisions_ == o.decisions_; }
+  bool operator==(const Schedule& o) const { return decisions_ == o.decisions_ && layout_ == o.layout_; }
 
  private:
   std::vector<Decision> decisions_;
+  StageLayout layout_;
 };
 
 }  // namespace ingot

@@ -21,6 +21,15 @@ const char* loop_kind_name(LoopKind k) {
   return "?";
 }
 
+const char* barrier_kind_name(BarrierKind k) {
+  switch (k) {
+    case BarrierKind::kBlock: return "block";
+    case BarrierKind::kGrid: return "grid";
+    case BarrierKind::kKernel: return "kernel";
+  }
+  return "?";
+}
+
 LoopKind parse_loop_kind(const std::string& name) {
   for (int i = 0; i <= int(LoopKind::kThreadZ); ++i)
     if (name == loop_kind_name(LoopKind(i))) return LoopKind(i);
@@ -39,8 +48,10 @@ Stmt seq(std::vector<Stmt> stmts) {
   std::vector<Stmt> flat;
   for (Stmt& s : stmts) {
     if (!s) continue;
-    if (auto* q = as<SeqNode>(s)) flat.insert(flat.end(), q->stmts.begin(), q->stmts.end());
-    else flat.push_back(std::move(s));
+    if (auto* q = as<SeqNode>(s))
+      flat.insert(flat.end(), q->stmts.begin(), q->stmts.end());
+    else
+      flat.push_back(std::move(s));
   }
   if (flat.size() == 1) return flat[0];
   return std::make_shared<const SeqNode>(std::move(flat));
@@ -61,7 +72,8 @@ Stmt allocate(Buffer buffer, Stmt body) {
 }
 
 Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case) {
-  if (!cond || cond.dtype() != DType::kBool || !then_case) throw std::invalid_argument("if needs a bool condition and a body");
+  if (!cond || cond.dtype() != DType::kBool || !then_case)
+    throw std::invalid_argument("if needs a bool condition and a body");
   return std::make_shared<const IfThenElseNode>(std::move(cond), std::move(then_case), std::move(else_case));
 }
 
@@ -211,7 +223,7 @@ void print(std::ostream& os, const Stmt& s, int indent) {
       return;
     }
     case StmtKind::kBarrier:
-      os << pad << "barrier " << (as<BarrierNode>(s)->barrier_kind == BarrierKind::kGrid ? "grid" : "block") << "\n";
+      os << pad << "barrier " << barrier_kind_name(as<BarrierNode>(s)->barrier_kind) << "\n";
       return;
   }
 }
@@ -227,7 +239,8 @@ std::string to_string(const Stmt& s, int indent) {
 std::string to_string(const LoopFunction& f) {
   std::ostringstream os;
   os << "func " << f.name << "(";
-  for (size_t i = 0; i < f.inputs.size(); ++i) os << (i ? ", " : "") << f.inputs[i]->name << ": " << shape_text(f.inputs[i]);
+  for (size_t i = 0; i < f.inputs.size(); ++i)
+    os << (i ? ", " : "") << f.inputs[i]->name << ": " << shape_text(f.inputs[i]);
   os << ") -> (";
   for (size_t i = 0; i < f.outputs.size(); ++i)
     os << (i ? ", " : "") << f.outputs[i]->name << ": " << shape_text(f.outputs[i]);

@@ -1,7 +1,7 @@
 // Loop IR: the statements that lowering produces and the printers consume. Loops run over [0, extent) and
 // carry a kind (serial, parallel, vectorized, unrolled, GPU block or thread); buffers have memory scopes;
 // barriers separate the stages of one kernel (block-level: __syncthreads; grid-level: a whole-grid sync on
-// the GPU, an OpenMP barrier on the CPU).
+// the GPU, an OpenMP barrier on the CPU) and end one kernel where the next begins (kernel-level).
 #pragma once
 
 #include <functional>
@@ -14,14 +14,28 @@
 namespace ingot {
 
 enum class LoopKind : uint8_t {
-  kSerial, kParallel, kVectorized, kUnrolled, kBlockX, kBlockY, kBlockZ, kThreadX, kThreadY, kThreadZ
+  kSerial,
+  kParallel,
+  kVectorized,
+  kUnrolled,
+  kBlockX,
+  kBlockY,
+  kBlockZ,
+  kThreadX,
+  kThreadY,
+  kThreadZ
 };
-enum class BarrierKind : uint8_t { kBlock, kGrid };
+// kKernel ends a kernel: everything before it completes before anything after it starts, as between two
+// kernel launches (CPU: the parallel region ends and a new one begins). It only separates top-level stages.
+enum class BarrierKind : uint8_t { kBlock, kGrid, kKernel };
+const char* barrier_kind_name(BarrierKind k);  // "block", "grid", "kernel"
 enum class StmtKind : uint8_t { kFor, kSeq, kStore, kAllocate, kIfThenElse, kBarrier };
 
-const char* loop_kind_name(LoopKind k);  // "serial", "parallel", "vectorized", "unrolled", "blockIdx.x", ...
+const char* loop_kind_name(LoopKind k);             // "serial", "parallel", "vectorized", "unrolled", "blockIdx.x", ...
 LoopKind parse_loop_kind(const std::string& name);  // throws std::invalid_argument
-inline bool is_gpu_block(LoopKind k) { return k == LoopKind::kBlockX || k == LoopKind::kBlockY || k == LoopKind::kBlockZ; }
+inline bool is_gpu_block(LoopKind k) {
+  return k == LoopKind::kBlockX || k == LoopKind::kBlockY || k == LoopKind::kBlockZ;
+}
 inline bool is_gpu_thread(LoopKind k) {
   return k == LoopKind::kThreadX || k == LoopKind::kThreadY || k == LoopKind::kThreadZ;
 }
@@ -43,7 +57,8 @@ const T* as(const Stmt& s) {
 
 struct ForNode final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kFor;
-  ForNode(Expr v, int64_t e, LoopKind k, Stmt b) : StmtNode(kKind), var(std::move(v)), extent(e), loop_kind(k), body(std::move(b)) {}
+  ForNode(Expr v, int64_t e, LoopKind k, Stmt b)
+      : StmtNode(kKind), var(std::move(v)), extent(e), loop_kind(k), body(std::move(b)) {}
   const Expr var;  // a VarNode, i64
   const int64_t extent;
   const LoopKind loop_kind;
@@ -57,7 +72,8 @@ struct SeqNode final : StmtNode {
 };
 struct StoreNode final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kStore;
-  StoreNode(Buffer b, Expr i, Expr v) : StmtNode(kKind), buffer(std::move(b)), index(std::move(i)), value(std::move(v)) {}
+  StoreNode(Buffer b, Expr i, Expr v)
+      : StmtNode(kKind), buffer(std::move(b)), index(std::move(i)), value(std::move(v)) {}
   const Buffer buffer;
   const Expr index;  // flat, row-major
   const Expr value;
@@ -71,7 +87,8 @@ struct AllocateNode final : StmtNode {
 };
 struct IfThenElseNode final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kIfThenElse;
-  IfThenElseNode(Expr c, Stmt t, Stmt e) : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
+  IfThenElseNode(Expr c, Stmt t, Stmt e)
+      : StmtNode(kKind), cond(std::move(c)), then_case(std::move(t)), else_case(std::move(e)) {}
   const Expr cond;
   const Stmt then_case;
   const Stmt else_case;  // may be null

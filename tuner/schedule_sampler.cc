@@ -20,7 +20,10 @@ std::vector<int64_t> divisors(int64_t n) {
 
 class Sampler {
  public:
-  Sampler(const Program& p, std::mt19937_64& rng, const SamplerOptions& o) : program_(p), rng_(rng), options_(o) {}
+  Sampler(const Program& p, std::mt19937_64& rng, const SamplerOptions& o) : program_(p), rng_(rng), options_(o) {
+    for (size_t n = 0; n < o.layout.size(); ++n)
+      for (const std::string& c : o.layout[n].computes) step_of_[c] = int64_t(n);
+  }
 
   Schedule run() {
     std::vector<Tensor> computes = program_.computes();
@@ -30,6 +33,7 @@ class Sampler {
     Schedule out;
     for (const Tensor& t : computes)
       for (Decision& d : per_stage_[t->name]) out.append(std::move(d));
+    out.set_layout(options_.layout);
     return out;
   }
 
@@ -55,6 +59,14 @@ class Sampler {
       }
     }
     return readers.size() == 1 ? readers[0] : "";
+  }
+
+  // Whether the layout lets t be computed inside its readers: all of them are in t's step (or there is no layout).
+  bool fusible_in_its_step(const Tensor& t) {
+    if (step_of_.empty()) return true;
+    for (const Tensor& c : program_.consumers(t))
+      if (step_of_.at(c->name) != step_of_.at(t->name)) return false;
+    return true;
   }
 
   void emit(const Tensor& t, Decision d) {
@@ -94,7 +106,8 @@ class Sampler {
     std::string reader = program_.is_output(t) ? "" : sole_reader(t);
     // Readers are scheduled first (consumers before producers), so the reader's group is known; two readers
     // of one group have the same loops to attach to.
-    std::string key = signature(t) + "|" + (program_.is_output(t) ? "output" : "") + "|" +
+    std::string key = signature(t) + "|" + (program_.is_output(t) ? "output" : "") +
+                      (fusible_in_its_step(t) ? "" : "|unfusible") + "|" +
                       (reader.empty() ? "" : std::to_string(group_.at(reader)));
     auto [it, is_new] = representative_.emplace(key, std::make_pair(t, int64_t(representative_.size())));
     group_[t->name] = it->second.second;
@@ -122,7 +135,7 @@ class Sampler {
     Schedule s;
     bool reduction = t->reduction() != nullptr;
     bool output = program_.is_output(t);
-    std::string reader = output ? "" : sole_reader(t);
+    std::string reader = output || !fusible_in_its_step(t) ? "" : sole_reader(t);
     // Inlined only into a sole reader: a tensor inlined into several readers is computed once per reader, and
     // along a recurrence (each LSTM c read by the next c and by h) the copies nest into expressions that
     // grow with every step.
@@ -292,6 +305,7 @@ class Sampler {
   std::set<std::string> inlined_;
   std::map<std::string, std::pair<Tensor, int64_t>> representative_;  // group key -> first stage, group id
   std::map<std::string, int64_t> group_;                              // stage -> its group's id
+  std::map<std::string, int64_t> step_of_;                            // compute -> its layout step
 };
 
 }  // namespace

@@ -13,9 +13,12 @@
 namespace ingot {
 
 struct SamplerOptions {
-  bool gpu = false;            // bind loops to blockIdx/threadIdx instead of parallel/vectorize
-  int max_vector_lanes = 64;   // vectorize an innermost loop only up to this extent
-  int max_threads = 256;       // gpu: largest thread-loop extent
+  bool gpu = false;           // bind loops to blockIdx/threadIdx instead of parallel/vectorize
+  int max_vector_lanes = 64;  // vectorize an innermost loop only up to this extent
+  int max_threads = 256;      // gpu: largest thread-loop extent
+  // A partition plan's layout (tuner/strategy_schedule.h plan_layout): when set, every sampled schedule carries
+  // it, and a compute is inlined or computed inside its reader only when the two are in one step (stage).
+  StageLayout layout;
 };
 
 // Every decision it emits is accepted by lower() (checked by tests over many seeds).

@@ -76,7 +76,9 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   RunnerOptions runner_options = options.runner;
   runner_options.threads = options.threads;
   Runner runner(program, inputs, expected, runner_options);
-  RandomSearch search(program, options.seed);
+  SamplerOptions sampler_options;
+  sampler_options.layout = options.layout;
+  RandomSearch search(program, options.seed, sampler_options);
   int workers = options.builder.workers > 0 ? options.builder.workers : effective_threads(0);
   int batch = options.batch_size > 0 ? options.batch_size : 2 * workers;
 

@@ -26,6 +26,7 @@ struct TuneOptions {
   TensorMap fixed_inputs;    // placeholder values used instead of random ones, e.g. an ONNX model's weights
   int batch_size = 0;        // candidates built together before they are measured; 0 = 2 per build worker
   int threads = 0;           // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
+  StageLayout layout;        // the fusion strategy's plan as a layout (SamplerOptions::layout); empty = none
   BuilderOptions builder;
   RunnerOptions runner;
   std::string config_text, config_path;  // recorded with the run

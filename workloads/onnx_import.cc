@@ -3,7 +3,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <fstream>
-#include <sstream>
+#include <set>
 
 #include "ops/op_conventions.h"
 #include "workloads/onnx_graph.h"
@@ -23,9 +23,48 @@ int default_domain_opset(const onnx::ModelProto& model) {
   throw OnnxUnsupportedError("the model imports no opset of the default ONNX domain (only other domains)");
 }
 
+// What ONNX shape inference needs of the model: everything but the values of large float initializers, which
+// become typed graph inputs instead. Shape inference reads initializer values only for shape arithmetic (integer
+// tensors), and a full copy of a paper-size model is hundreds of MB of copying.
+onnx::ModelProto model_for_shape_inference(const onnx::ModelProto& model) {
+  constexpr int64_t kLargeElements = 1024;
+  onnx::ModelProto copy;
+  copy.set_ir_version(model.ir_version());
+  *copy.mutable_opset_import() = model.opset_import();
+  *copy.mutable_functions() = model.functions();
+  const onnx::GraphProto& g = model.graph();
+  onnx::GraphProto* out = copy.mutable_graph();
+  out->set_name(g.name());
+  *out->mutable_node() = g.node();
+  *out->mutable_input() = g.input();
+  *out->mutable_output() = g.output();
+  *out->mutable_value_info() = g.value_info();
+  std::set<std::string> inputs;
+  for (const auto& in : g.input()) inputs.insert(in.name());
+  for (const auto& init : g.initializer()) {
+    int64_t elements = 1;
+    for (int64_t d : init.dims()) elements *= d;
+    bool is_float_type =
+        init.data_type() == onnx::TensorProto::FLOAT || init.data_type() == onnx::TensorProto::FLOAT16 ||
+        init.data_type() == onnx::TensorProto::BFLOAT16 || init.data_type() == onnx::TensorProto::DOUBLE;
+    if (!is_float_type || elements <= kLargeElements || init.data_location() == onnx::TensorProto::EXTERNAL) {
+      *out->add_initializer() = init;
+      continue;
+    }
+    if (inputs.count(init.name())) continue;  // already typed as a graph input (IR version < 4 style)
+    onnx::ValueInfoProto* v = out->add_input();
+    v->set_name(init.name());
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(init.data_type());
+    auto* shape = t->mutable_shape();
+    for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
+  }
+  return copy;
+}
+
 // Static shapes of the values ONNX shape inference could infer, by name.
 std::map<std::string, std::vector<int64_t>> inferred_static_shapes(const onnx::ModelProto& model) {
-  onnx::ModelProto copy = model;
+  onnx::ModelProto copy = model_for_shape_inference(model);
   try {
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
                                        onnx::ShapeInferenceOptions(false, 0, true));
@@ -230,12 +269,15 @@ ImportedModel import_onnx_bytes(const std::string& serialized_model) {
 }
 
 ImportedModel import_onnx(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw std::runtime_error("cannot open ONNX model '" + path + "'");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  // One read into a buffer of the file's size: paper models are hundreds of MB.
+  std::string bytes(size_t(in.tellg()), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), std::streamsize(bytes.size()))) throw std::runtime_error("cannot read '" + path + "'");
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes.str())) throw std::runtime_error("'" + path + "' is not an ONNX model");
+  if (!model.ParseFromString(bytes)) throw std::runtime_error("'" + path + "' is not an ONNX model");
+  bytes = std::string();  // free it before the import makes its own copies of the weights
   try {
     return import_onnx_model(model);
   } catch (const OnnxUnsupportedError& e) {
@@ -252,6 +294,7 @@ OnnxConverterMap make_onnx_converters() {
   add_onnx_elementwise_converters(converters);
   add_onnx_tensor_converters(converters);
   add_onnx_nn_converters(converters);
+  add_onnx_recurrent_converters(converters);
   return converters;
 }
 

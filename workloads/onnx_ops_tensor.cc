@@ -1,9 +1,11 @@
 // ONNX tensor and shape operators: Constant, ConstantOfShape, Shape, Size, Range, Reshape, Flatten, Transpose,
 // Squeeze, Unsqueeze, Concat, Split, Slice, Pad, Gather, GatherElements, Expand, Tile, DepthToSpace,
-// SpaceToDepth, Identity, Dropout. Operands that fix shapes (Reshape's shape, Slice's starts, ...) must be
+// SpaceToDepth, ScatterND, Identity, Dropout. Operands that fix shapes (Reshape's shape, Slice's starts, ...) must be
 // constants; the importer folds shape arithmetic so that exported models satisfy this.
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <map>
 
 #include "ops/elementwise.h"
 #include "ops/gather.h"
@@ -119,11 +121,39 @@ void convert_unsqueeze(OnnxNode& node) {
   node.set_output(0, unsqueeze(node.output_name(0), node.input(0), axes));
 }
 
+// Concat of constant vectors (shape arithmetic) runs on the host, where empty parts (Shape of a scalar, an
+// empty Slice of a shape) are allowed; otherwise one TE, and an empty constant part contributes nothing.
 void convert_concat(OnnxNode& node) {
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < node.num_inputs(); ++i) inputs.push_back(node.input(i));
   if (!node.has_attr("axis")) node.fail("axis is required");
-  node.set_output(0, concat(node.output_name(0), inputs, node.attr_int("axis", 0)));
+  const int64_t axis = node.attr_int("axis", 0);
+  bool constant_vectors = node.input_shape(0).size() == 1;
+  for (size_t i = 0; i < node.num_inputs() && constant_vectors; ++i)
+    constant_vectors = node.input_shape(i).size() == 1 && node.input_is_constant(i);
+  if (constant_vectors) {
+    if (axis != 0 && axis != -1) node.fail("axis " + std::to_string(axis) + " is out of range for vectors");
+    int64_t total = 0;
+    for (size_t i = 0; i < node.num_inputs(); ++i) total += node.input_shape(i)[0];
+    HostTensor out(node.input_dtype(0), {total});
+    // Bytes, not doubles: shape vectors hold INT64_MAX ("to the end"), which a double would round.
+    const int64_t element = dtype_bytes(out.dtype());
+    int64_t at = 0;
+    for (size_t i = 0; i < node.num_inputs(); ++i) {
+      const HostTensor& part = node.constant_input(i, "input " + std::to_string(i));
+      if (part.dtype() != out.dtype()) node.fail("inputs have different types");
+      if (part.num_bytes())
+        std::memcpy(static_cast<uint8_t*>(out.data()) + at * element, part.data(), part.num_bytes());
+      at += part.num_elements();
+    }
+    return node.set_constant_output(0, std::move(out));
+  }
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < node.num_inputs(); ++i) {
+    const std::vector<int64_t>& shape = node.input_shape(i);
+    int64_t a = normalize_axis("Concat", node.output_name(0), axis, int64_t(shape.size()));
+    if (shape[size_t(a)] == 0 && node.input_is_constant(i)) continue;
+    inputs.push_back(node.input(i));
+  }
+  node.set_output(0, concat(node.output_name(0), inputs, axis));
 }
 
 void convert_split(OnnxNode& node) {
@@ -144,6 +174,33 @@ void convert_split(OnnxNode& node) {
   for (size_t i = 0; i < parts.size(); ++i) node.set_output(i, parts[i]);
 }
 
+// Slice of a constant vector (exporters slice shapes: Shape(x)[2:]) on the host; the result may be empty, as
+// the shape of a scalar is.
+void slice_constant_vector(OnnxNode& node, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                           const std::vector<int64_t>& axes, const std::vector<int64_t>& steps) {
+  if (starts.size() != 1 || ends.size() != 1 || axes.size() > 1 || steps.size() > 1)
+    node.fail("starts, ends, axes and steps must have one entry for a vector");
+  if (!axes.empty() && axes[0] != 0 && axes[0] != -1) node.fail("axis " + std::to_string(axes[0]) + " is out of range");
+  const HostTensor& x = node.constant_input(0, "data");
+  const int64_t dim = x.num_elements(), step = steps.empty() ? 1 : steps[0];
+  if (step == 0) node.fail("step is zero");
+  // ONNX's clamping: starts and ends to [0, dim] going forward, to [-1, dim - 1] going backward.
+  auto resolve = [&](int64_t v, int64_t lo, int64_t hi) {
+    if (v < 0) v = v <= std::numeric_limits<int64_t>::min() + dim ? lo : v + dim;
+    return std::clamp(v, lo, hi);
+  };
+  const int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? dim : dim - 1;
+  const int64_t start = resolve(starts[0], lo, hi), end = resolve(ends[0], lo, hi);
+  std::vector<int64_t> picked;
+  for (int64_t k = start; step > 0 ? k < end : k > end; k += step) picked.push_back(k);
+  HostTensor out(x.dtype(), {int64_t(picked.size())});
+  const size_t element = size_t(dtype_bytes(x.dtype()));
+  for (size_t k = 0; k < picked.size(); ++k)
+    std::memcpy(static_cast<uint8_t*>(out.data()) + k * element,
+                static_cast<const uint8_t*>(x.data()) + size_t(picked[k]) * element, element);
+  node.set_constant_output(0, std::move(out));
+}
+
 void convert_slice(OnnxNode& node) {
   std::vector<int64_t> starts = node.constant_ints(1, "starts"), ends = node.constant_ints(2, "ends");
   std::vector<int64_t> axes, steps;
@@ -151,6 +208,7 @@ void convert_slice(OnnxNode& node) {
   if (node.has_input(4)) steps = node.constant_ints(4, "steps");
   const std::vector<int64_t>& shape = node.input_shape(0);
   const int64_t rank = int64_t(shape.size());
+  if (rank == 1 && node.input_is_constant(0)) return slice_constant_vector(node, starts, ends, axes, steps);
   // An empty selection would be a zero-size tensor, which ingot cannot hold.
   for (size_t a = 0; a < starts.size() && a < ends.size(); ++a) {
     int64_t axis = axes.empty() ? int64_t(a) : axes[a];
@@ -205,6 +263,76 @@ void convert_gather_elements(OnnxNode& node) {
                     std::vector<Expr> at = i;
                     at[size_t(axis)] = select(lt(index, int64_t(0)), index + dim, index);
                     return read(data, at);
+                  }));
+}
+
+// ScatterND (reduction none): data with the slices that indices[..., :k] address replaced by updates. Indices
+// must be constant. With constant data and updates too (PyTorch's slice assignments into masks built from
+// shapes, as Swin's attention mask) it folds on the host; otherwise one TE that picks, for each element, its
+// update by a binary search over the sorted addressed positions, or keeps data.
+void convert_scatter_nd(OnnxNode& node) {
+  if (node.attr_string("reduction", "none") != "none")
+    node.unsupported("reduction=" + node.attr_string("reduction", "none") + " is not supported");
+  const std::vector<int64_t>& data_shape = node.input_shape(0);
+  const std::vector<int64_t>& index_shape = node.input_shape(1);
+  if (index_shape.empty()) node.fail("indices must have rank >= 1");
+  const int64_t k = index_shape.back(), rank = int64_t(data_shape.size());
+  if (k < 1 || k > rank) node.fail("the last dimension of indices must be in 1.." + std::to_string(rank));
+  std::vector<int64_t> update_shape(index_shape.begin(), index_shape.end() - 1);
+  update_shape.insert(update_shape.end(), data_shape.begin() + k, data_shape.end());
+  if (node.input_shape(2) != update_shape)
+    node.fail("updates " + shape_to_string(node.input_shape(2)) + " must be " + shape_to_string(update_shape));
+  if (node.input_dtype(2) != node.input_dtype(0)) node.fail("updates and data have different types");
+  std::vector<int64_t> indices = node.constant_ints(1, "indices");
+  // Each update row's flat offset into data, where rows are the prefixes data[i0, ..., ik-1].
+  const int64_t rows = shape_elements(std::vector<int64_t>(index_shape.begin(), index_shape.end() - 1));
+  const int64_t slice_size = shape_elements(std::vector<int64_t>(data_shape.begin() + k, data_shape.end()));
+  std::vector<int64_t> row_position(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t position = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t i = indices[size_t(r * k + d)], dim = data_shape[size_t(d)];
+      if (i < -dim || i >= dim)
+        node.fail("index " + std::to_string(i) + " is out of range for dimension " + std::to_string(dim));
+      position = position * dim + (i < 0 ? i + dim : i);
+    }
+    row_position[size_t(r)] = position;
+  }
+  if (node.input_is_constant(0) && node.input_is_constant(2)) {
+    HostTensor out = node.constant_input(0, "data");
+    const HostTensor& updates = node.constant_input(2, "updates");
+    const size_t bytes = size_t(slice_size) * size_t(dtype_bytes(out.dtype()));
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(static_cast<uint8_t*>(out.data()) + size_t(row_position[size_t(r)]) * bytes,
+                  static_cast<const uint8_t*>(updates.data()) + size_t(r) * bytes, bytes);
+    return node.set_constant_output(0, std::move(out));
+  }
+  // Later rows win on duplicates, as the host fold's order (ONNX leaves duplicates undefined).
+  std::map<int64_t, int64_t> row_at;
+  for (int64_t r = 0; r < rows; ++r) row_at[row_position[size_t(r)]] = r;
+  std::vector<std::pair<int64_t, int64_t>> sorted(row_at.begin(), row_at.end());
+  Tensor data = node.input(0);
+  Tensor updates = reshape(node.temp_name("_rows"), node.input(2), [&] {
+    std::vector<int64_t> s = {rows};
+    s.insert(s.end(), data_shape.begin() + k, data_shape.end());
+    return s;
+  }());
+  node.set_output(0, compute(node.output_name(0), data_shape, [&](const std::vector<Expr>& i) {
+                    Expr position = i[0];
+                    for (int64_t d = 1; d < k; ++d) position = position * data_shape[size_t(d)] + i[size_t(d)];
+                    auto update_row = [&](int64_t r) {
+                      std::vector<Expr> at = {Expr(r)};
+                      at.insert(at.end(), i.begin() + k, i.end());
+                      return read(updates, at);
+                    };
+                    std::function<Expr(size_t, size_t)> pick = [&](size_t lo, size_t hi) -> Expr {
+                      if (hi - lo == 1)
+                        return select(eq(position, Expr(sorted[lo].first)), update_row(sorted[lo].second),
+                                      read(data, i));
+                      size_t mid = lo + (hi - lo) / 2;
+                      return select(lt(position, Expr(sorted[mid].first)), pick(lo, mid), pick(mid, hi));
+                    };
+                    return pick(0, sorted.size());
                   }));
 }
 
@@ -318,6 +446,7 @@ void add_onnx_tensor_converters(OnnxConverterMap& m) {
   m["Gather"] = convert_gather;
   m["GatherElements"] = convert_gather_elements;
   m["Expand"] = convert_expand;
+  m["ScatterND"] = convert_scatter_nd;
   m["Tile"] = convert_tile;
   m["DepthToSpace"] = [](OnnxNode& node) { convert_depth_space(node, true); };
   m["SpaceToDepth"] = [](OnnxNode& node) { convert_depth_space(node, false); };

@@ -51,6 +51,7 @@ TEST(RunConfig, DefaultsApply) {
   EXPECT_EQ(c.seed, 0u);
   EXPECT_EQ(c.database, "ingot.db");
   EXPECT_EQ(c.search.strategy, "random");
+  EXPECT_EQ(c.search.fusion, "global");
   // The measurement and compiler defaults are those of the in-process path, so both measure alike.
   const LocalRunOptions local;
   EXPECT_EQ(c.measure.warmup_runs, local.warmup_runs);
@@ -92,10 +93,12 @@ TEST(RunConfig, EveryKeyIsRead) {
                                      "  atol: 0.002",
                                      "search:",
                                      "  strategy: random",
+                                     "  fusion: rules",
                                  }),
                                  "all.yaml");
   EXPECT_EQ(c.workload.name, "lstm");
   EXPECT_EQ(c.workload.params, (WorkloadParams{{"layers", 2}, {"steps", 5}}));
+  EXPECT_EQ(c.search.fusion, "rules");
   EXPECT_EQ(c.target.threads, 4);
   EXPECT_EQ(c.target.compiler, "ccache g++");
   EXPECT_EQ(c.target.flags, "-O2 -fopenmp -fPIC -shared");
@@ -205,6 +208,8 @@ TEST(RunConfigErrors, BadValues) {
             "x.yaml:4:9: target.kind: unknown target kind 'gpu' (known: cpu)");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {strategy: evolutionary}"})),
             "x.yaml:3:20: search.strategy: unknown search strategy 'evolutionary' (known: random)");
+  EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {fusion: greedy}"})),
+            "x.yaml:3:18: search.fusion: unknown fusion strategy 'greedy' (known: unfused, rules, subgraph, global)");
   EXPECT_EQ(error_of(yaml({"workload:", "  name: mlp", "  params: {batch: 0}", "budget: {trials: 8}"})),
             "x.yaml:3:19: workload.params.batch: must be at least 1, got 0");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "measure: {run_timeout_s: 0}"})),

@@ -13,8 +13,13 @@
 #include <set>
 #include <thread>
 
+#include "analysis/strategies.h"
+#include "codegen/kernels.h"
+#include "codegen/lower.h"
 #include "results/database.h"
+#include "tuner/strategy_schedule.h"
 #include "workloads/examples.h"
+#include "workloads/registry.h"
 
 namespace ingot {
 namespace {
@@ -80,6 +85,22 @@ TEST_F(TuningLoop, MeasuresTheBudgetAndKeepsTheBest) {
       EXPECT_LE(*s.best_seconds, *m.measurement.median_s);
     }
   EXPECT_TRUE(db.check().ok);
+}
+
+// With a fusion strategy's layout, every candidate carries the plan: the same kernels, in the plan's order.
+TEST_F(TuningLoop, CandidatesFollowTheFusionLayout) {
+  Program mlp = make_workload("mlp", find_workload("mlp")->small);
+  TuneOptions o = options("layout.db", 4);
+  o.layout = plan_layout(make_plan("unfused", mlp, resolve_target("cpu")));
+  TuneSummary s = tune(mlp, "mlp", o, [](const TuneProgress&) {});
+  EXPECT_EQ(s.measured_now, 4);
+  ASSERT_TRUE(s.best_seconds.has_value());
+  for (const std::string& json : measured_schedules(o.database_path)) {
+    Schedule schedule = Schedule::from_json(json);
+    EXPECT_EQ(schedule.layout(), o.layout);
+    // Unfused: nothing is inlined or nested in another compute, so every compute is a kernel of its own.
+    EXPECT_EQ(kernel_traffic(lower(mlp, schedule)).kernel_count(), int64_t(mlp.computes().size()));
+  }
 }
 
 // A compile still running when the minutes run out is stopped at the budget, and its candidate is released

@@ -1,0 +1,59 @@
+// The `global` strategy makes the paper-size LSTM and MMoE one cooperative CUDA kernel that NVRTC compiles for
+// sm_90, and whose launch fits the cooperative limit that the compiled kernel's registers and shared memory allow.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/strategies.h"
+#include "codegen/cuda_printer.h"
+#include "codegen/kernels.h"
+#include "codegen/lower.h"
+#include "codegen/nvrtc_compiler.h"
+#include "tuner/strategy_schedule.h"
+#include "workloads/registry.h"
+
+namespace ingot {
+namespace {
+
+// Blocks of `threads` threads that fit on one SM at once with the kernel's registers and static shared memory.
+int64_t blocks_per_sm(const GpuLimits& g, const CudaBinary& bin, int64_t threads) {
+  int64_t blocks = std::min(g.max_blocks_per_sm, g.max_threads_per_sm / threads);
+  blocks = std::min(blocks, g.registers_per_sm / (std::max(bin.registers, 1) * threads));
+  if (bin.shared_bytes > 0) blocks = std::min(blocks, g.shared_memory_per_sm / bin.shared_bytes);
+  return blocks;
+}
+
+class GlobalStrategyOnGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GlobalStrategyOnGpu, IsOneCooperativeKernelWithinTheLimit) {
+  Target sm90 = resolve_target("sm_90");
+  Program p = make_workload(GetParam());
+  PartitionPlan plan = make_plan("global", p, sm90);
+  ASSERT_EQ(plan.kernel_count(), 1);
+  FixedScheduleOptions gpu;
+  gpu.gpu = true;
+  LoopFunction f = lower(p, strategy_schedule(p, plan, gpu));
+  ASSERT_EQ(split_kernels(f).size(), 1u);
+  CudaLaunchConfig launch = cuda_launch_config(f);
+  EXPECT_TRUE(launch.cooperative);
+  CudaBinary bin = compile_cuda(print_cuda(f), "sm_90", cuda_kernel_name(f));
+  EXPECT_FALSE(bin.cubin.empty());
+  EXPECT_EQ(bin.spill_stores, 0) << bin.log;
+  int64_t per_sm = blocks_per_sm(sm90.gpu, bin, launch.threads_per_block());
+  ASSERT_GE(per_sm, 1) << bin.registers << " registers, " << bin.shared_bytes << " B shared";
+  int64_t limit = sm90.gpu.sm_count * per_sm;
+  CudaLaunchConfig fitted = fit_grid(launch, limit);
+  EXPECT_LE(fitted.num_blocks(), limit);
+  EXPECT_GE(fitted.num_blocks(), std::min<int64_t>(launch.num_blocks(), sm90.gpu.sm_count));
+  std::printf(
+      "%s global on sm_90: 1 kernel, %d registers, %lld B shared, %lld threads/block, grid %lld of %lld "
+      "blocks wanted, cooperative limit %lld\n",
+      GetParam().c_str(), bin.registers, static_cast<long long>(bin.shared_bytes),
+      static_cast<long long>(launch.threads_per_block()), static_cast<long long>(fitted.num_blocks()),
+      static_cast<long long>(launch.num_blocks()), static_cast<long long>(limit));
+}
+
+INSTANTIATE_TEST_SUITE_P(PaperSize, GlobalStrategyOnGpu, ::testing::Values("mmoe", "lstm"));
+
+}  // namespace
+}  // namespace ingot

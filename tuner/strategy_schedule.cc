@@ -1,0 +1,208 @@
+#include "tuner/strategy_schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analysis/strategies.h"
+
+namespace ingot {
+
+namespace {
+
+int64_t largest_divisor_up_to(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+class StrategyScheduler {
+ public:
+  StrategyScheduler(const Program& program, const PartitionPlan& plan, const FixedScheduleOptions& options)
+      : program_(program), plan_(plan), options_(options) {
+    int stage = 0;
+    for (const PlanKernel& kernel : plan.kernels)
+      for (const PlanStage& s : kernel.stages) {
+        for (const std::string& te : s.tes) stage_of_[te] = stage;
+        ++stage;
+      }
+  }
+
+  Schedule run() {
+    std::vector<Tensor> computes = program_.computes();
+    for (const Tensor& t : computes)
+      if (!stage_of_.count(t->name))
+        throw std::invalid_argument("strategy_schedule: compute '" + t->name + "' is in no stage of the plan");
+    // Consumers first: a reduction computed inside its reader needs the reader's loop names.
+    for (auto it = computes.rbegin(); it != computes.rend(); ++it) decide(*it);
+    Schedule out;
+    for (const Tensor& t : computes)
+      for (const Decision& d : per_stage_[t->name]) out.append(d);
+    out.set_layout(plan_layout(plan_));
+    return out;
+  }
+
+ private:
+  bool fused_into_its_stage(const Tensor& t) {
+    if (program_.is_output(t)) return false;
+    std::vector<Tensor> readers = program_.consumers(t);
+    return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](const Tensor& r) {
+      return stage_of_.at(r->name) == stage_of_.at(t->name);
+    });
+  }
+
+  // The only root stage that reads t, looking through inlined readers; "" when several do.
+  std::string sole_root_reader(const Tensor& t) {
+    std::set<std::string> readers;
+    std::vector<Tensor> frontier = {t};
+    while (!frontier.empty()) {
+      Tensor cur = frontier.back();
+      frontier.pop_back();
+      for (const Tensor& c : program_.consumers(cur)) {
+        if (inlined_.count(c->name))
+          frontier.push_back(c);
+        else
+          readers.insert(c->name);
+      }
+    }
+    return readers.size() == 1 ? *readers.begin() : "";
+  }
+
+  void decide(const Tensor& t) {
+    Schedule s;
+    if (fused_into_its_stage(t)) {
+      if (!t->reduction()) {
+        s.compute_inline(t->name);
+        inlined_.insert(t->name);
+        adopt(t, s);
+        return;
+      }
+      std::string reader = options_.gpu ? "" : sole_root_reader(t);
+      if (!reader.empty() && attach_loop_.count(reader)) {
+        s.compute_at(t->name, reader, attach_loop_.at(reader));
+        adopt(t, s);
+        return;
+      }
+    }
+    if (options_.gpu)
+      gpu_root(t, s);
+    else
+      cpu_root(t, s);
+    adopt(t, s);
+  }
+
+  void adopt(const Tensor& t, const Schedule& s) {
+    for (const Decision& d : s.decisions()) per_stage_[t->name].push_back(d);
+  }
+
+  void cpu_root(const Tensor& t, Schedule& s) {
+    const std::string& name = t->name;
+    std::vector<std::string> outer;
+    std::string vector_axis;
+    int64_t vector_extent = 0;
+    for (size_t n = 0; n + 1 < t->axes.size(); ++n) outer.push_back(t->axes[n].name());
+    if (!t->axes.empty()) {
+      const IterVar& last = t->axes.back();
+      // A 1-D output needs an outer loop to spread over the threads, so its axis is always split.
+      bool one_dimensional = t->axes.size() == 1;
+      int64_t cap = one_dimensional ? 16 : options_.max_vector_lanes;
+      if (!one_dimensional && last.extent <= cap) {
+        vector_axis = last.name();
+        vector_extent = last.extent;
+      } else if (int64_t lanes = largest_divisor_up_to(last.extent, cap); lanes > 1 && lanes < last.extent) {
+        s.split(name, last.name(), lanes);
+        outer.push_back(last.name() + ".o");
+        vector_axis = last.name() + ".i";
+        vector_extent = lanes;
+      } else {
+        outer.push_back(last.name());
+      }
+    }
+    std::vector<std::string> order = outer;
+    if (auto* r = t->reduction())
+      for (const IterVar& k : r->axes) order.push_back(k.name());
+    if (!vector_axis.empty()) order.push_back(vector_axis);
+    if (order.size() > 1) s.reorder(name, order);
+    std::string parallel;
+    if (!outer.empty()) {
+      parallel = outer[0];
+      for (size_t n = 1; n < outer.size(); ++n) {
+        s.fuse(name, parallel, outer[n]);
+        parallel += "+" + outer[n];
+      }
+      s.parallel(name, parallel);
+      attach_loop_[name] = parallel;
+      if (t->reduction() && !vector_axis.empty()) s.cache_write(name, parallel);
+    }
+    if (!vector_axis.empty() && vector_extent > 1) s.vectorize(name, vector_axis);
+  }
+
+  void gpu_root(const Tensor& t, Schedule& s) {
+    const std::string& name = t->name;
+    std::vector<std::string> outer, inner;
+    int64_t threads = 1;
+    // Threads take the innermost axes first, so neighbouring threads touch neighbouring elements.
+    std::vector<int64_t> thread_extent(t->axes.size(), 1);
+    for (size_t n = t->axes.size(); n-- > 0;) {
+      int64_t f = largest_divisor_up_to(t->axes[n].extent, options_.gpu_threads / threads);
+      thread_extent[n] = std::max<int64_t>(1, f);
+      threads *= thread_extent[n];
+    }
+    for (size_t n = 0; n < t->axes.size(); ++n) {
+      s.split(name, t->axes[n].name(), thread_extent[n]);
+      outer.push_back(t->axes[n].name() + ".o");
+      inner.push_back(t->axes[n].name() + ".i");
+    }
+    if (outer.empty()) return;
+    std::vector<std::string> order = outer;
+    order.insert(order.end(), inner.begin(), inner.end());
+    if (auto* r = t->reduction())
+      for (const IterVar& k : r->axes) order.push_back(k.name());
+    s.reorder(name, order);
+    std::string block = outer[0], thread = inner[0];
+    for (size_t n = 1; n < outer.size(); ++n) {
+      s.fuse(name, block, outer[n]);
+      block += "+" + outer[n];
+    }
+    for (size_t n = 1; n < inner.size(); ++n) {
+      s.fuse(name, thread, inner[n]);
+      thread += "+" + inner[n];
+    }
+    s.bind(name, block, LoopKind::kBlockX);
+    s.bind(name, thread, LoopKind::kThreadX);
+  }
+
+  const Program& program_;
+  const PartitionPlan& plan_;
+  FixedScheduleOptions options_;
+  std::map<std::string, int> stage_of_;
+  std::set<std::string> inlined_;
+  std::map<std::string, std::string> attach_loop_;
+  std::map<std::string, std::vector<Decision>> per_stage_;
+};
+
+}  // namespace
+
+StageLayout plan_layout(const PartitionPlan& plan) {
+  StageLayout layout;
+  for (size_t k = 0; k < plan.kernels.size(); ++k)
+    for (size_t s = 0; s < plan.kernels[k].stages.size(); ++s) {
+      const PlanStage& stage = plan.kernels[k].stages[s];
+      layout.push_back(LayoutStep{stage.tes, stage.barrier_before, k > 0 && s == 0});
+    }
+  return layout;
+}
+
+Schedule strategy_schedule(const Program& program, const PartitionPlan& plan, const FixedScheduleOptions& options) {
+  return StrategyScheduler(program, plan, options).run();
+}
+
+StrategyProgram make_strategy_program(const Program& program, const std::string& strategy, const Target& target,
+                                      const FixedScheduleOptions& options) {
+  StrategyProgram out;
+  out.plan = make_plan(strategy, program, target);
+  out.schedule = strategy_schedule(program, out.plan, options);
+  return out;
+}
+
+}  // namespace ingot
