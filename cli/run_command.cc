@@ -1,12 +1,15 @@
-// `ingot run`: compiles a workload with a schedule for the CPU, checks it against the reference
-// interpreter, and times it (warm-up, repeats, median) next to nothing else.
+// `ingot run`: compiles a workload with a schedule for the CPU (or, with --gpu, for this machine's GPU), checks
+// it against the reference interpreter, and times it (warm-up, repeats, median) next to nothing else.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "codegen/kernels.h"
+#include "codegen/lower.h"
 #include "ir/flops.h"
 #include "ir/interpreter.h"
+#include "runtime/cuda_run.h"
 #include "runtime/local_run.h"
 
 namespace ingot::cli {
@@ -18,6 +21,7 @@ void add_run_command(CLI::App& app) {
   static int threads = 0;
   static uint64_t seed = 1;
   static double min_repeat_ms = 200;
+  static bool gpu = false;
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
   cmd->add_option("--size", size, "small or default")->capture_default_str();
   cmd->add_option("--schedule", schedules,
@@ -26,6 +30,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--threads", threads, "OpenMP threads (0: all cores)")->capture_default_str();
   cmd->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--min-repeat-ms", min_repeat_ms, "Time each schedule for at least this long")->capture_default_str();
+  cmd->add_flag("--gpu", gpu, "Run on this machine's GPU (strategy schedules bind GPU blocks and threads)");
   cmd->callback([] {
     Program program = workload_program(workload, size);
     TensorMap inputs =
@@ -36,22 +41,46 @@ void add_run_command(CLI::App& app) {
     LocalRunOptions options;
     options.threads = threads;
     options.min_repeat_ms = min_repeat_ms;
+    CudaRunOptions gpu_options;
+    gpu_options.min_repeat_ms = min_repeat_ms;
     bool all_correct = true;
     for (const std::string& spec : schedules) {
-      Schedule s = schedule_from_spec(spec, program);
-      LocalRunResult r = local_run(program, s, inputs, expected, options);
-      all_correct &= r.correct;
-      KernelTraffic traffic = kernel_traffic(r.function);
-      std::printf("%-18s %s  %5lld kernels  %8.2f MB moved  compile %.2fs%s", spec.c_str(),
-                  r.correct ? "correct" : "WRONG  ", static_cast<long long>(traffic.kernel_count()),
-                  double(traffic.bytes_moved()) / 1e6, r.library.compile_seconds,
-                  r.library.cache_hit ? " (cached)" : "");
-      if (r.correct) {
-        std::printf("  median %.3f ms  min %.3f ms  (%zu runs)", r.median_seconds * 1e3, r.min_seconds * 1e3,
-                    r.seconds.size());
-        if (flops > 0) std::printf("  %.1f GFLOP/s", flops / r.median_seconds * 1e-9);
+      Schedule s = schedule_from_spec(spec, program, gpu);
+      bool correct = false;
+      double median = 0, min = 0;
+      size_t runs = 0;
+      std::vector<Comparison> checks;
+      if (gpu) {
+        LoopFunction f = lower(program, s);
+        CudaRunResult r = cuda_run(program, f, inputs, expected, gpu_options);
+        KernelTraffic traffic = kernel_traffic(f);
+        int max_registers = 0;
+        for (const CudaKernelLaunch& k : r.kernels) max_registers = std::max(max_registers, k.registers);
+        std::printf("%-18s %s  %5lld kernels  %8.2f MB moved  %d binaries, compile %.2fs  max %d registers  %s",
+                    spec.c_str(), r.correct ? "correct" : "WRONG  ", static_cast<long long>(traffic.kernel_count()),
+                    double(traffic.bytes_moved()) / 1e6, r.distinct_binaries, r.compile_seconds, max_registers,
+                    r.device.c_str());
+        if (r.kernels.size() == 1)
+          std::printf("  grid %lld x %lld threads", static_cast<long long>(r.kernels[0].launch.num_blocks()),
+                      static_cast<long long>(r.kernels[0].launch.threads_per_block()));
+        correct = r.correct, median = r.median_seconds, min = r.min_seconds, runs = r.seconds.size();
+        checks = r.checks;
       } else {
-        for (const Comparison& c : r.checks)
+        LocalRunResult r = local_run(program, s, inputs, expected, options);
+        KernelTraffic traffic = kernel_traffic(r.function);
+        std::printf("%-18s %s  %5lld kernels  %8.2f MB moved  compile %.2fs%s", spec.c_str(),
+                    r.correct ? "correct" : "WRONG  ", static_cast<long long>(traffic.kernel_count()),
+                    double(traffic.bytes_moved()) / 1e6, r.library.compile_seconds,
+                    r.library.cache_hit ? " (cached)" : "");
+        correct = r.correct, median = r.median_seconds, min = r.min_seconds, runs = r.seconds.size();
+        checks = r.checks;
+      }
+      all_correct &= correct;
+      if (correct) {
+        std::printf("  median %.3f ms  min %.3f ms  (%zu runs)", median * 1e3, min * 1e3, runs);
+        if (flops > 0) std::printf("  %.1f GFLOP/s", flops / median * 1e-9);
+      } else {
+        for (const Comparison& c : checks)
           if (!c.ok) std::printf("  %s", c.message.c_str());
       }
       std::printf("\n");

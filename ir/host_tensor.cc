@@ -1,5 +1,6 @@
 #include "ir/host_tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -192,6 +193,12 @@ Comparison compare(const HostTensor& actual, const HostTensor& expected, double 
     c.message = os.str();
   }
   return c;
+}
+
+double magnitude(const HostTensor& t) {
+  double scale = 1;
+  for (int64_t i = 0; i < t.num_elements(); ++i) scale = std::max(scale, std::fabs(t.get(i)));
+  return scale;
 }
 
 }  // namespace ingot

@@ -76,4 +76,8 @@ struct Comparison {
 };
 Comparison compare(const HostTensor& actual, const HostTensor& expected, double rtol = 1e-4, double atol = 1e-5);
 
+// max(1, max |x|): the scale of an absolute tolerance for outputs whose reductions may be summed in another
+// order than the interpreter's (f32 rounding grows with the partial sums, not with the result).
+double magnitude(const HostTensor& t);
+
 }  // namespace ingot

@@ -251,6 +251,13 @@ std::unique_ptr<CudaKernel> CudaDriver::load_kernel(const std::vector<char>& cub
 void CudaDriver::launch(const CudaKernel& kernel, std::array<int64_t, 3> grid, std::array<int64_t, 3> block,
                         const std::vector<const CudaBuffer*>& buffers, bool cooperative,
                         size_t dynamic_shared_bytes) const {
+  enqueue(kernel, grid, block, buffers, cooperative, dynamic_shared_bytes);
+  check(api_->cuCtxSynchronize(), "cuCtxSynchronize after launch");
+}
+
+void CudaDriver::enqueue(const CudaKernel& kernel, std::array<int64_t, 3> grid, std::array<int64_t, 3> block,
+                         const std::vector<const CudaBuffer*>& buffers, bool cooperative,
+                         size_t dynamic_shared_bytes) const {
   require_available("launch");
   if (kernel.driver_.get() != this) throw CudaError("launch: kernel '" + kernel.name() + "' belongs to another driver");
   const unsigned gx = as_dim(grid[0], "grid"), gy = as_dim(grid[1], "grid"), gz = as_dim(grid[2], "grid");
@@ -279,7 +286,6 @@ void CudaDriver::launch(const CudaKernel& kernel, std::array<int64_t, 3> grid, s
                                nullptr, params.data(), nullptr),
           "cuLaunchKernel");
   }
-  check(api_->cuCtxSynchronize(), "cuCtxSynchronize after launch");
 }
 
 void CudaDriver::synchronize() const {

@@ -90,10 +90,15 @@ class CudaDriver : public std::enable_shared_from_this<CudaDriver> {
   // Everything below throws CudaError (with reason()) when the driver is unavailable or a call fails.
   std::unique_ptr<CudaBuffer> allocate(size_t bytes) const;
   std::unique_ptr<CudaKernel> load_kernel(const std::vector<char>& cubin, const std::string& kernel_name) const;
-  // Launches kernel with one pointer argument per buffer, in order, and waits for it to finish. A
-  // cooperative launch (needed for grid barriers) fails if grid exceeds kernel.cooperative_grid_limit.
+  // Queues kernel with one pointer argument per buffer, in order, on the default stream; kernels run in the
+  // order queued. A cooperative launch (needed for grid barriers) fails if grid exceeds
+  // kernel.cooperative_grid_limit.
+  void enqueue(const CudaKernel& kernel, std::array<int64_t, 3> grid, std::array<int64_t, 3> block,
+               const std::vector<const CudaBuffer*>& buffers, bool cooperative, size_t dynamic_shared_bytes = 0) const;
+  // enqueue, then wait for the kernel to finish.
   void launch(const CudaKernel& kernel, std::array<int64_t, 3> grid, std::array<int64_t, 3> block,
               const std::vector<const CudaBuffer*>& buffers, bool cooperative, size_t dynamic_shared_bytes = 0) const;
+  // Waits for everything queued; a fault in a queued kernel is reported here.
   void synchronize() const;
 
   struct Api;  // the resolved driver entry points (cuda_driver.cc)

@@ -36,9 +36,7 @@ LocalRunResult local_run(const Program& program, const Schedule& schedule, const
     const std::string& name = program.outputs()[n]->name;
     auto it = expected.find(name);
     if (it == expected.end()) throw std::invalid_argument("no expected tensor for output '" + name + "'");
-    double scale = 1;
-    for (int64_t e = 0; e < it->second.num_elements(); ++e) scale = std::max(scale, std::fabs(it->second.get(e)));
-    result.checks.push_back(compare(outputs[n], it->second, options.rtol, options.atol * scale));
+    result.checks.push_back(compare(outputs[n], it->second, options.rtol, options.atol * magnitude(it->second)));
     result.correct &= result.checks.back().ok;
   }
   if (!result.correct) return result;

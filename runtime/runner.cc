@@ -395,10 +395,7 @@ Runner::Runner(const Program& program, const TensorMap& inputs, const TensorMap&
   for (const Tensor& t : program.outputs()) {
     output_names_.push_back(t->name);
     expected_.push_back(check("expected", t, expected));
-    double scale = 1;
-    const HostTensor& e = expected_.back();
-    for (int64_t i = 0; i < e.num_elements(); ++i) scale = std::max(scale, std::fabs(e.get(i)));
-    absolute_scales_.push_back(scale);
+    absolute_scales_.push_back(magnitude(expected_.back()));
   }
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw std::invalid_argument("Runner: " + message);

@@ -113,6 +113,21 @@ extern "C" __global__ void __launch_bounds__(128) cells(const float* __restrict_
   EXPECT_EQ(src.find("ingot_stage_1"), std::string::npos);
 }
 
+TEST(CudaPrinter, CanonicalTextIsTheSameForKernelsThatDifferOnlyInNames) {
+  auto scale_kernel = [](const std::string& prefix, int64_t n) {
+    Buffer in = make_buffer(prefix + ".in", DType::kFloat32, {n}, MemoryScope::kGlobal);
+    Buffer out = make_buffer(prefix + ".out", DType::kFloat32, {n}, MemoryScope::kGlobal);
+    Expr i = var(prefix + ".i");
+    return LoopFunction{prefix, {in}, {out}, {}, for_loop(i, n, LoopKind::kThreadX, store(out, i, load(in, i) * 2.0))};
+  };
+  std::string canonical = print_cuda_canonical(scale_kernel("cell_1", 64));
+  EXPECT_THAT(canonical, HasSubstr("ingot_kernel("));
+  EXPECT_THAT(canonical, Not(HasSubstr("cell_1")));
+  EXPECT_EQ(print_cuda_canonical(scale_kernel("cell_2", 64)), canonical);
+  EXPECT_NE(print_cuda_canonical(scale_kernel("cell_2", 32)), canonical);
+  EXPECT_NE(print_cuda(scale_kernel("cell_2", 64)), print_cuda(scale_kernel("cell_1", 64)));
+}
+
 TEST(CudaPrinter, TwoStageLaunch) {
   CudaLaunchConfig c = cuda_launch_config(two_stage_function());
   EXPECT_EQ(c.kernel_name, "two_stage");

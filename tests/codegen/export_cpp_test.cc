@@ -3,7 +3,6 @@
 #include "codegen/export_cpp.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -39,9 +38,7 @@ TEST(ExportCpp, CompilesAloneAndReproducesTheInterpreter) {
   ASSERT_TRUE(in) << "Y.bin is short";
   HostTensor actual(DType::kFloat32, y.shape());
   std::copy(got.begin(), got.end(), actual.f32());
-  double scale = 1;
-  for (int64_t i = 0; i < y.num_elements(); ++i) scale = std::max(scale, std::fabs(y.get(i)));
-  Comparison c = compare(actual, y, 1e-4, 1e-5 * scale);
+  Comparison c = compare(actual, y, 1e-4, 1e-5 * magnitude(y));
   EXPECT_TRUE(c.ok) << c.message;
   std::filesystem::remove_all(dir);
 }
@@ -49,8 +46,9 @@ TEST(ExportCpp, CompilesAloneAndReproducesTheInterpreter) {
 TEST(ExportCpp, HeaderDocumentsEveryBuffer) {
   Program p = matmul_bias_relu(4, 8, 2);
   ExportedProgram e = export_cpp(lower(p, Schedule()));
-  for (const char* line : {"args[0]: input  A f32[4, 2]", "args[1]: input  B f32[2, 8]", "args[2]: input  bias f32[8]",
-                           "args[3]: output D f32[4, 8]", "extern \"C\" void ingot_run(void* const* args, void* workspace);"})
+  for (const char* line :
+       {"args[0]: input  A f32[4, 2]", "args[1]: input  B f32[2, 8]", "args[2]: input  bias f32[8]",
+        "args[3]: output D f32[4, 8]", "extern \"C\" void ingot_run(void* const* args, void* workspace);"})
     EXPECT_NE(e.header.find(line), std::string::npos) << line << "\n" << e.header;
 }
 

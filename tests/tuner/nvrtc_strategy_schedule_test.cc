@@ -1,14 +1,20 @@
 // The `global` strategy makes the paper-size LSTM and MMoE one cooperative CUDA kernel that NVRTC compiles for
-// sm_90, and whose launch fits the cooperative limit that the compiled kernel's registers and shared memory allow.
+// sm_90, and whose launch fits the cooperative limit that the compiled kernel's registers and shared memory allow;
+// where a GPU is present, every strategy's GPU program of the small models runs on it and matches the interpreter.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <tuple>
 
 #include "analysis/strategies.h"
 #include "codegen/cuda_printer.h"
 #include "codegen/kernels.h"
 #include "codegen/lower.h"
 #include "codegen/nvrtc_compiler.h"
+#include "ir/interpreter.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/cuda_run.h"
 #include "tuner/strategy_schedule.h"
 #include "workloads/registry.h"
 
@@ -54,6 +60,39 @@ TEST_P(GlobalStrategyOnGpu, IsOneCooperativeKernelWithinTheLimit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(PaperSize, GlobalStrategyOnGpu, ::testing::Values("mmoe", "lstm"));
+
+// On a machine with a GPU: every strategy's GPU program of the six small models computes what the interpreter
+// computes. Skipped without one.
+class EveryStrategyOnTheGpu : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(EveryStrategyOnTheGpu, MatchesTheInterpreter) {
+  auto driver = CudaDriver::open();
+  if (!driver->available()) GTEST_SKIP() << "no usable GPU: " << driver->reason();
+  auto [model, strategy] = GetParam();
+  const WorkloadInfo* info = find_workload(model);
+  Program p = make_workload(model, info->small);
+  FixedScheduleOptions gpu;
+  gpu.gpu = true;
+  StrategyProgram sp = make_strategy_program(p, strategy, resolve_target(driver->arch()), gpu);
+  TensorMap inputs = random_inputs(p, 7, workload_input_ranges(model, info->small));
+  TensorMap expected = interpret(p, inputs);
+  CudaRunOptions options;
+  options.min_repeats = 1;
+  options.min_repeat_ms = 0;
+  CudaRunResult r = cuda_run(p, lower(p, sp.schedule), inputs, expected, options);
+  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << model << " " << strategy << ": " << c.message;
+  EXPECT_TRUE(r.correct);
+  EXPECT_EQ(int64_t(r.kernels.size()), sp.plan.kernel_count());
+  std::printf("%s %s on %s: %zu kernels, %d binaries, compile %.1f s, median %.3f ms\n", model.c_str(),
+              strategy.c_str(), r.device.c_str(), r.kernels.size(), r.distinct_binaries, r.compile_seconds,
+              r.median_seconds * 1e3);
+}
+
+INSTANTIATE_TEST_SUITE_P(SmallModels, EveryStrategyOnTheGpu,
+                         ::testing::Combine(::testing::Values("lstm", "mmoe", "bert", "resnext", "efficientnet",
+                                                              "swin"),
+                                            ::testing::Values("unfused", "rules", "subgraph", "global")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 
 }  // namespace
 }  // namespace ingot

@@ -1,0 +1,67 @@
+// cuda_run: without a GPU it says why and touches nothing; with one, a lowered program with several kernels
+// (some identical up to names, some cooperative) computes what the interpreter computes, and is timed.
+#include "runtime/cuda_run.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analysis/strategies.h"
+#include "codegen/lower.h"
+#include "ir/interpreter.h"
+#include "runtime/cuda_driver.h"
+#include "tuner/strategy_schedule.h"
+#include "workloads/examples.h"
+
+namespace ingot {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(CudaRun, WithoutAGpuSaysWhy) {
+  auto driver = CudaDriver::open();
+  if (driver->available()) GTEST_SKIP() << "a GPU is here: " << driver->device_name();
+  Program p = matmul_bias_relu(4, 8, 2);
+  TensorMap inputs = random_inputs(p, 1);
+  TensorMap expected = interpret(p, inputs);
+  try {
+    cuda_run(p, lower(p, Schedule()), inputs, expected);
+    ADD_FAILURE() << "cuda_run ran without a GPU";
+  } catch (const CudaError& e) {
+#ifdef INGOT_HAVE_CUDA
+    EXPECT_THAT(e.what(), HasSubstr("no usable GPU"));
+    EXPECT_THAT(e.what(), HasSubstr(driver->reason()));
+#else
+    EXPECT_THAT(e.what(), HasSubstr("without the CUDA toolkit"));
+#endif
+  }
+}
+
+#ifdef INGOT_HAVE_CUDA
+
+// two_gemm one kernel per operator (unfused), and as one cooperative kernel with grid barriers (global).
+TEST(CudaRun, KernelsMatchTheInterpreterOnTheGpu) {
+  auto driver = CudaDriver::open();
+  if (!driver->available()) GTEST_SKIP() << "no usable GPU: " << driver->reason();
+  Program p = two_gemm(64, 32, 48, 16);
+  TensorMap inputs = random_inputs(p, 3);
+  TensorMap expected = interpret(p, inputs);
+  FixedScheduleOptions gpu;
+  gpu.gpu = true;
+  CudaRunOptions options;
+  options.min_repeat_ms = 1;
+  for (const char* strategy : {"unfused", "global"}) {
+    StrategyProgram sp = make_strategy_program(p, strategy, resolve_target("sm_90"), gpu);
+    CudaRunResult r = cuda_run(p, lower(p, sp.schedule), inputs, expected, options);
+    for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << strategy << ": " << c.message;
+    ASSERT_TRUE(r.correct) << strategy;
+    EXPECT_EQ(int64_t(r.kernels.size()), sp.plan.kernel_count()) << strategy;
+    EXPECT_FALSE(r.seconds.empty());
+    EXPECT_GT(r.median_seconds, 0);
+    EXPECT_THAT(r.device, HasSubstr(driver->arch()));
+  }
+}
+
+#endif  // INGOT_HAVE_CUDA
+
+}  // namespace
+}  // namespace ingot
