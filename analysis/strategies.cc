@@ -1,9 +1,13 @@
 #include "analysis/strategies.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <queue>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -100,6 +104,7 @@ class GroupBuilder {
   // movement folds into the reduction's loads; anything else every block would recompute). A horizontal
   // partner reads nothing of the group and keeps the group within one cooperative launch.
   bool may_join(int t, int g, bool horizontal) const {
+    if (options_.part && (*options_.part)[t] != (*options_.part)[members_[g].front()]) return false;
     bool t_reduces = a_.tes[t].te_class == TeClass::kManyToMany;
     for (const auto& [p, kind] : flow_.producers[t]) {
       if (group_of_[p] != g) continue;
@@ -311,20 +316,140 @@ int64_t resident_capacity_bytes(const Target& target) {
   if (target.kind == TargetKind::kGpu) {
     return target.gpu.sm_count * (target.gpu.shared_memory_per_sm + target.gpu.registers_per_sm * 4 / 2);
   }
-  return target.cpu.cores * target.cpu.l2_bytes + target.cpu.l3_bytes;
+  // Half the shared L3: the rest holds what streams through, and other processes use it too. Measured on an
+  // 8 MB L3: an LSTM wavefront over 4 layers (8 MB of weights) ran 30% slower than layer by layer, over 2
+  // layers (4 MB) slightly faster.
+  return target.cpu.cores * target.cpu.l2_bytes + target.cpu.l3_bytes / 2;
+}
+
+// Which kernel of a global plan each TE goes to. Weights that several TEs read (an LSTM layer's matrices, read
+// at every step) are worth keeping on chip only if they fit: when all of them together exceed the target's
+// capacity, the TEs are cut into kernels, each within it. TEs sharing a weight stay together (clusters; clusters
+// in a dependency cycle merge), and clusters are packed into kernels in dependency order. Without such weights,
+// or when they fit, every TE is in kernel 0.
+static std::vector<int> capacity_parts(const ProgramAnalysis& a, const Dataflow& flow, int64_t capacity) {
+  const int n = static_cast<int>(a.tes.size());
+  std::vector<int> part(n, 0);
+  std::map<std::string, std::set<int>> readers;  // placeholder -> TEs reading it
+  std::map<std::string, int64_t> bytes;
+  for (const TensorReuse& r : a.tensors) bytes[r.tensor->name] = r.bytes;
+  for (int t = 0; t < n; ++t) {
+    for (const TensorAccess& access : a.tes[t].accesses)
+      if (access.tensor->is_placeholder()) readers[access.tensor->name].insert(t);
+  }
+  int64_t shared_bytes = 0;
+  for (const auto& [name, ts] : readers) shared_bytes += ts.size() > 1 ? bytes[name] : 0;
+  if (shared_bytes <= capacity) return part;
+
+  // Clusters: TEs joined through a shared weight.
+  std::vector<int> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  std::function<int(int)> root = [&](int x) { return parent[x] == x ? x : parent[x] = root(parent[x]); };
+  for (const auto& [name, ts] : readers) {
+    for (int t : ts) parent[root(t)] = root(*ts.begin());
+  }
+  // Cluster graph, then its strongly connected components (Tarjan, iterative), each a unit of packing.
+  std::vector<std::set<int>> next(n);
+  for (int t = 0; t < n; ++t) {
+    for (const auto& [p, kind] : flow.producers[t])
+      if (root(p) != root(t)) next[root(p)].insert(root(t));
+  }
+  std::vector<int> index(n, -1), low(n, 0), component(n, -1);
+  std::vector<bool> on_stack(n, false);
+  std::vector<int> stack;
+  int counter = 0, components = 0;
+  for (int start = 0; start < n; ++start) {
+    if (root(start) != start || index[start] >= 0) continue;
+    std::vector<std::pair<int, std::set<int>::const_iterator>> dfs{{start, next[start].begin()}};
+    index[start] = low[start] = counter++;
+    stack.push_back(start);
+    on_stack[start] = true;
+    while (!dfs.empty()) {
+      auto& [v, it] = dfs.back();
+      if (it != next[v].end()) {
+        int w = *it++;
+        if (index[w] < 0) {
+          index[w] = low[w] = counter++;
+          stack.push_back(w);
+          on_stack[w] = true;
+          dfs.push_back({w, next[w].begin()});
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      if (low[v] == index[v]) {
+        for (int w = -1; w != v;) {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = false;
+          component[w] = components;
+        }
+        ++components;
+      }
+      int done = v;
+      dfs.pop_back();
+      if (!dfs.empty()) low[dfs.back().first] = std::min(low[dfs.back().first], low[done]);
+    }
+  }
+  // Components in dependency order, the one holding the lowest TE first among those ready.
+  std::vector<int> first_te(components, n), indegree(components, 0);
+  std::vector<std::set<int>> component_next(components);
+  std::vector<std::set<std::string>> weights(components);
+  for (int t = 0; t < n; ++t) first_te[component[root(t)]] = std::min(first_te[component[root(t)]], t);
+  for (int c = 0; c < n; ++c) {
+    if (root(c) != c) continue;
+    for (int d : next[c])
+      if (component[c] != component[d] && component_next[component[c]].insert(component[d]).second)
+        ++indegree[component[d]];
+  }
+  for (const auto& [name, ts] : readers) {
+    if (ts.size() > 1) weights[component[root(*ts.begin())]].insert(name);
+  }
+  std::set<std::pair<int, int>> ready;  // (first TE, component)
+  for (int c = 0; c < components; ++c)
+    if (indegree[c] == 0) ready.insert({first_te[c], c});
+  std::vector<int> part_of_component(components, 0);
+  std::set<std::string> kernel_weights;
+  int64_t kernel_bytes = 0;
+  int current = 0;
+  bool kernel_empty = true;
+  while (!ready.empty()) {
+    int c = ready.begin()->second;
+    ready.erase(ready.begin());
+    int64_t added = 0;
+    for (const std::string& w : weights[c]) added += kernel_weights.count(w) ? 0 : bytes[w];
+    if (!kernel_empty && added > 0 && kernel_bytes + added > capacity) {
+      ++current;
+      kernel_weights.clear();
+      kernel_bytes = 0;
+      added = 0;
+      for (const std::string& w : weights[c]) added += bytes[w];
+    }
+    kernel_weights.insert(weights[c].begin(), weights[c].end());
+    kernel_bytes += added;
+    kernel_empty = false;
+    part_of_component[c] = current;
+    for (int d : component_next[c])
+      if (--indegree[d] == 0) ready.insert({first_te[d], d});
+  }
+  for (int t = 0; t < n; ++t) part[t] = part_of_component[component[root(t)]];
+  return part;
 }
 
 PartitionPlan global_plan(const ProgramAnalysis& analysis) {
   const ProgramAnalysis& a = analysis;
   bool gpu = a.target.kind == TargetKind::kGpu;
+  Dataflow flow(a);
+  const int64_t capacity = resident_capacity_bytes(a.target);
+  const std::vector<int> te_part = capacity_parts(a, flow, capacity);
   std::vector<std::vector<int>> groups =
-      fusion_groups(a, FusionOptions{false, true, gpu ? cooperative_block_limit(a.target, true) : 0});
+      fusion_groups(a, FusionOptions{false, true, gpu ? cooperative_block_limit(a.target, true) : 0, &te_part});
   std::vector<int> group_of(a.tes.size());
   for (size_t g = 0; g < groups.size(); ++g) {
     for (int t : groups[g]) group_of[t] = static_cast<int>(g);
   }
   // Level = longest path from a source in the group graph; groups of one level are independent of each other.
-  Dataflow flow(a);
   std::vector<int> level(groups.size(), 0);
   for (size_t g = 0; g < groups.size(); ++g) {
     for (int t : groups[g]) {
@@ -333,33 +458,37 @@ PartitionPlan global_plan(const ProgramAnalysis& analysis) {
       }
     }
   }
-  // Horizontal fusion: groups of one level with the same signature form one stage (on a GPU, as many stages as
-  // it takes for each to fit a cooperative launch). Stages go by level, then by their first TE.
-  std::map<std::pair<int, std::string>, std::vector<int>> buckets;
+  std::vector<int> part(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) part[g] = te_part[groups[g].front()];
+  // Horizontal fusion: groups of one part and level with the same signature form one stage (on a GPU, as many
+  // stages as it takes for each to fit a cooperative launch). Stages go by part, level, then their first TE.
+  std::map<std::tuple<int, int, std::string>, std::vector<int>> buckets;
   for (size_t g = 0; g < groups.size(); ++g) {
-    buckets[{level[g], horizontal_signature(a, groups[g])}].push_back(static_cast<int>(g));
+    buckets[{part[g], level[g], horizontal_signature(a, groups[g])}].push_back(static_cast<int>(g));
   }
   struct Stage {
     std::vector<int> tes;
     bool fits = true;
+    int part = 0;
   };
-  std::vector<std::pair<std::pair<int, int>, Stage>> stages;  // ((level, first TE), stage)
+  std::vector<std::pair<std::tuple<int, int, int>, Stage>> stages;  // ((part, level, first TE), stage)
   for (const auto& [key, members] : buckets) {
+    const auto& [key_part, key_level, signature] = key;
     int64_t limit = gpu ? cooperative_block_limit(a.target, has_reduction(a, groups[members.front()])) : 0;
-    Stage current;
+    Stage current{{}, true, key_part};
     int64_t blocks = 0;
     auto close = [&] {
       if (current.tes.empty()) return;
       std::sort(current.tes.begin(), current.tes.end());
-      stages.push_back({{key.first, current.tes.front()}, current});
-      current = Stage{};
+      stages.push_back({{key_part, key_level, current.tes.front()}, current});
+      current = Stage{{}, true, key_part};
       blocks = 0;
     };
     for (int g : members) {
       int64_t b = gpu ? group_blocks(a, groups[g]) : 0;
       if (gpu && b > limit) {  // too wide for any cooperative launch: a kernel of its own
-        Stage alone{groups[g], false};
-        stages.push_back({{key.first, alone.tes.front()}, alone});
+        Stage alone{groups[g], false, key_part};
+        stages.push_back({{key_part, key_level, alone.tes.front()}, alone});
         continue;
       }
       if (gpu && blocks + b > limit) close();
@@ -379,7 +508,8 @@ PartitionPlan global_plan(const ProgramAnalysis& analysis) {
   };
   for (size_t i = 0; i < stages.size(); ++i) {
     const Stage& s = stages[i].second;
-    if (plan.kernels.empty() || (!s.fits && !plan.kernels.back().stages.empty())) open_kernel();
+    bool new_part = i > 0 && s.part != stages[i - 1].second.part;
+    if (plan.kernels.empty() || ((!s.fits || new_part) && !plan.kernels.back().stages.empty())) open_kernel();
     PlanKernel* kernel = &plan.kernels.back();
     int k = static_cast<int>(plan.kernels.size()) - 1;
     int index = static_cast<int>(kernel->stages.size());
@@ -398,7 +528,6 @@ PartitionPlan global_plan(const ProgramAnalysis& analysis) {
     if (!s.fits) open_kernel();
   }
   if (!plan.kernels.empty() && plan.kernels.back().stages.empty()) plan.kernels.pop_back();
-  int64_t capacity = resident_capacity_bytes(a.target);
   for (PlanKernel& kernel : plan.kernels) {
     if (kernel.stages.size() > 1) choose_resident(a, kernel, capacity);
   }

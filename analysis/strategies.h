@@ -22,6 +22,10 @@ PartitionPlan make_plan(const std::string& strategy, const Program& program, con
 PartitionPlan unfused_plan(const ProgramAnalysis& analysis);
 PartitionPlan rules_plan(const ProgramAnalysis& analysis);
 PartitionPlan subgraph_plan(const ProgramAnalysis& analysis);
+// Global: one kernel of wavefront stages (independent groups of one depth side by side), cut into several
+// kernels only where the target requires it: on a GPU a stage too wide for a cooperative launch; on any target,
+// weights read by several groups (an LSTM layer's, at every step) that together overflow the resident capacity,
+// in which case groups sharing a weight stay together and are packed into kernels in dependency order.
 PartitionPlan global_plan(const ProgramAnalysis& analysis);
 
 // How fusion_groups may join a TE to a group (docs/plans.md).
@@ -29,6 +33,7 @@ struct FusionOptions {
   bool single_consumer_edges_only = false;  // rules: fuse only along a tensor read by one TE
   bool horizontal = false;                  // global: join independent reductions of one shape and depth
   int64_t block_limit = 0;                  // global on a GPU: a horizontal group's blocks stay within it; 0 = none
+  const std::vector<int>* part = nullptr;   // global: a part per TE; TEs of different parts never share a group
 };
 // Fusion groups: positions into analysis.tes, each group ascending, groups in a topological order.
 std::vector<std::vector<int>> fusion_groups(const ProgramAnalysis& analysis, const FusionOptions& options);
@@ -48,7 +53,7 @@ int64_t cooperative_block_limit(const Target& target, bool with_reduction);
 // reductions run side by side), or its widest other TE's if more; a TE needs ceil(elements / outputs per block).
 int64_t group_blocks(const ProgramAnalysis& analysis, const std::vector<int>& group);
 // Bytes a persistent kernel can keep resident across stages: GPU: SMs x (shared memory + half the register
-// file); CPU: cores x L2 + L3.
+// file); CPU: cores x L2 + half the L3.
 int64_t resident_capacity_bytes(const Target& target);
 
 }  // namespace ingot

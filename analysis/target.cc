@@ -103,14 +103,17 @@ int64_t sysfs_cache_bytes(int level) {
 }
 
 int64_t cache_bytes(int level) {
+  // The kernel's view (sysfs) first: in a VM it is the share of the cache this machine gets, while glibc answers
+  // from cpuid, which reports the host's (64 MB of L3 where sysfs says 8 MB, on the VMs ingot is developed on; an
+  // LSTM whose weights overflow 8 MB slows down there). cpuid where sysfs says nothing.
+  if (int64_t from_sysfs = sysfs_cache_bytes(level); from_sysfs > 0) return from_sysfs;
   long from_sysconf = 0;
 #if defined(_SC_LEVEL1_DCACHE_SIZE)
-  // glibc answers from cpuid; in some VMs it answers 0, hence sysfs as a second source.
   if (level == 1) from_sysconf = sysconf(_SC_LEVEL1_DCACHE_SIZE);
   if (level == 2) from_sysconf = sysconf(_SC_LEVEL2_CACHE_SIZE);
   if (level == 3) from_sysconf = sysconf(_SC_LEVEL3_CACHE_SIZE);
 #endif
-  return from_sysconf > 0 ? from_sysconf : sysfs_cache_bytes(level);
+  return std::max<long>(from_sysconf, 0);
 }
 
 // Clock in GHz: the maximum frequency where cpufreq exposes it, else /proc/cpuinfo's "cpu MHz" (the nominal

@@ -13,7 +13,8 @@ void add_lower_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("lower", "Print the loop IR or generated source of a workload");
   static std::string workload = "matmul_bias_relu", size = "small", schedule = "naive", emit = "loop";
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
-  cmd->add_option("--size", size, "small or default")->capture_default_str();
+  cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
+      ->capture_default_str();
   cmd->add_option("--schedule", schedule, "naive, hand, random:SEED or a schedule JSON file")->capture_default_str();
   cmd->add_option("--emit", emit, "loop, cpp, cuda, schedule or program")
       ->check(CLI::IsMember({"loop", "cpp", "cuda", "schedule", "program"}))

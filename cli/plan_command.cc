@@ -13,8 +13,7 @@ void add_plan_command(CLI::App& app) {
   static std::string workload, size = "default", strategy = "global", target = "cpu";
   static bool json = false;
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->required();
-  cmd->add_option("--size", size, "small or default")
-      ->check(CLI::IsMember({"small", "default"}))
+  cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
       ->capture_default_str();
   cmd->add_option("--strategy", strategy, "unfused, rules, subgraph or global")
       ->check(CLI::IsMember(plan_strategy_names()))

@@ -68,8 +68,9 @@ void add_results_commands(CLI::App& app) {
                 "min_ms", "candidate");
     for (const MeasuredCandidate& m : d.history(workload, limit))
       std::printf("%-24s %-16s %-5lld %-16s %12s %12s  %s%s%s\n", m.measurement.measured_at.c_str(),
-                  m.workload_name.c_str(), (long long)m.measurement.trial_index, to_string(m.measurement.error_class).c_str(),
-                  ms(m.measurement.median_s).c_str(), ms(m.measurement.min_s).c_str(), m.candidate.hash.c_str(),
+                  m.workload_name.c_str(), (long long)m.measurement.trial_index,
+                  to_string(m.measurement.error_class).c_str(), ms(m.measurement.median_s).c_str(),
+                  ms(m.measurement.min_s).c_str(), m.candidate.hash.c_str(),
                   m.measurement.error_message.empty() ? "" : "  ", m.measurement.error_message.substr(0, 80).c_str());
   });
 

@@ -23,7 +23,8 @@ void add_run_command(CLI::App& app) {
   static double min_repeat_ms = 200;
   static bool gpu = false;
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
-  cmd->add_option("--size", size, "small or default")->capture_default_str();
+  cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
+      ->capture_default_str();
   cmd->add_option("--schedule", schedules,
                   "One or more of naive, hand, random:SEED, strategy:unfused|rules|subgraph|global, FILE.json")
       ->capture_default_str();

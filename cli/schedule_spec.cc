@@ -13,11 +13,27 @@
 namespace ingot::cli {
 
 WorkloadParams workload_size_params(const std::string& name, const std::string& size) {
-  if (size != "small" && size != "default")
-    throw std::invalid_argument("--size must be small or default, not '" + size + "'");
   const WorkloadInfo* info = find_workload(name);
   if (!info) make_workload(name);  // throws, listing the known workloads
-  return size == "small" ? info->small : WorkloadParams{};
+  if (size == "small") return info->small;
+  if (size == "default") return {};
+  // NAME=VALUE,NAME=VALUE: the default size with those parameters changed.
+  WorkloadParams params;
+  std::stringstream items(size);
+  for (std::string item; std::getline(items, item, ',');) {
+    size_t eq = item.find('=');
+    int64_t value = 0;
+    try {
+      if (eq == std::string::npos || eq == 0) throw std::invalid_argument("no NAME=");
+      size_t used = 0;
+      value = std::stoll(item.substr(eq + 1), &used);
+      if (used != item.size() - eq - 1) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--size must be small, default or NAME=VALUE[,NAME=VALUE...], not '" + size + "'");
+    }
+    params[item.substr(0, eq)] = value;
+  }
+  return complete_workload_params(name, params);  // throws for an unknown parameter, naming the known ones
 }
 
 Program workload_program(const std::string& name, const std::string& size) {

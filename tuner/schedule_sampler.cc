@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tuner/gpu_binding.h"
+
 namespace ingot {
 
 namespace {
@@ -264,37 +266,18 @@ class Sampler {
   }
 
   void schedule_gpu_root(const Tensor& t, Schedule& s) {
-    const std::string& name = t->name;
-    std::vector<std::string> outer, inner;
     int64_t threads = 1;
+    std::vector<int64_t> factors;
     for (const IterVar& a : t->axes) {
       std::vector<int64_t> ds;
       for (int64_t d : divisors(a.extent))
         if (d * threads <= options_.max_threads) ds.push_back(d);
-      int64_t f = pick(ds);
-      threads *= f;
-      s.split(name, a.name(), f);
-      outer.push_back(a.name() + ".o");
-      inner.push_back(a.name() + ".i");
+      factors.push_back(pick(ds));
+      threads *= factors.back();
     }
-    std::vector<std::string> order = outer;
-    order.insert(order.end(), inner.begin(), inner.end());
-    if (auto* r = t->reduction())
-      for (const IterVar& k : r->axes) order.push_back(k.name());
-    s.reorder(name, order);
-    std::string block = outer[0], thread = inner[0];
-    for (size_t n = 1; n < outer.size(); ++n) {
-      s.fuse(name, block, outer[n]);
-      block += "+" + outer[n];
-    }
-    for (size_t n = 1; n < inner.size(); ++n) {
-      s.fuse(name, thread, inner[n]);
-      thread += "+" + inner[n];
-    }
-    s.bind(name, block, LoopKind::kBlockX);
-    s.bind(name, thread, LoopKind::kThreadX);
-    if (t->reduction() && chance(0.5)) s.cache_write(name, thread);
-    attach_points_[name] = {};
+    std::string thread = bind_blocks_and_threads(s, t, factors);
+    if (t->reduction() && !thread.empty() && chance(0.5)) s.cache_write(t->name, thread);
+    attach_points_[t->name] = {};
   }
 
   const Program& program_;

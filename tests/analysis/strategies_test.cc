@@ -314,6 +314,34 @@ TEST(Strategies, GoldenGlobalPlans) {
   }
 }
 
+// Weights that overflow what the CPU keeps on chip: the global plan cuts the LSTM into kernels of whole layers,
+// each within the capacity, in layer order; when they fit, it stays one kernel.
+TEST(Strategies, GlobalKernelsKeepSharedWeightsWithinTheCapacity) {
+  Program program = lstm(LstmSizes{4, 3, 8, 8});  // per layer: W and U 32 x 8 floats (1 KB each), b 128 B
+  Target small_cache = *find_target("cpu");
+  small_cache.cpu.cores = 1;
+  small_cache.cpu.l2_bytes = 0;
+  small_cache.cpu.l3_bytes = 2 * 4500;  // capacity: half the L3, room for two layers' weights
+  ASSERT_EQ(resident_capacity_bytes(small_cache), 4500);
+  ProgramAnalysis a = analyze(program, small_cache);
+  PartitionPlan plan = make_plan("global", a);
+  validate_plan(plan, a);
+  ASSERT_EQ(plan.kernel_count(), 2) << format_plan(plan, a);
+  for (int k = 0; k < 2; ++k) {
+    for (const PlanStage& stage : plan.kernels[k].stages) {
+      for (const std::string& te : stage.tes) {
+        for (int layer = 0; layer < 4; ++layer) {
+          if (te.find("_l" + std::to_string(layer) + "_") != std::string::npos) {
+            EXPECT_EQ(layer / 2, k) << te << " is in kernel " << k;
+          }
+        }
+      }
+    }
+  }
+  small_cache.cpu.l3_bytes = 1 << 20;
+  EXPECT_EQ(make_plan("global", analyze(program, small_cache)).kernel_count(), 1);
+}
+
 TEST(Strategies, PaperSizeLstmIsPlannedQuickly) {
   Program program = lstm(LstmSizes{});
   for (std::string target : {"sm_80", "cpu"}) {

@@ -95,14 +95,22 @@ TEST(Target, HostCpuIsReadFromThisMachine) {
   int64_t lanes = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
   EXPECT_EQ(cpu.cpu.simd_fp32_lanes, lanes);
 #endif
-#if defined(_SC_LEVEL1_DCACHE_SIZE)
-  if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0) {
-    EXPECT_EQ(cpu.cpu.l1d_bytes, l1);
+  // Cache sizes as the kernel presents them (sysfs), which in a VM may be less than cpuid says.
+  for (int index = 0; index < 8; ++index) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream level(dir + "level"), type(dir + "type"), size(dir + "size");
+    int n = 0;
+    int64_t kib = 0;
+    std::string kind, unit;
+    if (!(level >> n) || !(type >> kind) || !(size >> kib >> unit) || unit != "K") continue;
+    if (n == 1 && kind == "Data") {
+      EXPECT_EQ(cpu.cpu.l1d_bytes, kib * 1024);
+    } else if (n == 2 && kind == "Unified") {
+      EXPECT_EQ(cpu.cpu.l2_bytes, kib * 1024);
+    } else if (n == 3 && kind == "Unified") {
+      EXPECT_EQ(cpu.cpu.l3_bytes, kib * 1024);
+    }
   }
-  if (long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0) {
-    EXPECT_EQ(cpu.cpu.l2_bytes, l2);
-  }
-#endif
   EXPECT_GT(cpu.cpu.l1d_bytes, 0);
   // Peak: cores x lanes x 2 (FMA) x 2 pipes x clock, with a clock between 1 and 6 GHz.
   double per_ghz = double(cpu.cpu.cores * cpu.cpu.simd_fp32_lanes * 4);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/interpreter.h"
+#include "tests/transform/same_outputs.h"
 #include "workloads/registry.h"
 
 namespace ingot {
@@ -17,19 +18,6 @@ namespace {
 
 using Axes = std::vector<Expr>;
 using Groups = std::vector<std::vector<std::string>>;
-
-void expect_same_outputs(const Program& before, const Program& after, const InputRanges& ranges = {}) {
-  TensorMap inputs = random_inputs(before, 11, ranges);
-  TensorMap expected = interpret(before, inputs);
-  TensorMap actual = interpret(after, inputs);
-  ASSERT_EQ(before.outputs().size(), after.outputs().size());
-  for (size_t o = 0; o < before.outputs().size(); ++o) {
-    const std::string& name = before.outputs()[o]->name;
-    ASSERT_EQ(after.outputs()[o]->name, name);
-    Comparison c = compare(actual.at(name), expected.at(name), 1e-5, 1e-6);
-    EXPECT_TRUE(c.ok) << before.name() << " output " << name << ": " << c.message;
-  }
-}
 
 // Q, K, V projections of one input (K written with other axis names), read by one element-wise output.
 Program qkv() {

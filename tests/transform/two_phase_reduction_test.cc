@@ -10,26 +10,13 @@
 #include <vector>
 
 #include "ir/interpreter.h"
+#include "tests/transform/same_outputs.h"
 #include "workloads/registry.h"
 
 namespace ingot {
 namespace {
 
 using Axes = std::vector<Expr>;
-
-void expect_same_outputs(const Program& before, const Program& after, const InputRanges& ranges = {}) {
-  TensorMap inputs = random_inputs(before, 5, ranges);
-  TensorMap expected = interpret(before, inputs);
-  TensorMap actual = interpret(after, inputs);
-  ASSERT_EQ(before.outputs().size(), after.outputs().size());
-  for (size_t o = 0; o < before.outputs().size(); ++o) {
-    const std::string& name = before.outputs()[o]->name;
-    ASSERT_EQ(after.outputs()[o]->name, name);
-    // Partial sums reorder the additions, so the tolerance is relative, with a small absolute floor.
-    Comparison c = compare(actual.at(name), expected.at(name), 1e-5, 1e-5);
-    EXPECT_TRUE(c.ok) << before.name() << " output " << name << ": " << c.message;
-  }
-}
 
 // y = A v, read by an element-wise output.
 Program gemv(int64_t rows, int64_t K) {

@@ -8,26 +8,13 @@
 #include <vector>
 
 #include "ir/interpreter.h"
+#include "tests/transform/same_outputs.h"
 #include "workloads/registry.h"
 
 namespace ingot {
 namespace {
 
 using Axes = std::vector<Expr>;
-
-// Every output of after equals before's on the same random inputs.
-void expect_same_outputs(const Program& before, const Program& after, const InputRanges& ranges = {}) {
-  TensorMap inputs = random_inputs(before, 7, ranges);
-  TensorMap expected = interpret(before, inputs);
-  TensorMap actual = interpret(after, inputs);
-  ASSERT_EQ(before.outputs().size(), after.outputs().size());
-  for (size_t o = 0; o < before.outputs().size(); ++o) {
-    const std::string& name = before.outputs()[o]->name;
-    ASSERT_EQ(after.outputs()[o]->name, name);
-    Comparison c = compare(actual.at(name), expected.at(name), 1e-5, 1e-6);
-    EXPECT_TRUE(c.ok) << before.name() << " output " << name << ": " << c.message;
-  }
-}
 
 // transpose -> matmul -> bias add -> relu: the transpose becomes the matmul's load index; the bias add and relu
 // become one element-wise TE reading the matmul.
