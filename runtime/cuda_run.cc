@@ -8,6 +8,7 @@
 #include "codegen/kernels.h"
 #include "results/run_statistics.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/repeat_timing.h"
 #ifdef INGOT_HAVE_CUDA
 #include "codegen/nvrtc_compiler.h"
 #endif
@@ -122,15 +123,8 @@ CudaRunResult cuda_run(const Program& program, const LoopFunction& function, con
   }
   if (!result.correct) return result;
 
-  for (int w = 0; w < options.warmup_runs; ++w) run_once();
-  Clock::time_point started = Clock::now();
-  while (int(result.seconds.size()) < options.max_repeats) {
-    Clock::time_point t0 = Clock::now();
-    run_once();
-    result.seconds.push_back(seconds_since(t0));
-    if (int(result.seconds.size()) >= options.min_repeats && seconds_since(started) * 1e3 >= options.min_repeat_ms)
-      break;
-  }
+  result.seconds =
+      time_repeats(run_once, {options.warmup_runs, options.min_repeat_ms, options.min_repeats, options.max_repeats});
   RunStatistics stats = run_statistics(result.seconds);
   result.min_seconds = stats.min;
   result.median_seconds = stats.median;

@@ -1,13 +1,13 @@
 #include "runtime/local_run.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <numeric>
 
 #include "codegen/cpp_printer.h"
 #include "codegen/kernel_module.h"
 #include "codegen/lower.h"
+#include "runtime/repeat_timing.h"
 
 namespace ingot {
 
@@ -41,17 +41,8 @@ LocalRunResult local_run(const Program& program, const Schedule& schedule, const
   }
   if (!result.correct) return result;
 
-  for (int w = 0; w < options.warmup_runs; ++w) module.run(in, out);
-  using clock = std::chrono::steady_clock;
-  auto started = clock::now();
-  while (int(result.seconds.size()) < options.max_repeats) {
-    auto t0 = clock::now();
-    module.run(in, out);
-    auto t1 = clock::now();
-    result.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
-    double spent_ms = std::chrono::duration<double, std::milli>(t1 - started).count();
-    if (int(result.seconds.size()) >= options.min_repeats && spent_ms >= options.min_repeat_ms) break;
-  }
+  result.seconds = time_repeats([&] { module.run(in, out); },
+                                {options.warmup_runs, options.min_repeat_ms, options.min_repeats, options.max_repeats});
   RunStatistics stats = run_statistics(result.seconds);
   result.min_seconds = stats.min;
   result.median_seconds = stats.median;
