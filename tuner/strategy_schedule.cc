@@ -5,8 +5,10 @@
 #include <optional>
 #include <set>
 
+#include "analysis/access.h"
 #include "analysis/strategies.h"
 #include "ir/affine.h"
+#include "ir/flops.h"
 #include "ir/functor.h"
 #include "tuner/gpu_binding.h"
 
@@ -72,9 +74,26 @@ class StrategyScheduler {
     return readers.size() == 1 ? *readers.begin() : "";
   }
 
+  // Whether a reader reads each element of t many times (a broadcast, or a reduction's operand). Fusing t into
+  // such a reader recomputes it each time: EfficientNet's squeeze-excitation gate (a sigmoid per channel),
+  // inlined into the scaling of a 112 x 112 feature map, ran 12 544 sigmoids per channel.
+  bool reread_by_a_reader(const Tensor& t) {
+    for (const Tensor& reader : program_.consumers(t)) {
+      for (const TensorAccess& access : analyze_accesses(reader)) {
+        if (access.tensor.get() == t.get() &&
+            (access.kind == AccessKind::kBroadcast || access.kind == AccessKind::kReduce))
+          return true;
+      }
+    }
+    return false;
+  }
+
   void decide(const Tensor& t) {
     Schedule s;
-    if (fused_into_its_stage(t)) {
+    // Fused when its readers are all in its stage, unless that recomputes arithmetic for every reread element
+    // (pure data movement, a transpose or a reshape, is still folded into its readers' indices).
+    bool recomputed = (t->reduction() || flops_per_element(t) > 0) && reread_by_a_reader(t);
+    if (fused_into_its_stage(t) && !recomputed) {
       if (!t->reduction()) {
         s.compute_inline(t->name);
         inlined_.insert(t->name);
