@@ -1,10 +1,12 @@
 #include "analysis/access.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "analysis/index_form.h"
+#include "ir/affine.h"
 #include "ir/functor.h"
 
 namespace ingot {
@@ -19,6 +21,30 @@ const char* access_kind_name(AccessKind kind) {
     case AccessKind::kGather: return "gather";
   }
   return "?";
+}
+
+std::set<std::string> reduction_axes_along_memory(const Tensor& compute) {
+  std::set<std::string> axes;
+  const ReduceNode* r = compute->reduction();
+  if (!r || compute->axes.empty()) return axes;
+  const std::string last = compute->axes.back().name();
+  for_each_node(compute->body, [&](const Expr& node) {
+    auto* read = node.as<TensorReadNode>();
+    if (!read) return;
+    Expr offset = int_imm(0);
+    for (size_t d = 0; d < read->indices.size(); ++d)
+      offset = offset * int_imm(read->tensor->shape[d]) + read->indices[d];
+    std::optional<AffineForm> form = as_affine(offset);
+    if (!form) return;
+    auto stride = [&](const std::string& v) {
+      auto it = form->coeffs.find(v);
+      return it == form->coeffs.end() ? int64_t(0) : it->second;
+    };
+    if (stride(last) == 0 || stride(last) == 1) return;
+    for (const IterVar& k : r->axes)
+      if (stride(k.name()) == 1) axes.insert(k.name());
+  });
+  return axes;
 }
 
 VarRanges axis_ranges(const Tensor& compute) {

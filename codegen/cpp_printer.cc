@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <utility>
@@ -173,6 +174,46 @@ bool safe_to_simd(const ForNode* loop) {
       if (!uses_var(st->index, loop->name())) safe = false;
   });
   return safe;
+}
+
+// A vectorized loop whose one statement folds every iteration into one element, acc[i] = acc[i] OP e with i fixed
+// (an innermost reduction loop, which lowering lets a schedule vectorize): the element, the other operand and
+// the OpenMP reduction operator. An OpenMP simd reduction reassociates the iterations, as every vectorized sum
+// does; without it a reduction along memory (a GEMV over W[row, k]) stays scalar.
+struct SimdReduction {
+  const StoreNode* store;
+  const BinaryNode* combine;
+  const char* op;
+};
+
+std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
+  Stmt body = loop->body;
+  if (auto* seq = as<SeqNode>(body); seq && seq->stmts.size() == 1) body = seq->stmts[0];
+  auto* store = as<StoreNode>(body);
+  if (!store || uses_var(store->index, loop->name())) return std::nullopt;
+  auto* combine = store->value.as<BinaryNode>();
+  if (!combine) return std::nullopt;
+  const char* op = combine->op == BinaryOp::kAdd   ? "+"
+                   : combine->op == BinaryOp::kMul ? "*"
+                   : combine->op == BinaryOp::kMax ? "max"
+                   : combine->op == BinaryOp::kMin ? "min"
+                                                   : nullptr;
+  if (!op) return std::nullopt;
+  auto is_element = [&](const Expr& e) {
+    auto* load = e.as<BufferLoadNode>();
+    return load && load->buffer->name == store->buffer->name && structural_equal(load->index, store->index);
+  };
+  auto reads_buffer = [&](const Expr& e) {
+    bool reads = false;
+    for_each_node(e, [&](const Expr& n) {
+      if (auto* load = n.as<BufferLoadNode>()) reads |= load->buffer->name == store->buffer->name;
+    });
+    return reads;
+  };
+  bool element_first = is_element(combine->a) && !reads_buffer(combine->b);
+  bool element_second = is_element(combine->b) && !reads_buffer(combine->a);
+  if (!element_first && !element_second) return std::nullopt;
+  return SimdReduction{store, combine, op};
 }
 
 class CppPrinter {
@@ -384,6 +425,9 @@ class CppPrinter {
       case ExprKind::kCall: return call_code(e.as<CallNode>(), e);
       case ExprKind::kBufferLoad: {
         auto* n = e.as<BufferLoadNode>();
+        if (accumulator_ && n->buffer->name == accumulator_->buffer->name &&
+            structural_equal(n->index, accumulator_->index))
+          return {"ingot_acc", kPrimary, true};
         const BufferInfo& info = lookup(n->buffer);
         return {info.c_name + "[" + index_code(n->index) + "]", kPrimary, true};
       }
@@ -505,6 +549,9 @@ class CppPrinter {
           if (safe_to_simd(loop)) {
             emit("#pragma omp simd");
             simd = true;
+          } else if (std::optional<SimdReduction> r = simd_reduction(loop)) {
+            print_simd_reduction(loop, *r);
+            return;
           } else {
             emit("// not marked simd: a store in this loop does not depend on '" + loop->name() + "'");
           }
@@ -522,6 +569,27 @@ class CppPrinter {
         return;
       }
     }
+  }
+
+  void print_simd_reduction(const ForNode* loop, const SimdReduction& r) {
+    const BufferInfo& info = lookup(r.store->buffer);
+    const char* type = c_type(r.store->buffer->dtype, "buffer '" + r.store->buffer->name + "'");
+    std::string element = info.c_name + "[" + index_code(r.store->index) + "]";
+    open("{");
+    emit(std::string(type) + " ingot_acc = " + element + ";");
+    emit(std::string("#pragma omp simd reduction(") + r.op + ":ingot_acc)");
+    int first = int(body_.size());
+    open(for_header(loop));
+    {
+      VarScope scope(*this, loop->name());
+      accumulator_ = r.store;
+      emit("ingot_acc = " + expr(r.store->value).text + ";");
+      accumulator_ = nullptr;
+    }
+    close();
+    vectorized_body_lines_.push_back({first, int(body_.size()) - 1});
+    emit(element + " = ingot_acc;");
+    close();
   }
 
   // A loop nest whose outer loops are parallel: they are collapsed into one `omp for` worksharing loop.
@@ -823,7 +891,8 @@ class CppPrinter {
   std::map<std::string, int> bound_vars_;      // IR name -> number of enclosing loops binding it
   std::set<std::pair<Helper, DType>> helpers_;
   std::vector<std::string> body_;
-  std::vector<SourceLines> vectorized_body_lines_;            // 0-based indices into body_
+  std::vector<SourceLines> vectorized_body_lines_;  // 0-based indices into body_
+  const StoreNode* accumulator_ = nullptr;          // inside a simd reduction: its element prints as the accumulator
   std::map<std::string, std::string> stage_function_names_;   // canonical text -> function name
   std::vector<StageFunction> stage_functions_;                // stage and kernel functions, callees first
   std::map<std::string, std::string> kernel_function_names_;  // canonical text -> function name

@@ -446,9 +446,9 @@ class Lowering {
     Leaf& l = s.leaves[require_leaf(s, axis)];
     if (l.annotated && l.kind != kind)
       fail("loop '" + axis + "' is already " + loop_kind_name(l.kind) + "; it cannot also be " + loop_kind_name(kind));
-    if (l.reduce && kind != LoopKind::kUnrolled && kind != LoopKind::kSerial) {
-      if (kind == LoopKind::kVectorized)
-        fail("cannot vectorize reduction axis '" + axis + "': its iterations depend on each other");
+    // A vectorized reduction loop (innermost, checked with the final order) is a reassociated reduction: the
+    // C++ printer makes it an OpenMP simd reduction.
+    if (l.reduce && kind != LoopKind::kUnrolled && kind != LoopKind::kSerial && kind != LoopKind::kVectorized) {
       if (kind == LoopKind::kParallel)
         fail("cannot run reduction axis '" + axis + "' in parallel: its iterations write the same elements");
       fail(std::string("cannot bind reduction axis '") + axis + "' to " + loop_kind_name(kind) +

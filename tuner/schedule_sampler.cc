@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/access.h"
 #include "tuner/gpu_binding.h"
 
 namespace ingot {
@@ -223,11 +224,20 @@ class Sampler {
       last_extent = inner_extent.back();
       inner.pop_back();
     }
+    // A reduction along memory (W[row, k]) may instead run its innermost reduction loop last, vectorized as a
+    // simd reduction (a dot product per output).
+    bool reduction_vectorized = false;
+    if (const ReduceNode* r = t->reduction(); r && !red_inner.empty()) {
+      const std::string& k = r->axes.back().name();
+      bool innermost_is_k = red_inner.back() == k || red_inner.back() == k + ".i";
+      if (innermost_is_k && reduction_axes_along_memory(t).count(k)) reduction_vectorized = chance(0.5);
+    }
     std::vector<std::string> order = outer;
     order.insert(order.end(), red_outer.begin(), red_outer.end());
     order.insert(order.end(), inner.begin(), inner.end());
+    if (reduction_vectorized && !last.empty()) order.push_back(last);
     order.insert(order.end(), red_inner.begin(), red_inner.end());
-    if (!last.empty()) order.push_back(last);
+    if (!reduction_vectorized && !last.empty()) order.push_back(last);
     s.reorder(name, order);
     if (outer.size() >= 2 && chance(0.5)) {
       s.fuse(name, outer[0], outer[1]);
@@ -240,11 +250,15 @@ class Sampler {
     bool first_is_spatial = !outer.empty() || (red_outer.empty() && !inner.empty());
     if (first_is_spatial && chance(0.8)) s.parallel(name, order[0]);
     bool vectorized = false;
-    if (!last.empty() && order.size() > 1 && last_extent <= options_.max_vector_lanes && chance(0.8)) {
-      s.vectorize(name, last);
-      vectorized = true;
+    if (reduction_vectorized) {
+      s.vectorize(name, red_inner.back());
+    } else {
+      if (!last.empty() && order.size() > 1 && last_extent <= options_.max_vector_lanes && chance(0.8)) {
+        s.vectorize(name, last);
+        vectorized = true;
+      }
+      if (!red_inner.empty() && chance(0.4)) s.unroll(name, red_inner.back());
     }
-    if (!red_inner.empty() && chance(0.4)) s.unroll(name, red_inner.back());
     // Attach points for producers: spatial loops outside the reduction, never the vectorized loop.
     std::vector<std::string> points = outer;
     if (red_outer.empty() && red_inner.empty())

@@ -141,11 +141,59 @@ TEST(CppPrinter, CompilerVectorizesEveryVectorizedLoop) {
 TEST(CppPrinter, LeavesLoopInvariantStoresOutOfSimd) {
   Buffer x = global_buffer("x", {8}), s = global_buffer("s", {1});
   Expr k = var("k");
-  LoopFunction f{"sum", {x}, {s}, {}, for_loop(k, 8, LoopKind::kVectorized, store(s, 0, load(s, 0) + load(x, k)))};
+  // The last iteration's value is stored, not a fold of all of them: no simd reduction either.
+  LoopFunction f{"last", {x}, {s}, {}, for_loop(k, 8, LoopKind::kVectorized, store(s, 0, load(x, k) * 2.0))};
   PrintedCpp printed = print_cpp_with_lines(f);
   EXPECT_TRUE(printed.vectorized_loops.empty());
   EXPECT_EQ(printed.source.find("omp simd"), std::string::npos);
   EXPECT_NE(printed.source.find("not marked simd"), std::string::npos);
+}
+
+// A vectorized loop that folds into one element (a vectorized reduction axis) becomes an OpenMP simd reduction
+// over a local accumulator; g++ vectorizes it and the sum is right.
+TEST(CppPrinter, FoldsAVectorizedReductionLoopIntoASimdReduction) {
+  const int64_t rows = 4, n = 256;
+  Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
+  Expr r = var("r"), k = var("k");
+  Stmt body =
+      for_loop(r, rows, LoopKind::kSerial,
+               seq({store(y, r, Expr(0.0)),
+                    for_loop(k, n, LoopKind::kVectorized, store(y, r, load(y, r) + load(w, r * n + k) * load(x, k)))}));
+  LoopFunction f{"gemv", {w, x}, {y}, {}, body};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_NE(printed.source.find("    {\n"
+                                "      float ingot_acc = y[r];\n"
+                                "      #pragma omp simd reduction(+:ingot_acc)\n"
+                                "      for (int64_t k = 0; k < 256; ++k) {\n"
+                                "        ingot_acc = ingot_acc + W[r * 256 + k] * x[k];\n"
+                                "      }\n"
+                                "      y[r] = ingot_acc;\n"
+                                "    }\n"),
+            std::string::npos)
+      << printed.source;
+  ASSERT_EQ(printed.vectorized_loops.size(), 1u);
+
+  CompileOptions options;
+  options.flags += " -fopt-info-vec-optimized";
+  CompiledLibrary library = compile_cpp(printed.source, options);
+  std::regex report(R"(\.cc:(\d+):\d+: optimized: loop vectorized)");
+  bool vectorized = false;
+  for (std::sregex_iterator it(library.log.begin(), library.log.end(), report), end; it != end; ++it) {
+    int line = std::stoi((*it)[1]);
+    vectorized |= line >= printed.vectorized_loops[0].first && line <= printed.vectorized_loops[0].last;
+  }
+  EXPECT_TRUE(vectorized) << library.log << "\n" << printed.source;
+
+  KernelModule module(library.path, f);
+  HostTensor wt(DType::kFloat32, {rows, n}), xt(DType::kFloat32, {n}), yt(DType::kFloat32, {rows});
+  for (int64_t i = 0; i < rows * n; ++i) wt.f32()[i] = float((i * 7) % 11) - 5.0f;
+  for (int64_t i = 0; i < n; ++i) xt.f32()[i] = float(i % 5) * 0.5f;
+  module.run({&wt, &xt}, {&yt});
+  for (int64_t i = 0; i < rows; ++i) {
+    double expected = 0;
+    for (int64_t j = 0; j < n; ++j) expected += double(wt.f32()[i * n + j]) * xt.f32()[j];
+    EXPECT_EQ(yt.f32()[i], float(expected)) << "row " << i;  // small integers and halves: exact in any order
+  }
 }
 
 TEST(CppPrinter, SanitizesNamesIntoDistinctIdentifiers) {

@@ -124,6 +124,22 @@ TEST(Lower, VectorizeAndUnroll) {
 )");
 }
 
+// The innermost reduction loop may be vectorized: the C++ printer makes it a simd reduction (reassociated).
+TEST(Lower, VectorizeTheInnermostReductionAxis) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().vectorize("C", "k")),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j in 0..6 {
+      C[((C.i * 6) + C.j)] = 0.0
+      for C.k in 0..4 vectorized {
+        C[((C.i * 6) + C.j)] = (C[((C.i * 6) + C.j)] + (A[((C.i * 4) + C.k)] * B[(C.j + (C.k * 6))]))
+      }
+    }
+  }
+}
+)");
+}
+
 TEST(Lower, ComputeInline) {
   EXPECT_EQ(lowered(elementwise(), Schedule().compute_inline("B")), R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
   for C.i in 0..4 {
@@ -300,11 +316,12 @@ TEST(LowerErrors, UnknownStageAndAxis) {
   expect_schedule_error(small_matmul(), Schedule().split("C", "z", 2), "stage 'C' has no loop 'z' (loops: i, j, k)");
 }
 
-TEST(LowerErrors, ReductionAxisCannotBeBoundOrParallelOrVectorized) {
+TEST(LowerErrors, ReductionAxisCannotBeBoundOrParallel) {
   expect_schedule_error(small_matmul(), Schedule().bind("C", "k", LoopKind::kThreadX),
                         "cannot bind reduction axis 'k' to threadIdx.x");
   expect_schedule_error(small_matmul(), Schedule().parallel("C", "k"), "cannot run reduction axis 'k' in parallel");
-  expect_schedule_error(small_matmul(), Schedule().vectorize("C", "k"), "cannot vectorize reduction axis 'k'");
+  expect_schedule_error(small_matmul(), Schedule().reorder("C", {"i", "k", "j"}).vectorize("C", "k"),
+                        "vectorized loop 'k' must be the innermost loop");
 }
 
 TEST(LowerErrors, FuseRules) {

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "codegen/lower.h"
+#include "ir/interpreter.h"
+#include "runtime/local_run.h"
 #include "workloads/examples.h"
 
 namespace ingot {
@@ -68,6 +71,41 @@ TEST(ScheduleSampler, SamplesCoverTheSpace) {
                          DecisionKind::kVectorize, DecisionKind::kUnroll, DecisionKind::kComputeAt,
                          DecisionKind::kComputeInline, DecisionKind::kCacheWrite, DecisionKind::kCacheRead})
     EXPECT_TRUE(seen.count(k)) << decision_kind_name(k);
+}
+
+// A GEMV over W[row, k] reads W along its reduction axis: some samples run that axis innermost as a simd
+// reduction; such a sample lowers and computes what the interpreter computes. A GEMM reading B[k, col] never does.
+TEST(ScheduleSampler, SamplesVectorizedReductionsAlongMemory) {
+  const int64_t rows = 32, K = 64;
+  Tensor W = placeholder("W", {rows, K}), x = placeholder("x", {K});
+  IterVar k = reduce_axis(K, "k");
+  Program gemv({compute("y", {rows}, [&](const std::vector<Expr>& i) { return sum(W(i[0], k.var) * x(k.var), {k}); })},
+               "gemv");
+  auto vectorizes_reduction = [](const Program& p, const Schedule& s) {
+    for (const Decision& d : s.decisions()) {
+      if (d.kind != DecisionKind::kVectorize) continue;
+      for (const IterVar& r : p.find(d.stage)->reduction()->axes)
+        if (d.axes[0] == r.name() || d.axes[0] == r.name() + ".i") return true;
+    }
+    return false;
+  };
+  std::mt19937_64 rng(11);
+  std::optional<Schedule> found;
+  for (int n = 0; n < 100 && !found; ++n) {
+    Schedule s = sample_schedule(gemv, rng);
+    if (vectorizes_reduction(gemv, s)) found = s;
+  }
+  ASSERT_TRUE(found) << "no sample vectorized the reduction of a GEMV along memory";
+  TensorMap inputs = random_inputs(gemv, 1, {});
+  LocalRunOptions options;
+  options.warmup_runs = 0;
+  options.min_repeat_ms = 0;
+  options.min_repeats = 1;
+  EXPECT_TRUE(local_run(gemv, *found, inputs, interpret(gemv, inputs), options).correct) << found->to_json();
+
+  Program gemm = matmul(24, 20, 16);
+  std::mt19937_64 again(11);
+  for (int n = 0; n < 200; ++n) EXPECT_FALSE(vectorizes_reduction(gemm, sample_schedule(gemm, again)));
 }
 
 }  // namespace

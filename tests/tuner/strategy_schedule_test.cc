@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/strategies.h"
+#include "codegen/cpp_printer.h"
 #include "codegen/kernels.h"
 #include "codegen/lower.h"
 #include "ir/interpreter.h"
@@ -50,6 +51,75 @@ TEST(StrategySchedule, ScheduleRoundTripsThroughJsonWithItsLayout) {
   Schedule back = Schedule::from_json(s.to_json());
   EXPECT_EQ(back, s);
   EXPECT_EQ(back.layout(), s.layout());
+}
+
+bool has_decision(const Schedule& s, DecisionKind kind, const std::string& stage, const std::string& axis = "") {
+  for (const Decision& d : s.decisions())
+    if (d.kind == kind && d.stage == stage && (axis.empty() || (!d.axes.empty() && d.axes[0] == axis))) return true;
+  return false;
+}
+
+TensorMap inputs_for(const Program& p) { return random_inputs(p, 3, {}); }
+
+void expect_matches_interpreter(const Program& p, const Schedule& s) {
+  TensorMap inputs = inputs_for(p);
+  LocalRunOptions options;
+  options.warmup_runs = 0;
+  options.min_repeat_ms = 0;
+  options.min_repeats = 1;
+  LocalRunResult r = local_run(p, s, inputs, interpret(p, inputs), options);
+  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_TRUE(r.correct);
+}
+
+// A squeeze-excitation gate (a sigmoid per channel) broadcast over a feature map stays a stage of its own even
+// in the global plan's single stage: inlined, it would run once per pixel instead of once per channel. A
+// transpose read the same way (pure data movement) is still folded into its reader.
+TEST(StrategySchedule, KeepsComputedValuesTheirReaderRereadsOutOfTheReader) {
+  const int64_t C = 8, HW = 64;
+  Tensor x = placeholder("x", {C, HW}), w = placeholder("w", {C});
+  auto scaled_by = [&](const Tensor& per_channel) {
+    return compute("y", {C, HW}, [&](const std::vector<Expr>& i) { return x(i[0], i[1]) * per_channel(i[0]); });
+  };
+  Tensor gate = compute("gate", {C}, [&](const std::vector<Expr>& i) { return math::sigmoid(w(i[0])); });
+  Program excite({scaled_by(gate)}, "squeeze_excite");
+  Tensor moved = compute("moved", {C}, [&](const std::vector<Expr>& i) { return w(C - 1 - i[0]); });
+  Program reversed({scaled_by(moved)}, "reversed_scale");
+  for (const Program* p : {&excite, &reversed}) {
+    StrategyProgram global = make_strategy_program(*p, "global", cpu());
+    ASSERT_EQ(global.plan.kernel_count(), 1);
+    ASSERT_EQ(global.plan.kernels[0].stages.size(), 1u) << p->name();
+    expect_matches_interpreter(*p, global.schedule);
+  }
+  Schedule excite_schedule = make_strategy_program(excite, "global", cpu()).schedule;
+  EXPECT_FALSE(has_decision(excite_schedule, DecisionKind::kComputeInline, "gate")) << excite_schedule.to_json();
+  Schedule reversed_schedule = make_strategy_program(reversed, "global", cpu()).schedule;
+  EXPECT_TRUE(has_decision(reversed_schedule, DecisionKind::kComputeInline, "moved")) << reversed_schedule.to_json();
+}
+
+// y[i] = sum_k W[i, k] x[k] reads W along k: the fixed CPU schedule vectorizes k (a simd reduction, one dot
+// product per row) instead of the rows, which would gather across them.
+TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
+  const int64_t rows = 64, K = 48;
+  Tensor W = placeholder("W", {rows, K}), x = placeholder("x", {K}), b = placeholder("b", {rows});
+  IterVar k = reduce_axis(K, "k");
+  Tensor gemv =
+      compute("gemv", {rows}, [&](const std::vector<Expr>& i) { return sum(W(i[0], k.var) * x(k.var), {k}); });
+  Tensor y = compute("y", {rows}, [&](const std::vector<Expr>& i) { return gemv(i[0]) + b(i[0]); });
+  Program p({y}, "gemv");
+  for (const char* strategy : {"unfused", "global"}) {
+    Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
+    EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "gemv", "k")) << strategy << ": " << s.to_json();
+    EXPECT_NE(print_cpp(lower(p, s)).find("#pragma omp simd reduction(+:ingot_acc)"), std::string::npos) << strategy;
+    expect_matches_interpreter(p, s);
+  }
+  // A GEMM that reads both operands along its rows keeps vectorizing its columns.
+  Tensor A = placeholder("A", {16, K}), B = placeholder("B", {K, 32});
+  IterVar kk = reduce_axis(K, "k");
+  Tensor C =
+      compute("C", {16, 32}, [&](const std::vector<Expr>& i) { return sum(A(i[0], kk.var) * B(kk.var, i[1]), {kk}); });
+  Schedule s = make_strategy_program(Program({C}, "gemm"), "unfused", cpu()).schedule;
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "C", "j")) << s.to_json();
 }
 
 class EveryStrategyOnEveryModel : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
