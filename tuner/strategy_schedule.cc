@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "analysis/access.h"
 #include "analysis/strategies.h"
@@ -56,9 +57,9 @@ class StrategyScheduler {
     });
   }
 
-  // The only root stage that reads t, looking through inlined readers; "" when several do.
-  std::string sole_root_reader(const Tensor& t) {
-    std::set<std::string> readers;
+  // The stages that read t, looking through inlined readers.
+  std::map<std::string, Tensor> root_readers(const Tensor& t) {
+    std::map<std::string, Tensor> readers;
     std::vector<Tensor> frontier = {t};
     while (!frontier.empty()) {
       Tensor cur = frontier.back();
@@ -67,10 +68,49 @@ class StrategyScheduler {
         if (inlined_.count(c->name))
           frontier.push_back(c);
         else
-          readers.insert(c->name);
+          readers.emplace(c->name, c);
       }
     }
-    return readers.size() == 1 ? *readers.begin() : "";
+    return readers;
+  }
+
+  // The only root stage that reads t, looking through inlined readers; "" when several do.
+  std::string sole_root_reader(const Tensor& t) {
+    std::map<std::string, Tensor> readers = root_readers(t);
+    return readers.size() == 1 ? readers.begin()->first : "";
+  }
+
+  // The reads e makes once the computes named in `folded` are substituted into it: (tensor, indices).
+  void folded_reads(const Expr& e, const std::set<std::string>& folded,
+                    std::vector<std::pair<Tensor, std::vector<Expr>>>& reads) {
+    for_each_node(e, [&](const Expr& node) {
+      auto* read = node.as<TensorReadNode>();
+      if (!read) return;
+      if (!folded.count(read->tensor->name)) {
+        reads.emplace_back(read->tensor, read->indices);
+        return;
+      }
+      std::unordered_map<std::string, Expr> at;
+      for (size_t d = 0; d < read->tensor->axes.size(); ++d) at[read->tensor->axes[d].name()] = read->indices[d];
+      folded_reads(substitute(read->tensor->body, at), folded, reads);
+    });
+  }
+
+  // Whether folding the data movement t into its readers leaves a reduction reading memory through an index that
+  // is not affine: a transpose and a reshape that merges the transposed axis (BERT's attention heads back into
+  // rows: k / 64 and k % 64) put div and mod on the reduction's vectorized loop, and that GEMM ran 2.7 times
+  // slower than its twins. Stored instead, t costs one copy.
+  bool breaks_a_reduction_load(const Tensor& t) {
+    std::set<std::string> folded(inlined_.begin(), inlined_.end());
+    folded.insert(t->name);
+    for (const auto& [name, reader] : root_readers(t)) {
+      if (!reader->reduction()) continue;
+      std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+      folded_reads(reader->body, folded, reads);
+      for (const auto& [tensor, indices] : reads)
+        if (classify_read(reader, tensor, indices) == AccessKind::kNonAffine) return true;
+    }
+    return false;
   }
 
   // Whether a reader reads each element of t many times (a broadcast, or a reduction's operand). Fusing t into
@@ -91,8 +131,9 @@ class StrategyScheduler {
     Schedule s;
     // Fused when its readers are all in its stage, unless that recomputes arithmetic for every reread element
     // (pure data movement, a transpose or a reshape, is still folded into its readers' indices).
-    bool recomputed = (t->reduction() || flops_per_element(t) > 0) && reread_by_a_reader(t);
-    if (fused_into_its_stage(t) && !recomputed) {
+    bool moves_only = !t->reduction() && flops_per_element(t) == 0;
+    bool recomputed = !moves_only && reread_by_a_reader(t);
+    if (fused_into_its_stage(t) && !recomputed && !(moves_only && breaks_a_reduction_load(t))) {
       if (!t->reduction()) {
         s.compute_inline(t->name);
         inlined_.insert(t->name);

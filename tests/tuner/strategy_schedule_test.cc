@@ -97,6 +97,27 @@ TEST(StrategySchedule, KeepsComputedValuesTheirReaderRereadsOutOfTheReader) {
   EXPECT_TRUE(has_decision(reversed_schedule, DecisionKind::kComputeInline, "moved")) << reversed_schedule.to_json();
 }
 
+// Attention heads merged back into rows (a transpose, then a reshape that merges the transposed axis) read by a
+// GEMM: folding both would load ctx[k / 8, i, k % 8] on the GEMM's vectorized reduction loop, so the transpose
+// is stored and the reshape, affine on the stored transpose, is still folded.
+TEST(StrategySchedule, StoresDataMovementThatWouldLeaveAReductionLoadNonAffine) {
+  const int64_t heads = 2, rows = 4, depth = 8, K = heads * depth, cols = 16;
+  Tensor ctx = placeholder("ctx", {heads, rows, depth}), W = placeholder("W", {cols, K});
+  Tensor t = compute("t", {rows, heads, depth}, [&](const std::vector<Expr>& i) { return ctx(i[1], i[0], i[2]); });
+  Tensor m = compute("m", {rows, K}, [&](const std::vector<Expr>& i) { return t(i[0], i[1] / depth, i[1] % depth); });
+  IterVar k = reduce_axis(K, "k");
+  Tensor y =
+      compute("y", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(m(i[0], k.var) * W(i[1], k.var), {k}); });
+  Program p({y}, "merge_heads");
+  StrategyProgram global = make_strategy_program(p, "global", cpu());
+  ASSERT_EQ(global.plan.kernel_count(), 1);
+  EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kComputeInline, "m")) << global.schedule.to_json();
+  EXPECT_FALSE(has_decision(global.schedule, DecisionKind::kComputeInline, "t")) << global.schedule.to_json();
+  std::string cpp = print_cpp(lower(p, global.schedule));
+  EXPECT_EQ(cpp.find("/ 8"), std::string::npos) << cpp;
+  expect_matches_interpreter(p, global.schedule);
+}
+
 // y[i] = sum_k W[i, k] x[k] reads W along k: the fixed CPU schedule vectorizes k (a simd reduction, one dot
 // product per row) instead of the rows, which would gather across them.
 TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
