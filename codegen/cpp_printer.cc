@@ -180,15 +180,36 @@ bool safe_to_simd(const ForNode* loop) {
 // (an innermost reduction loop, which lowering lets a schedule vectorize): the element, the other operand and
 // the OpenMP reduction operator. An OpenMP simd reduction reassociates the iterations, as every vectorized sum
 // does; without it a reduction along memory (a GEMV over W[row, k]) stays scalar.
+// A guarded fold (a split with tail=guard) keeps its guard: the conjuncts that do not use the loop variable
+// guard the whole reduction, element load included (they keep a spatial tail's element in bounds); the others
+// guard each iteration.
 struct SimdReduction {
   const StoreNode* store;
   const BinaryNode* combine;
   const char* op;
+  std::vector<Expr> outer_guard, iteration_guard;
 };
+
+void conjuncts(const Expr& e, std::vector<Expr>& out) {
+  if (auto* l = e.as<LogicalNode>(); l && l->op == LogicalOp::kAnd) {
+    conjuncts(l->a, out);
+    conjuncts(l->b, out);
+  } else {
+    out.push_back(e);
+  }
+}
 
 std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
   Stmt body = loop->body;
   if (auto* seq = as<SeqNode>(body); seq && seq->stmts.size() == 1) body = seq->stmts[0];
+  std::vector<Expr> outer_guard, iteration_guard;
+  if (auto* guard = as<IfThenElseNode>(body); guard && !guard->else_case) {
+    std::vector<Expr> parts;
+    conjuncts(guard->cond, parts);
+    for (const Expr& c : parts) (uses_var(c, loop->name()) ? iteration_guard : outer_guard).push_back(c);
+    body = guard->then_case;
+    if (auto* seq = as<SeqNode>(body); seq && seq->stmts.size() == 1) body = seq->stmts[0];
+  }
   auto* store = as<StoreNode>(body);
   if (!store || uses_var(store->index, loop->name())) return std::nullopt;
   auto* combine = store->value.as<BinaryNode>();
@@ -213,7 +234,7 @@ std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
   bool element_first = is_element(combine->a) && !reads_buffer(combine->b);
   bool element_second = is_element(combine->b) && !reads_buffer(combine->a);
   if (!element_first && !element_second) return std::nullopt;
-  return SimdReduction{store, combine, op};
+  return SimdReduction{store, combine, op, outer_guard, iteration_guard};
 }
 
 class CppPrinter {
@@ -575,16 +596,23 @@ class CppPrinter {
     const BufferInfo& info = lookup(r.store->buffer);
     const char* type = c_type(r.store->buffer->dtype, "buffer '" + r.store->buffer->name + "'");
     std::string element = info.c_name + "[" + index_code(r.store->index) + "]";
-    open("{");
+    auto all = [](const std::vector<Expr>& conds) {
+      Expr e = conds[0];
+      for (size_t n = 1; n < conds.size(); ++n) e = logical_and(e, conds[n]);
+      return e;
+    };
+    open(r.outer_guard.empty() ? std::string("{") : "if (" + expr(all(r.outer_guard)).text + ") {");
     emit(std::string(type) + " ingot_acc = " + element + ";");
     emit(std::string("#pragma omp simd reduction(") + r.op + ":ingot_acc)");
     int first = int(body_.size());
     open(for_header(loop));
     {
       VarScope scope(*this, loop->name());
+      if (!r.iteration_guard.empty()) open("if (" + expr(all(r.iteration_guard)).text + ") {");
       accumulator_ = r.store;
       emit("ingot_acc = " + expr(r.store->value).text + ";");
       accumulator_ = nullptr;
+      if (!r.iteration_guard.empty()) close();
     }
     close();
     vectorized_body_lines_.push_back({first, int(body_.size()) - 1});

@@ -247,7 +247,8 @@ class Sampler {
       order.erase(order.begin(), order.begin() + 2);
       order.insert(order.begin(), fused);
     }
-    bool first_is_spatial = !outer.empty() || (red_outer.empty() && !inner.empty());
+    bool first_is_spatial =
+        !outer.empty() || (red_outer.empty() && (!inner.empty() || (reduction_vectorized && !last.empty())));
     if (first_is_spatial && chance(0.8)) s.parallel(name, order[0]);
     bool vectorized = false;
     if (reduction_vectorized) {

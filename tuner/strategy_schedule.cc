@@ -101,28 +101,33 @@ class StrategyScheduler {
   // rows: k / 64 and k % 64) put div and mod on the reduction's vectorized loop, and that GEMM ran 2.7 times
   // slower than its twins. Stored instead, t costs one copy.
   bool breaks_a_reduction_load(const Tensor& t) {
-    std::set<std::string> folded(inlined_.begin(), inlined_.end());
-    folded.insert(t->name);
-    for (const auto& [name, reader] : root_readers(t)) {
-      if (!reader->reduction()) continue;
+    std::set<std::string> without(inlined_.begin(), inlined_.end()), with = without;
+    with.insert(t->name);
+    auto non_affine_reads = [&](const Tensor& reader, const std::set<std::string>& folded) {
       std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
       folded_reads(reader->body, folded, reads);
+      int count = 0;
       for (const auto& [tensor, indices] : reads)
-        if (classify_read(reader, tensor, indices) == AccessKind::kNonAffine) return true;
-    }
+        count += classify_read(reader, tensor, indices) == AccessKind::kNonAffine;
+      return count;
+    };
+    for (const auto& [name, reader] : root_readers(t))
+      if (reader->reduction() && non_affine_reads(reader, with) > non_affine_reads(reader, without)) return true;
     return false;
   }
 
-  // Whether a reader reads each element of t many times (a broadcast, or a reduction's operand). Fusing t into
-  // such a reader recomputes it each time: EfficientNet's squeeze-excitation gate (a sigmoid per channel),
-  // inlined into the scaling of a 112 x 112 feature map, ran 12 544 sigmoids per channel.
+  // Whether a reader makes more reads of t than t has elements (a broadcast, a GEMM operand, a stencil; not a
+  // row sum, which reads each element once). Fusing t into such a reader computes t once per read:
+  // EfficientNet's squeeze-excitation gate (a sigmoid per channel), inlined into the scaling of a 112 x 112
+  // feature map, ran 12 544 sigmoids per channel, and a LayerNorm mean computed inside its reader's tiles ran
+  // once per tile.
   bool reread_by_a_reader(const Tensor& t) {
     for (const Tensor& reader : program_.consumers(t)) {
-      for (const TensorAccess& access : analyze_accesses(reader)) {
-        if (access.tensor.get() == t.get() &&
-            (access.kind == AccessKind::kBroadcast || access.kind == AccessKind::kReduce))
-          return true;
-      }
+      int64_t iterations = reader->num_elements();
+      if (const ReduceNode* r = reader->reduction())
+        for (const IterVar& k : r->axes) iterations *= k.extent;
+      for (const TensorAccess& access : analyze_accesses(reader))
+        if (access.tensor.get() == t.get() && iterations * access.reads > t->num_elements()) return true;
     }
     return false;
   }

@@ -25,10 +25,14 @@ struct FixedScheduleOptions {
 
 // The strategy schedule for a plan of `program` (the plan must be valid for it). A compute whose readers are all
 // in its plan stage is fused: inlined when it is not a reduction; on the CPU, a reduction with one reader is
-// computed inside that reader's parallel loop (compute_at). Every other compute is a root stage: CPU: outer
-// spatial loops fused and parallel, reduction loops, then the innermost spatial loop vectorized (split when
-// longer than max_vector_lanes); reductions accumulate in a local tile (cache_write). GPU: spatial axes split
-// into a block loop and a thread loop of at most gpu_threads.
+// computed inside that reader's parallel loop (compute_at). Two kinds stay stored: a compute that does arithmetic
+// and that a reader reads more often than it has elements (a broadcast, a GEMM operand), and data movement whose
+// folding would leave a reduction loading through a non-affine index. Every other compute is a root stage: CPU:
+// outer spatial loops fused and parallel, reduction loops, then the innermost spatial loop vectorized (split when
+// longer than max_vector_lanes); reductions accumulate in a local tile (cache_write); a reduction along memory
+// (analysis/access.h) with a contiguous innermost reduction axis of 8 or more vectorizes that axis instead (a simd
+// reduction), or else unrolls its spatial tile. GPU: spatial axes split into a block loop and a thread loop of at
+// most gpu_threads.
 Schedule strategy_schedule(const Program& program, const PartitionPlan& plan, const FixedScheduleOptions& options = {});
 
 // make_plan (analysis/strategies.h) then strategy_schedule: throws std::invalid_argument for an unknown strategy.

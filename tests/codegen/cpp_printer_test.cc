@@ -196,6 +196,43 @@ TEST(CppPrinter, FoldsAVectorizedReductionLoopIntoASimdReduction) {
   }
 }
 
+// A guarded fold (splits with tail=guard): the guard on the element (r < rows) encloses the whole reduction, the
+// guard on the reduction (k < n) stays on each iteration, and the loop still vectorizes.
+TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {
+  const int64_t rows = 3, n = 40, padded_rows = 4, padded_n = 48;
+  Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
+  Expr r = var("r"), k = var("k");
+  Stmt fold =
+      if_then_else(logical_and(lt(r, rows), lt(k, n)), store(y, r, load(y, r) + load(w, r * n + k) * load(x, k)));
+  Stmt body = for_loop(
+      r, padded_rows, LoopKind::kSerial,
+      seq({if_then_else(lt(r, rows), store(y, r, Expr(0.0))), for_loop(k, padded_n, LoopKind::kVectorized, fold)}));
+  LoopFunction f{"guarded_gemv", {w, x}, {y}, {}, body};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_NE(printed.source.find("    if (r < 3) {\n"
+                                "      float ingot_acc = y[r];\n"
+                                "      #pragma omp simd reduction(+:ingot_acc)\n"
+                                "      for (int64_t k = 0; k < 48; ++k) {\n"
+                                "        if (k < 40) {\n"
+                                "          ingot_acc = ingot_acc + W[r * 40 + k] * x[k];\n"
+                                "        }\n"
+                                "      }\n"
+                                "      y[r] = ingot_acc;\n"
+                                "    }\n"),
+            std::string::npos)
+      << printed.source;
+  KernelModule module(compile_cpp(printed.source).path, f);
+  HostTensor wt(DType::kFloat32, {rows, n}), xt(DType::kFloat32, {n}), yt(DType::kFloat32, {rows});
+  for (int64_t i = 0; i < rows * n; ++i) wt.f32()[i] = float(i % 7) - 3.0f;
+  for (int64_t i = 0; i < n; ++i) xt.f32()[i] = float(i % 3);
+  module.run({&wt, &xt}, {&yt});
+  for (int64_t i = 0; i < rows; ++i) {
+    double expected = 0;
+    for (int64_t j = 0; j < n; ++j) expected += double(wt.f32()[i * n + j]) * xt.f32()[j];
+    EXPECT_EQ(yt.f32()[i], float(expected)) << "row " << i;
+  }
+}
+
 TEST(CppPrinter, SanitizesNamesIntoDistinctIdentifiers) {
   Buffer a = global_buffer("layer.0/w", {2}), b = global_buffer("layer_0_w", {2}), c = global_buffer("int", {2});
   Buffer d = global_buffer("0bias", {2}), e = global_buffer("ingot_run", {2});

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "codegen/cpp_printer.h"
 #include "codegen/lower.h"
 #include "ir/interpreter.h"
 #include "runtime/local_run.h"
@@ -96,6 +97,8 @@ TEST(ScheduleSampler, SamplesVectorizedReductionsAlongMemory) {
     if (vectorizes_reduction(gemv, s)) found = s;
   }
   ASSERT_TRUE(found) << "no sample vectorized the reduction of a GEMV along memory";
+  EXPECT_NE(print_cpp(lower(gemv, *found)).find("#pragma omp simd reduction(+:ingot_acc)"), std::string::npos)
+      << found->to_json();
   TensorMap inputs = random_inputs(gemv, 1, {});
   LocalRunOptions options;
   options.warmup_runs = 0;
