@@ -149,6 +149,37 @@ TEST(CppPrinter, LeavesLoopInvariantStoresOutOfSimd) {
   EXPECT_NE(printed.source.find("not marked simd"), std::string::npos);
 }
 
+// Compiles printed code that marks one loop vectorized and checks that g++ -O3 reports that loop vectorized.
+CompiledLibrary compile_expecting_one_vectorized_loop(const PrintedCpp& printed) {
+  EXPECT_EQ(printed.vectorized_loops.size(), 1u);
+  CompileOptions options;
+  options.flags += " -fopt-info-vec-optimized";
+  CompiledLibrary library = compile_cpp(printed.source, options);
+  std::regex report(R"(\.cc:(\d+):\d+: optimized: loop vectorized)");
+  bool vectorized = false;
+  for (std::sregex_iterator it(library.log.begin(), library.log.end(), report), end; it != end; ++it) {
+    int line = std::stoi((*it)[1]);
+    for (SourceLines loop : printed.vectorized_loops) vectorized |= line >= loop.first && line <= loop.last;
+  }
+  EXPECT_TRUE(vectorized) << library.log << "\n" << printed.source;
+  return library;
+}
+
+// Runs a compiled y[r] = sum_k W[r, k] x[k] (inputs W, x; output y) and checks every row. Small integers in W
+// and x keep every partial sum exact in float, so any summation order gives the same answer.
+void expect_exact_gemv(const std::string& library, const LoopFunction& f, int64_t rows, int64_t n) {
+  KernelModule module(library, f);
+  HostTensor w(DType::kFloat32, {rows, n}), x(DType::kFloat32, {n}), y(DType::kFloat32, {rows});
+  for (int64_t i = 0; i < rows * n; ++i) w.f32()[i] = float(i % 7) - 3.0f;
+  for (int64_t i = 0; i < n; ++i) x.f32()[i] = float(i % 3);
+  module.run({&w, &x}, {&y});
+  for (int64_t i = 0; i < rows; ++i) {
+    double expected = 0;
+    for (int64_t j = 0; j < n; ++j) expected += double(w.f32()[i * n + j]) * x.f32()[j];
+    EXPECT_EQ(y.f32()[i], float(expected)) << "row " << i;
+  }
+}
+
 // A vectorized loop that folds into one element (a vectorized reduction axis) becomes an OpenMP simd reduction
 // over a local accumulator; g++ vectorizes it and the sum is right.
 TEST(CppPrinter, FoldsAVectorizedReductionLoopIntoASimdReduction) {
@@ -171,29 +202,7 @@ TEST(CppPrinter, FoldsAVectorizedReductionLoopIntoASimdReduction) {
                                 "    }\n"),
             std::string::npos)
       << printed.source;
-  ASSERT_EQ(printed.vectorized_loops.size(), 1u);
-
-  CompileOptions options;
-  options.flags += " -fopt-info-vec-optimized";
-  CompiledLibrary library = compile_cpp(printed.source, options);
-  std::regex report(R"(\.cc:(\d+):\d+: optimized: loop vectorized)");
-  bool vectorized = false;
-  for (std::sregex_iterator it(library.log.begin(), library.log.end(), report), end; it != end; ++it) {
-    int line = std::stoi((*it)[1]);
-    vectorized |= line >= printed.vectorized_loops[0].first && line <= printed.vectorized_loops[0].last;
-  }
-  EXPECT_TRUE(vectorized) << library.log << "\n" << printed.source;
-
-  KernelModule module(library.path, f);
-  HostTensor wt(DType::kFloat32, {rows, n}), xt(DType::kFloat32, {n}), yt(DType::kFloat32, {rows});
-  for (int64_t i = 0; i < rows * n; ++i) wt.f32()[i] = float((i * 7) % 11) - 5.0f;
-  for (int64_t i = 0; i < n; ++i) xt.f32()[i] = float(i % 5) * 0.5f;
-  module.run({&wt, &xt}, {&yt});
-  for (int64_t i = 0; i < rows; ++i) {
-    double expected = 0;
-    for (int64_t j = 0; j < n; ++j) expected += double(wt.f32()[i * n + j]) * xt.f32()[j];
-    EXPECT_EQ(yt.f32()[i], float(expected)) << "row " << i;  // small integers and halves: exact in any order
-  }
+  expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
 }
 
 // A guarded fold (splits with tail=guard): the guard on the element (r < rows) encloses the whole reduction, the
@@ -221,16 +230,7 @@ TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {
                                 "    }\n"),
             std::string::npos)
       << printed.source;
-  KernelModule module(compile_cpp(printed.source).path, f);
-  HostTensor wt(DType::kFloat32, {rows, n}), xt(DType::kFloat32, {n}), yt(DType::kFloat32, {rows});
-  for (int64_t i = 0; i < rows * n; ++i) wt.f32()[i] = float(i % 7) - 3.0f;
-  for (int64_t i = 0; i < n; ++i) xt.f32()[i] = float(i % 3);
-  module.run({&wt, &xt}, {&yt});
-  for (int64_t i = 0; i < rows; ++i) {
-    double expected = 0;
-    for (int64_t j = 0; j < n; ++j) expected += double(wt.f32()[i * n + j]) * xt.f32()[j];
-    EXPECT_EQ(yt.f32()[i], float(expected)) << "row " << i;
-  }
+  expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
 }
 
 TEST(CppPrinter, SanitizesNamesIntoDistinctIdentifiers) {
