@@ -311,9 +311,12 @@ class CppPrinter {
     return it->second;
   }
 
+  // Without __restrict__: these pointers live through the whole parallel region, across its barriers, and each
+  // thread has its own, so another thread's writes reach the objects they point to while they are in scope (a
+  // small BERT with one parallel stage among serial ones gave wrong answers in 4 of 6 runs on 2 threads with it).
   std::string pointer_decl(const Buffer& b, bool read_only) {
     const BufferInfo& info = buffers_.at(b->name);
-    return std::string(read_only ? "const " : "") + c_type(b->dtype, "") + "* __restrict__ " + info.c_name;
+    return std::string(read_only ? "const " : "") + c_type(b->dtype, "") + "* " + info.c_name;
   }
 
   // ---- Expressions ----------------------------------------------------------------------------------------
@@ -677,15 +680,19 @@ class CppPrinter {
     buffers_.clear();
     names_ = NameTable(canonical);
     indent_ = 0;
+    // No __restrict__: threads share every buffer of a region, and with __restrict__ parameters g++ compiled a
+    // parallel stage that made a small BERT go wrong in most runs on 2 threads (tests/runtime/local_run_test.cc),
+    // while each stage on its own was race-free. Without it g++ still vectorizes, checking overlap at run time.
     std::string signature;
     for (const Buffer& b : params) {
       const BufferInfo& outer = saved_buffers.at(b->name);
       buffers_[b->name] = {names_.buffer(b->name), outer.dtype};
       signature += std::string(signature.empty() ? "" : ", ") + (written.count(b->name) ? "" : "const ") +
-                   c_type(outer.dtype, "") + "* __restrict__ " + buffers_[b->name].c_name;
+                   c_type(outer.dtype, "") + "* " + buffers_[b->name].c_name;
     }
-    // Kernel functions stay out of line: inlining thousands of them into ingot_run made g++ take minutes.
-    open(std::string(kernel ? "__attribute__((noinline)) " : "") + "static void " + name + "(" + signature + ") {");
+    // Kernel and stage functions stay out of line: inlining thousands of kernels into ingot_run made g++ take
+    // minutes, and a stage function is the unit the compiler optimizes between two barriers.
+    open("__attribute__((noinline)) static void " + name + "(" + signature + ") {");
     if (kernel) {
       emit("#pragma omp parallel");
       open("{");
@@ -808,9 +815,8 @@ class CppPrinter {
     }
   }
 
-  // Pointers are declared inside each region so that each thread's copies keep __restrict__ (the compiler
-  // drops it on variables shared into the outlined region), which the vectorizer relies on. Buffers the body
-  // never touches get no pointer: a model run as one kernel per operator has thousands of regions.
+  // Pointers are declared inside each region (see pointer_decl). Buffers the body never touches get no pointer:
+  // a model run as one kernel per operator has thousands of regions.
   void print_pointer_declarations(const Stmt& kernel) {
     std::set<std::string> used;
     for (const Buffer& b : stmt_buffers(kernel).used) used.insert(b->name);

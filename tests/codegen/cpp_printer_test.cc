@@ -44,14 +44,14 @@ extern "C" int ingot_num_inputs(void) { return 1; }
 extern "C" int ingot_num_outputs(void) { return 1; }
 extern "C" int64_t ingot_workspace_bytes(void) { return 64; }
 
-static void ingot_stage_0(const float* __restrict__ x_in, float* __restrict__ t) {
+__attribute__((noinline)) static void ingot_stage_0(const float* x_in, float* t) {
   #pragma omp for schedule(static) nowait
   for (int64_t i = 0; i < 4; ++i) {
     t[i] = x_in[i] * 2.0f;
   }
 }
 
-static void ingot_stage_1(const float* __restrict__ t, float* __restrict__ y) {
+__attribute__((noinline)) static void ingot_stage_1(const float* t, float* y) {
   for (int64_t i = 0; i < 4; ++i) {
     y[i] = t[3 - i] + float(ingot_floordiv_i64(i - 2, 2)) + 1.5f;
   }
@@ -60,9 +60,9 @@ static void ingot_stage_1(const float* __restrict__ t, float* __restrict__ y) {
 extern "C" void ingot_run(void* const* args, void* workspace) {
   #pragma omp parallel
   {
-    const float* __restrict__ x_in = static_cast<const float*>(args[0]);
-    float* __restrict__ y = static_cast<float*>(args[1]);
-    float* __restrict__ t = reinterpret_cast<float*>(static_cast<char*>(workspace) + 0);
+    const float* x_in = static_cast<const float*>(args[0]);
+    float* y = static_cast<float*>(args[1]);
+    float* t = reinterpret_cast<float*>(static_cast<char*>(workspace) + 0);
     ingot_stage_0(x_in, t);
     #pragma omp barrier
     #pragma omp single nowait
@@ -243,11 +243,11 @@ TEST(CppPrinter, SanitizesNamesIntoDistinctIdentifiers) {
                  {},
                  for_loop(i, 2, LoopKind::kSerial, store(e, i, load(a, i) + load(b, i) + load(c, i) + load(d, i)))};
   std::string source = print_cpp(f);
-  for (const char* decl : {"const float* __restrict__ layer_0_w = ", "const float* __restrict__ layer_0_w_1 = ",
-                           "const float* __restrict__ int_1 = ", "const float* __restrict__ v_0bias = ",
-                           "float* __restrict__ v_ingot_run = ", "for (int64_t i_outer = 0; i_outer < 2; ++i_outer)",
-                           "v_ingot_run[i_outer] = layer_0_w[i_outer] + layer_0_w_1[i_outer] + int_1[i_outer] + "
-                           "v_0bias[i_outer];"})
+  for (const char* decl :
+       {"const float* layer_0_w = ", "const float* layer_0_w_1 = ", "const float* int_1 = ", "const float* v_0bias = ",
+        "float* v_ingot_run = ", "for (int64_t i_outer = 0; i_outer < 2; ++i_outer)",
+        "v_ingot_run[i_outer] = layer_0_w[i_outer] + layer_0_w_1[i_outer] + int_1[i_outer] + "
+        "v_0bias[i_outer];"})
     EXPECT_NE(source.find(decl), std::string::npos) << decl << "\nin:\n" << source;
 }
 
