@@ -177,15 +177,14 @@ bool safe_to_simd(const ForNode* loop) {
 }
 
 // A vectorized loop whose one statement folds every iteration into one element, acc[i] = acc[i] OP e with i fixed
-// (an innermost reduction loop, which lowering lets a schedule vectorize): the element, the other operand and
-// the OpenMP reduction operator. An OpenMP simd reduction reassociates the iterations, as every vectorized sum
+// (an innermost reduction loop, which lowering lets a schedule vectorize): the store and the OpenMP reduction
+// operator. An OpenMP simd reduction reassociates the iterations, as every vectorized sum
 // does; without it a reduction along memory (a GEMV over W[row, k]) stays scalar.
 // A guarded fold (a split with tail=guard) keeps its guard: the conjuncts that do not use the loop variable
 // guard the whole reduction, element load included (they keep a spatial tail's element in bounds); the others
 // guard each iteration.
 struct SimdReduction {
   const StoreNode* store;
-  const BinaryNode* combine;
   const char* op;
   std::vector<Expr> outer_guard, iteration_guard;
 };
@@ -234,7 +233,7 @@ std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
   bool element_first = is_element(combine->a) && !reads_buffer(combine->b);
   bool element_second = is_element(combine->b) && !reads_buffer(combine->a);
   if (!element_first && !element_second) return std::nullopt;
-  return SimdReduction{store, combine, op, outer_guard, iteration_guard};
+  return SimdReduction{store, op, outer_guard, iteration_guard};
 }
 
 class CppPrinter {
