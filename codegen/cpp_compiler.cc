@@ -22,9 +22,19 @@ namespace ingot {
 
 std::string default_cpp_flags() {
 #if defined(__x86_64__)
-  return "-O3 -march=native -mprefer-vector-width=512 -fopenmp -fPIC -shared";
+  std::string flags = "-O3 -march=native -mprefer-vector-width=512 -fopenmp -fPIC -shared";
 #else
-  return "-O3 -march=native -fopenmp -fPIC -shared";
+  std::string flags = "-O3 -march=native -fopenmp -fPIC -shared";
+#endif
+  std::string math = vector_math_flags();
+  return math.empty() ? flags : flags + " " + math;
+}
+
+std::string vector_math_flags() {
+#if defined(__x86_64__) && defined(__GLIBC__)
+  return "-DINGOT_LIBMVEC -lmvec";
+#else
+  return "";
 #endif
 }
 
@@ -160,8 +170,8 @@ CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& opt
   write_atomically(source_path, source);
   fs::path temp_library = dir / (hash + ".tmp." + unique_suffix() + ".so");
   std::vector<std::string> argv = compiler;
+  argv.insert(argv.end(), {source_path.string(), "-o", temp_library.string()});
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-o", temp_library.string(), source_path.string()});
 
   ChildProcessResult run;
   try {

@@ -10,13 +10,19 @@
 namespace ingot {
 
 // -O3 -march=native -fopenmp -fPIC -shared, plus -mprefer-vector-width=512 on x86-64: g++ otherwise keeps
-// to 256-bit vectors on AVX-512 machines, which halves the FMA peak of a vectorized loop.
+// to 256-bit vectors on AVX-512 machines, which halves the FMA peak of a vectorized loop. Plus
+// vector_math_flags().
 std::string default_cpp_flags();
+
+// On x86-64 glibc, "-DINGOT_LIBMVEC -lmvec": generated code then calls glibc's SIMD expf, logf, tanhf and erff
+// (libmvec) in vectorized loops (cpp_printer.h); empty elsewhere, where those loops call the scalar functions.
+std::string vector_math_flags();
 
 struct CompileOptions {
   // The compiler command; empty means $CXX, else `c++`. It may hold several words ("ccache g++").
   std::string compiler;
-  // Split on whitespace; the command is <compiler> <flags> -o <library> <source>.
+  // Split on whitespace; the command is <compiler> <source> -o <library> <flags>, so that libraries named in the
+  // flags (-lmvec) link.
   std::string flags = default_cpp_flags();
   // Empty means $INGOT_CACHE_DIR, else the build tree's kernel_cache directory; created when missing.
   std::string cache_dir;

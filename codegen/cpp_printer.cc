@@ -11,10 +11,12 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 
 #include "codegen/kernels.h"
 #include "ir/functor.h"
+#include "ir/simplify.h"
 
 namespace ingot {
 
@@ -177,17 +179,21 @@ bool safe_to_simd(const ForNode* loop) {
 }
 
 // A vectorized loop whose one statement folds every iteration into one element, acc[i] = acc[i] OP e with i fixed
-// (an innermost reduction loop, which lowering lets a schedule vectorize): the store and the OpenMP reduction
+// (an innermost reduction loop, which lowering lets a schedule vectorize): the folds and the OpenMP reduction
 // operator. An OpenMP simd reduction reassociates the iterations, as every vectorized sum
 // does; without it a reduction along memory (a GEMV over W[row, k]) stays scalar.
 // A guarded fold (a split with tail=guard) keeps its guard: the conjuncts that do not use the loop variable
 // guard the whole reduction, element load included (they keep a spatial tail's element in bounds); the others
 // guard each iteration.
+// A register tile (unguarded unrolled spatial loops inside the loop, at most kMaxAccumulators elements) gives one
+// fold per element, each with its own accumulator: the folds share the loads of the operand they have in common
+// (x in a GEMV, A's row in a GEMM), and their independent chains hide the FMA latency that one dot product waits on.
 struct SimdReduction {
-  const StoreNode* store;
+  std::vector<Stmt> folds;  // StoreNodes, the unrolled loop variables replaced by constants
   const char* op;
   std::vector<Expr> outer_guard, iteration_guard;
 };
+constexpr int64_t kMaxAccumulators = 32;
 
 void conjuncts(const Expr& e, std::vector<Expr>& out) {
   if (auto* l = e.as<LogicalNode>(); l && l->op == LogicalOp::kAnd) {
@@ -198,27 +204,23 @@ void conjuncts(const Expr& e, std::vector<Expr>& out) {
   }
 }
 
-std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
-  Stmt body = loop->body;
-  if (auto* seq = as<SeqNode>(body); seq && seq->stmts.size() == 1) body = seq->stmts[0];
-  std::vector<Expr> outer_guard, iteration_guard;
-  if (auto* guard = as<IfThenElseNode>(body); guard && !guard->else_case) {
-    std::vector<Expr> parts;
-    conjuncts(guard->cond, parts);
-    for (const Expr& c : parts) (uses_var(c, loop->name()) ? iteration_guard : outer_guard).push_back(c);
-    body = guard->then_case;
-    if (auto* seq = as<SeqNode>(body); seq && seq->stmts.size() == 1) body = seq->stmts[0];
-  }
-  auto* store = as<StoreNode>(body);
-  if (!store || uses_var(store->index, loop->name())) return std::nullopt;
+Stmt single_statement(Stmt body) {
+  if (auto* seq = as<SeqNode>(body); seq && seq->stmts.size() == 1) return seq->stmts[0];
+  return body;
+}
+
+// The OpenMP operator of a store acc[i] = acc[i] OP e (or e OP acc[i]) where e does not read acc, i does not use
+// loop_var; nullptr when the store is not such a fold.
+const char* fold_operator(const StoreNode* store, const std::string& loop_var) {
+  if (uses_var(store->index, loop_var)) return nullptr;
   auto* combine = store->value.as<BinaryNode>();
-  if (!combine) return std::nullopt;
+  if (!combine) return nullptr;
   const char* op = combine->op == BinaryOp::kAdd   ? "+"
                    : combine->op == BinaryOp::kMul ? "*"
                    : combine->op == BinaryOp::kMax ? "max"
                    : combine->op == BinaryOp::kMin ? "min"
                                                    : nullptr;
-  if (!op) return std::nullopt;
+  if (!op) return nullptr;
   auto is_element = [&](const Expr& e) {
     auto* load = e.as<BufferLoadNode>();
     return load && load->buffer->name == store->buffer->name && structural_equal(load->index, store->index);
@@ -232,8 +234,48 @@ std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
   };
   bool element_first = is_element(combine->a) && !reads_buffer(combine->b);
   bool element_second = is_element(combine->b) && !reads_buffer(combine->a);
-  if (!element_first && !element_second) return std::nullopt;
-  return SimdReduction{store, op, outer_guard, iteration_guard};
+  return element_first || element_second ? op : nullptr;
+}
+
+std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
+  Stmt body = single_statement(loop->body);
+  std::vector<Expr> outer_guard, iteration_guard;
+  if (auto* guard = as<IfThenElseNode>(body); guard && !guard->else_case) {
+    std::vector<Expr> parts;
+    conjuncts(guard->cond, parts);
+    for (const Expr& c : parts) (uses_var(c, loop->name()) ? iteration_guard : outer_guard).push_back(c);
+    body = single_statement(guard->then_case);
+  }
+  // The register tile: every combination of the unrolled loops' values, innermost fastest.
+  std::vector<std::unordered_map<std::string, Expr>> tile(1);
+  while (auto* unrolled = as<ForNode>(body)) {
+    if (unrolled->loop_kind != LoopKind::kUnrolled || !iteration_guard.empty() ||
+        int64_t(tile.size()) * unrolled->extent > kMaxAccumulators)
+      return std::nullopt;
+    std::vector<std::unordered_map<std::string, Expr>> wider;
+    for (const auto& values : tile)
+      for (int64_t v = 0; v < unrolled->extent; ++v) {
+        wider.push_back(values);
+        wider.back()[unrolled->name()] = Expr(v);
+      }
+    tile = std::move(wider);
+    body = single_statement(unrolled->body);
+  }
+  auto* store = as<StoreNode>(body);
+  if (!store) return std::nullopt;
+  const char* op = fold_operator(store, loop->name());
+  if (!op) return std::nullopt;
+  SimdReduction r{{}, op, outer_guard, iteration_guard};
+  for (const auto& values : tile) {
+    Stmt fold =
+        tile.size() == 1 ? body : simplify(map_exprs(body, [&](const Expr& e) { return substitute(e, values); }));
+    auto* s = as<StoreNode>(fold);
+    if (!s || !fold_operator(s, loop->name())) return std::nullopt;
+    for (const Stmt& other : r.folds)
+      if (structural_equal(as<StoreNode>(other)->index, s->index)) return std::nullopt;  // one element, two chains
+    r.folds.push_back(fold);
+  }
+  return r;
 }
 
 class CppPrinter {
@@ -450,7 +492,7 @@ class CppPrinter {
         auto* n = e.as<BufferLoadNode>();
         if (accumulator_ && n->buffer->name == accumulator_->buffer->name &&
             structural_equal(n->index, accumulator_->index))
-          return {"ingot_acc", kPrimary, true};
+          return {accumulator_name_, kPrimary, true};
         const BufferInfo& info = lookup(n->buffer);
         return {info.c_name + "[" + index_code(n->index) + "]", kPrimary, true};
       }
@@ -473,13 +515,15 @@ class CppPrinter {
     Code arg = expr(n->args[0]);
     const std::string& x = arg.text;
     switch (n->func) {
-      case MathFunc::kExp: return {"expf(" + x + ")"};
-      case MathFunc::kLog: return {"logf(" + x + ")"};
-      case MathFunc::kTanh: return {"tanhf(" + x + ")"};
-      case MathFunc::kSigmoid: return {"1.0f / (1.0f + expf(-" + wrap(arg, kPrimary) + "))", kMultiplicative, true};
+      case MathFunc::kExp: vector_math_.insert("expf"); return {"expf(" + x + ")"};
+      case MathFunc::kLog: vector_math_.insert("logf"); return {"logf(" + x + ")"};
+      case MathFunc::kTanh: vector_math_.insert("tanhf"); return {"tanhf(" + x + ")"};
+      case MathFunc::kSigmoid:
+        vector_math_.insert("expf");
+        return {"1.0f / (1.0f + expf(-" + wrap(arg, kPrimary) + "))", kMultiplicative, true};
       case MathFunc::kSqrt: return {"sqrtf(" + x + ")"};
       case MathFunc::kRsqrt: return {"1.0f / sqrtf(" + x + ")", kMultiplicative, true};
-      case MathFunc::kErf: return {"erff(" + x + ")"};
+      case MathFunc::kErf: vector_math_.insert("erff"); return {"erff(" + x + ")"};
       case MathFunc::kPow: return {"powf(" + x + ", " + expr(n->args[1]).text + ")"};
       case MathFunc::kAbs: return {"fabsf(" + x + ")"};
     }
@@ -595,30 +639,43 @@ class CppPrinter {
   }
 
   void print_simd_reduction(const ForNode* loop, const SimdReduction& r) {
-    const BufferInfo& info = lookup(r.store->buffer);
-    const char* type = c_type(r.store->buffer->dtype, "buffer '" + r.store->buffer->name + "'");
-    std::string element = info.c_name + "[" + index_code(r.store->index) + "]";
+    const char* type =
+        c_type(as<StoreNode>(r.folds[0])->buffer->dtype, "buffer '" + as<StoreNode>(r.folds[0])->buffer->name + "'");
+    auto element = [&](const Stmt& fold) {
+      auto* store = as<StoreNode>(fold);
+      return lookup(store->buffer).c_name + "[" + index_code(store->index) + "]";
+    };
+    auto accumulator = [&](size_t n) {
+      return r.folds.size() == 1 ? std::string("ingot_acc") : "ingot_acc" + std::to_string(n);
+    };
     auto all = [](const std::vector<Expr>& conds) {
       Expr e = conds[0];
       for (size_t n = 1; n < conds.size(); ++n) e = logical_and(e, conds[n]);
       return e;
     };
     open(r.outer_guard.empty() ? std::string("{") : "if (" + expr(all(r.outer_guard)).text + ") {");
-    emit(std::string(type) + " ingot_acc = " + element + ";");
-    emit(std::string("#pragma omp simd reduction(") + r.op + ":ingot_acc)");
+    std::string names;
+    for (size_t n = 0; n < r.folds.size(); ++n) {
+      emit(std::string(type) + " " + accumulator(n) + " = " + element(r.folds[n]) + ";");
+      names += (n ? ", " : "") + accumulator(n);
+    }
+    emit(std::string("#pragma omp simd reduction(") + r.op + ":" + names + ")");
     int first = int(body_.size());
     open(for_header(loop));
     {
       VarScope scope(*this, loop->name());
       if (!r.iteration_guard.empty()) open("if (" + expr(all(r.iteration_guard)).text + ") {");
-      accumulator_ = r.store;
-      emit("ingot_acc = " + expr(r.store->value).text + ";");
+      for (size_t n = 0; n < r.folds.size(); ++n) {
+        accumulator_ = as<StoreNode>(r.folds[n]);
+        accumulator_name_ = accumulator(n);
+        emit(accumulator(n) + " = " + expr(accumulator_->value).text + ";");
+      }
       accumulator_ = nullptr;
       if (!r.iteration_guard.empty()) close();
     }
     close();
     vectorized_body_lines_.push_back({first, int(body_.size()) - 1});
-    emit(element + " = ingot_acc;");
+    for (size_t n = 0; n < r.folds.size(); ++n) emit(element(r.folds[n]) + " = " + accumulator(n) + ";");
     close();
   }
 
@@ -873,6 +930,17 @@ class CppPrinter {
       head.push_back("#pragma GCC optimize(\"no-tree-loop-distribute-patterns\")");
       head.push_back("#endif");
     }
+    if (!vector_math_.empty()) {
+      // Without these declarations a simd loop that calls expf runs scalar: an LSTM cell spent ~15% of its time in
+      // scalar expf and tanhf. libmvec's functions are at most 4 ulp from glibc's scalar ones.
+      head.push_back("");
+      head.push_back("#if defined(INGOT_LIBMVEC)  // glibc's SIMD math (libmvec), linked with -lmvec");
+      for (const std::string& fn : vector_math_) {
+        head.push_back("#pragma omp declare simd notinbranch");
+        head.push_back("extern \"C\" float " + fn + "(float);");
+      }
+      head.push_back("#endif");
+    }
     if (!helpers_.empty()) {
       head.push_back("");
       head.push_back(
@@ -923,9 +991,11 @@ class CppPrinter {
   std::set<std::string> used_;                 // IR names of buffers the body reads or writes
   std::map<std::string, int> bound_vars_;      // IR name -> number of enclosing loops binding it
   std::set<std::pair<Helper, DType>> helpers_;
+  std::set<std::string> vector_math_;  // libm functions the code calls that libmvec has in SIMD form
   std::vector<std::string> body_;
   std::vector<SourceLines> vectorized_body_lines_;  // 0-based indices into body_
   const StoreNode* accumulator_ = nullptr;          // inside a simd reduction: its element prints as the accumulator
+  std::string accumulator_name_;
   std::map<std::string, std::string> stage_function_names_;   // canonical text -> function name
   std::vector<StageFunction> stage_functions_;                // stage and kernel functions, callees first
   std::map<std::string, std::string> kernel_function_names_;  // canonical text -> function name

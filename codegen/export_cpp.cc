@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "codegen/cpp_compiler.h"
 #include "codegen/cpp_printer.h"
 
 namespace ingot {
@@ -53,6 +54,7 @@ ExportedProgram export_cpp(const LoopFunction& f, uint64_t input_seed, const Inp
   e.name = c_identifier(f.name);
   e.kernel_source = "#include \"" + e.name + ".h\"\n" + print_cpp(f);
   e.build_command = "g++ -O3 -march=native -fopenmp " + e.name + ".cpp " + e.name + "_main.cpp -o " + e.name;
+  if (std::string math = vector_math_flags(); !math.empty()) e.build_command += " " + math;
 
   std::ostringstream h;
   h << "// " << e.name << ": a program compiled by ingot, as standalone C++.\n"

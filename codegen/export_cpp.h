@@ -18,7 +18,8 @@ struct ExportedProgram {
   std::string kernel_source;  // <name>.cpp
   std::string header;         // <name>.h
   std::string example_main;   // <name>_main.cpp
-  std::string build_command;  // e.g. g++ -O3 -march=native -fopenmp <name>.cpp <name>_main.cpp -o <name>
+  std::string
+      build_command;  // g++ -O3 -march=native -fopenmp <name>.cpp <name>_main.cpp -o <name>, + vector_math_flags()
 };
 
 // input_seed: the seed the example main uses for its inputs (input n gets seed + n, like random_inputs).

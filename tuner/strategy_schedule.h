@@ -31,8 +31,9 @@ struct FixedScheduleOptions {
 // outer spatial loops fused and parallel, reduction loops, then the innermost spatial loop vectorized (split when
 // longer than max_vector_lanes); reductions accumulate in a local tile (cache_write); a reduction along memory
 // (analysis/access.h) with a contiguous innermost reduction axis of 8 or more vectorizes that axis instead (a simd
-// reduction), or else unrolls its spatial tile. GPU: spatial axes split into a block loop and a thread loop of at
-// most gpu_threads.
+// reduction) around a register tile of up to 4 outputs, or else unrolls its spatial tile; the parallel loop that
+// hosts it visits its largest operand's axes first (weight tiles reused across activation rows). GPU: spatial
+// axes split into a block loop and a thread loop of at most gpu_threads.
 Schedule strategy_schedule(const Program& program, const PartitionPlan& plan, const FixedScheduleOptions& options = {});
 
 // make_plan (analysis/strategies.h) then strategy_schedule: throws std::invalid_argument for an unknown strategy.

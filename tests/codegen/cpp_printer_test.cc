@@ -233,6 +233,111 @@ TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {
   expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
 }
 
+// A register tile: unrolled row loops inside the vectorized reduction loop fold into one accumulator per row, all
+// in one simd reduction that loads x once for the four rows; g++ vectorizes it and the sums are right.
+TEST(CppPrinter, FoldsARegisterTileIntoOneAccumulatorPerElement) {
+  const int64_t rows = 8, n = 64;
+  Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
+  Expr ro = var("ro"), ri = var("ri"), k = var("k");
+  Expr row = ro * 4 + ri;
+  Stmt tile = for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, load(y, row) + load(w, row * n + k) * load(x, k)));
+  Stmt body = for_loop(ro, rows / 4, LoopKind::kSerial,
+                       seq({for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
+                            for_loop(k, n, LoopKind::kVectorized, tile)}));
+  LoopFunction f{"tiled_gemv", {w, x}, {y}, {}, body};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_NE(printed.source.find("    {\n"
+                                "      float ingot_acc0 = y[ro * 4];\n"
+                                "      float ingot_acc1 = y[ro * 4 + 1];\n"
+                                "      float ingot_acc2 = y[ro * 4 + 2];\n"
+                                "      float ingot_acc3 = y[ro * 4 + 3];\n"
+                                "      #pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3)\n"
+                                "      for (int64_t k = 0; k < 64; ++k) {\n"
+                                "        ingot_acc0 = ingot_acc0 + W[k + ro * 256] * x[k];\n"
+                                "        ingot_acc1 = ingot_acc1 + W[k + ro * 256 + 64] * x[k];\n"
+                                "        ingot_acc2 = ingot_acc2 + W[k + ro * 256 + 128] * x[k];\n"
+                                "        ingot_acc3 = ingot_acc3 + W[k + ro * 256 + 192] * x[k];\n"
+                                "      }\n"
+                                "      y[ro * 4] = ingot_acc0;\n"
+                                "      y[ro * 4 + 1] = ingot_acc1;\n"
+                                "      y[ro * 4 + 2] = ingot_acc2;\n"
+                                "      y[ro * 4 + 3] = ingot_acc3;\n"
+                                "    }\n"),
+            std::string::npos)
+      << printed.source;
+  expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
+}
+
+// What a register tile cannot be: a guard inside the unrolled loop, or two unrolled iterations folding into one
+// element (a reduction axis unrolled inside). The loop is then printed plainly, not simd, and still sums right.
+TEST(CppPrinter, PrintsAnUnfoldableTilePlainly) {
+  const int64_t rows = 6, n = 16;
+  Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
+  Expr ro = var("ro"), ri = var("ri"), k = var("k");
+  Expr row = ro * 4 + ri;
+  Stmt guarded = for_loop(ri, 4, LoopKind::kUnrolled,
+                          if_then_else(lt(row, rows), store(y, row, load(y, row) + load(w, row * n + k) * load(x, k))));
+  Stmt body = for_loop(ro, 2, LoopKind::kSerial,
+                       seq({for_loop(ri, 4, LoopKind::kUnrolled, if_then_else(lt(row, rows), store(y, row, Expr(0.0)))),
+                            for_loop(k, n, LoopKind::kVectorized, guarded)}));
+  LoopFunction f{"guarded_tile", {w, x}, {y}, {}, body};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_TRUE(printed.vectorized_loops.empty()) << printed.source;
+  EXPECT_NE(printed.source.find("not marked simd"), std::string::npos) << printed.source;
+  expect_exact_gemv(compile_cpp(printed.source).path, f, rows, n);
+
+  Expr ki = var("ki");
+  Stmt same_element = for_loop(ki, 2, LoopKind::kUnrolled,
+                               store(y, ro, load(y, ro) + load(w, ro * n + k * 2 + ki) * load(x, k * 2 + ki)));
+  LoopFunction g{"unrolled_reduction",
+                 {w, x},
+                 {y},
+                 {},
+                 for_loop(ro, rows, LoopKind::kSerial,
+                          seq({store(y, ro, Expr(0.0)), for_loop(k, n / 2, LoopKind::kVectorized, same_element)}))};
+  printed = print_cpp_with_lines(g);
+  EXPECT_EQ(printed.source.find("ingot_acc"), std::string::npos) << printed.source;
+  expect_exact_gemv(compile_cpp(printed.source).path, g, rows, n);
+}
+
+// exp, log, tanh, sigmoid and erf in a simd loop call glibc's SIMD versions (libmvec) where the build links them:
+// the source declares them `omp declare simd`, g++ vectorizes the loop and calls _ZGV*_expf, and the values are
+// within a few ulp of the scalar functions'.
+TEST(CppPrinter, CallsVectorMathInSimdLoops) {
+  const int64_t n = 1000;
+  Buffer x = global_buffer("x", {n}), y = global_buffer("y", {n});
+  Expr i = var("i");
+  Expr v = load(x, i);
+  Expr value = math::sigmoid(v) + math::tanh(v) * math::erf(v) + math::exp(v) * Expr(0.01) + math::log(v * v + 1.0);
+  LoopFunction f{"math", {x}, {y}, {}, for_loop(i, n, LoopKind::kVectorized, store(y, i, value))};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  for (const char* fn : {"erff", "expf", "logf", "tanhf"})
+    EXPECT_NE(printed.source.find(std::string("#pragma omp declare simd notinbranch\nextern \"C\" float ") + fn +
+                                  "(float);\n"),
+              std::string::npos)
+        << fn << "\n"
+        << printed.source;
+  EXPECT_NE(printed.source.find("#if defined(INGOT_LIBMVEC)"), std::string::npos);
+  CompiledLibrary library = compile_expecting_one_vectorized_loop(printed);
+  KernelModule module(library.path, f);
+  HostTensor in(DType::kFloat32, {n}), out(DType::kFloat32, {n});
+  for (int64_t j = 0; j < n; ++j) in.f32()[j] = -6.0f + 12.0f * float(j) / float(n);
+  module.run({&in}, {&out});
+  for (int64_t j = 0; j < n; ++j) {
+    double a = in.f32()[j];
+    double want = 1 / (1 + std::exp(-a)) + std::tanh(a) * std::erf(a) + std::exp(a) * 0.01 + std::log(a * a + 1);
+    EXPECT_NEAR(out.f32()[j], want, 1e-5 * std::max(1.0, std::fabs(want))) << "x = " << a;
+  }
+  if (!vector_math_flags().empty()) {
+    std::string symbols;
+    FILE* nm = popen(("nm -D " + library.path).c_str(), "r");
+    ASSERT_NE(nm, nullptr);
+    for (char buf[512]; fgets(buf, sizeof buf, nm);) symbols += buf;
+    pclose(nm);
+    EXPECT_TRUE(std::regex_search(symbols, std::regex("_ZGV[a-z]N[0-9]+v_expf"))) << symbols;
+  }
+}
+
 TEST(CppPrinter, SanitizesNamesIntoDistinctIdentifiers) {
   Buffer a = global_buffer("layer.0/w", {2}), b = global_buffer("layer_0_w", {2}), c = global_buffer("int", {2});
   Buffer d = global_buffer("0bias", {2}), e = global_buffer("ingot_run", {2});

@@ -44,7 +44,8 @@ TEST(Lower, DefaultScheduleIsOneNestPerCompute) {
 }
 
 TEST(Lower, Split) {
-  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "i", 4)), R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "i", 4)),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
   for C.i.o in 0..2 {
     for C.i.i in 0..4 {
       for C.j in 0..6 {
@@ -60,7 +61,8 @@ TEST(Lower, Split) {
 }
 
 TEST(Lower, SplitWithGuardedTail) {
-  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "j", 4, true)), R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "j", 4, true)),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
   for C.i in 0..8 {
     for C.j.o in 0..2 {
       for C.j.i in 0..4 {
@@ -80,7 +82,8 @@ TEST(Lower, SplitWithGuardedTail) {
 }
 
 TEST(Lower, Reorder) {
-  EXPECT_EQ(lowered(small_matmul(), Schedule().reorder("C", {"k", "i"})), R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().reorder("C", {"k", "i"})),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
   for C.j in 0..6 {
     for C.i in 0..8 {
       C[((C.i * 6) + C.j)] = 0.0
@@ -140,6 +143,32 @@ TEST(Lower, VectorizeTheInnermostReductionAxis) {
 )");
 }
 
+// A register tile: unrolled spatial loops may sit inside the vectorized reduction loop (one accumulator each in the
+// C++ printer); a serial spatial loop there may not.
+TEST(Lower, VectorizedReductionAroundAnUnrolledTile) {
+  EXPECT_EQ(
+      lowered(
+          small_matmul(),
+          Schedule().split("C", "j", 3).reorder("C", {"i", "j.o", "k", "j.i"}).vectorize("C", "k").unroll("C", "j.i")),
+      R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j.o in 0..2 {
+      for C.j.i in 0..3 unrolled {
+        C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] = 0.0
+      }
+      for C.k in 0..4 vectorized {
+        for C.j.i in 0..3 unrolled {
+          C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] = (C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] + (A[((C.i * 4) + C.k)] * B[((C.j.i + (C.j.o * 3)) + (C.k * 6))]))
+        }
+      }
+    }
+  }
+}
+)");
+  expect_schedule_error(small_matmul(), Schedule().reorder("C", {"i", "k", "j"}).vectorize("C", "k"),
+                        "or a reduction loop with only unrolled spatial loops inside");
+}
+
 TEST(Lower, ComputeInline) {
   EXPECT_EQ(lowered(elementwise(), Schedule().compute_inline("B")), R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
   for C.i in 0..4 {
@@ -152,7 +181,8 @@ TEST(Lower, ComputeInline) {
 }
 
 TEST(Lower, ComputeAt) {
-  EXPECT_EQ(lowered(elementwise(), Schedule().split("C", "j", 3).compute_at("B", "C", "j.o")), R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
+  EXPECT_EQ(lowered(elementwise(), Schedule().split("C", "j", 3).compute_at("B", "C", "j.o")),
+            R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
   for C.i in 0..4 {
     for C.j.o in 0..2 {
       alloc B: f32[1, 3] local {
@@ -172,7 +202,8 @@ TEST(Lower, ComputeAt) {
 }
 
 TEST(Lower, CacheWrite) {
-  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "j", 3).reorder("C", {"i", "j.o", "k", "j.i"}).cache_write("C", "j.o")),
+  EXPECT_EQ(lowered(small_matmul(),
+                    Schedule().split("C", "j", 3).reorder("C", {"i", "j.o", "k", "j.i"}).cache_write("C", "j.o")),
             R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
   for C.i in 0..8 {
     for C.j.o in 0..2 {
@@ -200,7 +231,8 @@ TEST(Lower, CacheWrite) {
 }
 
 TEST(Lower, CacheWriteInsideAReductionAccumulates) {
-  EXPECT_EQ(lowered(small_matmul(), Schedule().reorder("C", {"k", "i"}).cache_write("C", "i")), R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().reorder("C", {"k", "i"}).cache_write("C", "i")),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
   for C.j in 0..6 {
     for C.i in 0..8 {
       C[((C.i * 6) + C.j)] = 0.0
@@ -230,7 +262,10 @@ TEST(Lower, CacheWriteInsideAReductionAccumulates) {
 }
 
 TEST(Lower, CacheRead) {
-  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "k", 2).reorder("C", {"k.o", "i", "j", "k.i"}).cache_read("C", "B", MemoryScope::kLocal, "k.o")),
+  EXPECT_EQ(lowered(small_matmul(), Schedule()
+                                        .split("C", "k", 2)
+                                        .reorder("C", {"k.o", "i", "j", "k.i"})
+                                        .cache_read("C", "B", MemoryScope::kLocal, "k.o")),
             R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
   for C.i in 0..8 {
     for C.j in 0..6 {
@@ -325,13 +360,15 @@ TEST(LowerErrors, ReductionAxisCannotBeBoundOrParallel) {
 }
 
 TEST(LowerErrors, FuseRules) {
-  expect_schedule_error(small_matmul(), Schedule().fuse("C", "j", "k"), "cannot fuse a reduction axis with a spatial axis");
+  expect_schedule_error(small_matmul(), Schedule().fuse("C", "j", "k"),
+                        "cannot fuse a reduction axis with a spatial axis");
   expect_schedule_error(small_matmul(), Schedule().fuse("C", "i", "k"), "are not adjacent");
 }
 
 TEST(LowerErrors, LoopKindPlacement) {
   expect_schedule_error(small_matmul(), Schedule().parallel("C", "j"), "parallel loop 'j' must be among the outermost");
-  expect_schedule_error(small_matmul(), Schedule().vectorize("C", "i"), "vectorized loop 'i' must be the innermost loop");
+  expect_schedule_error(small_matmul(), Schedule().vectorize("C", "i"),
+                        "vectorized loop 'i' must be the innermost loop");
   expect_schedule_error(small_matmul(), Schedule().bind("C", "i", LoopKind::kThreadX),
                         "thread loop 'i' must be inside a blockIdx loop");
   expect_schedule_error(small_matmul(), Schedule().parallel("C", "i").vectorize("C", "i"),

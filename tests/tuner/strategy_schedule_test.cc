@@ -118,8 +118,8 @@ TEST(StrategySchedule, StoresDataMovementThatWouldLeaveAReductionLoadNonAffine) 
   expect_matches_interpreter(p, global.schedule);
 }
 
-// y[i] = sum_k W[i, k] x[k] reads W along k: the fixed CPU schedule vectorizes k (a simd reduction, one dot
-// product per row) instead of the rows, which would gather across them.
+// y[i] = sum_k W[i, k] x[k] reads W along k: the fixed CPU schedule vectorizes k (a simd reduction, a dot
+// product per row, four rows at once sharing the loads of x) instead of the rows, which would gather across them.
 TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
   const int64_t rows = 64, K = 48;
   Tensor W = placeholder("W", {rows, K}), x = placeholder("x", {K}), b = placeholder("b", {rows});
@@ -131,7 +131,10 @@ TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
   for (const char* strategy : {"unfused", "global"}) {
     Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
     EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "gemv", "k")) << strategy << ": " << s.to_json();
-    EXPECT_NE(print_cpp(lower(p, s)).find("#pragma omp simd reduction(+:ingot_acc)"), std::string::npos) << strategy;
+    EXPECT_NE(
+        print_cpp(lower(p, s)).find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3)"),
+        std::string::npos)
+        << strategy;
     expect_matches_interpreter(p, s);
   }
   // A GEMM that reads both operands along its rows keeps vectorizing its columns.
@@ -141,6 +144,34 @@ TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
       compute("C", {16, 32}, [&](const std::vector<Expr>& i) { return sum(A(i[0], kk.var) * B(kk.var, i[1]), {kk}); });
   Schedule s = make_strategy_program(Program({C}, "gemm"), "unfused", cpu()).schedule;
   EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "C", "j")) << s.to_json();
+}
+
+// A linear layer y[i, j] = sum_k A[i, k] W[j, k] + b[j], alone (unfused) or under its bias add (global): the
+// parallel loop visits W's rows outermost and A's rows inside them, so a tile of W stays in cache for every row of
+// A, and the dot products run four rows of W at once (a register tile of four accumulators).
+TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeFourDotProductsAtOnce) {
+  const int64_t rows = 12, cols = 128, K = 32;
+  Tensor A = placeholder("A", {rows, K}), W = placeholder("W", {cols, K}), b = placeholder("b", {cols});
+  IterVar k = reduce_axis(K, "k");
+  Tensor C =
+      compute("C", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * W(i[1], k.var), {k}); });
+  Tensor y = compute("y", {rows, cols}, [&](const std::vector<Expr>& i) { return C(i[0], i[1]) + b(i[1]); });
+  Program p({y}, "linear");
+  for (const char* strategy : {"unfused", "global"}) {
+    Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
+    bool unfused = std::string(strategy) == "unfused";
+    std::string host = unfused ? "C" : "y";
+    EXPECT_TRUE(has_decision(s, DecisionKind::kParallel, host, "j.o+i")) << strategy << ": " << s.to_json();
+    EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "C", "k")) << strategy << ": " << s.to_json();
+    // Unfused, C splits its own 64 columns per iteration into 16 x 4; under y, it computes y's 64 as 16 x 4.
+    EXPECT_TRUE(has_decision(s, DecisionKind::kUnroll, "C", unfused ? "j.i.i" : "j.i"))
+        << strategy << ": " << s.to_json();
+    EXPECT_NE(
+        print_cpp(lower(p, s)).find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3)"),
+        std::string::npos)
+        << strategy;
+    expect_matches_interpreter(p, s);
+  }
 }
 
 class EveryStrategyOnEveryModel : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
