@@ -236,11 +236,14 @@ class CudaPrinter {
         throw std::invalid_argument(fail_prefix(f_) + "argument '" + b->name + "' is not a global buffer");
       if (!seen.insert(b->name).second)
         throw std::invalid_argument(fail_prefix(f_) + "buffer '" + b->name +
-                                    "' is passed twice; aliased arguments break __restrict__");
+                                    "' is passed twice; aliased inputs break __restrict__");
       if (read_only) inputs_.insert(b->name);
       known_buffers_.insert(b->name);
-      os << (seen.size() > 1 ? ", " : "") << (read_only ? "const " : "") << c_type(b->dtype) << "* __restrict__ "
-         << names_.buffer(b->name);
+      // Inputs are read-only for the whole kernel (`const __restrict__` lets nvcc use the read-only cache); other
+      // buffers are written and read across grid barriers, so nothing may assume they do not change (as in the C++
+      // printer, docs/loop_semantics.md).
+      os << (seen.size() > 1 ? ", " : "") << (read_only ? "const " : "") << c_type(b->dtype)
+         << (read_only ? "* __restrict__ " : "* ") << names_.buffer(b->name);
     };
     for (const Buffer& b : f_.inputs) add(b, true);
     for (const Buffer& b : f_.outputs) add(b, false);
@@ -306,8 +309,13 @@ class CudaPrinter {
       if (!read_only && saved_inputs.count(b->name))
         throw std::invalid_argument(fail_prefix(f_) + "store into input buffer '" + b->name + "'");
       if (read_only) inputs_.insert(b->name);
+      // Only the kernel's inputs are read-only for its whole run. A buffer that an earlier stage of the kernel wrote
+      // must not be `const __restrict__` here: nvcc may then read it through the non-coherent read-only cache
+      // (ld.global.nc), which can return data from before the grid barrier. Calls that differ in this print
+      // different functions.
+      bool kernel_input = read_only && saved_inputs.count(b->name);
       signature += std::string(signature.empty() ? "" : ", ") + (read_only ? "const " : "") + c_type(b->dtype) +
-                   "* __restrict__ " + names_.buffer(b->name);
+                   (kernel_input ? "* __restrict__ " : "* ") + names_.buffer(b->name);
     }
     line(0, "__device__ __noinline__ void " + name + "(" + signature + ") {");
     emit_stmt(s, Placement{}, 1);

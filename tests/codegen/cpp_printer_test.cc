@@ -81,9 +81,11 @@ TEST(CppPrinter, PrintsIdenticalStagesOnce) {
   Buffer x = global_buffer("x", {8}), a = global_buffer("a", {8}), b = global_buffer("b", {8}),
          c = global_buffer("c", {8});
   Expr i = var("i"), j = var("j");
-  Stmt first = for_loop(i, 8, LoopKind::kParallel, store(a, i, load(x, i) * 2.0));
-  Stmt same = for_loop(j, 8, LoopKind::kParallel, store(b, j, load(a, j) * 2.0));
-  Stmt other = for_loop(i, 8, LoopKind::kParallel, store(c, i, load(b, i) * 3.0));
+  // Each reads its input reversed, so that no iteration reads only what the same iteration of the stage before
+  // wrote: the stages stay apart (merge_parallel_stages.h).
+  Stmt first = for_loop(i, 8, LoopKind::kParallel, store(a, i, load(x, 7 - i) * 2.0));
+  Stmt same = for_loop(j, 8, LoopKind::kParallel, store(b, j, load(a, 7 - j) * 2.0));
+  Stmt other = for_loop(i, 8, LoopKind::kParallel, store(c, i, load(b, 7 - i) * 3.0));
   LoopFunction f{
       "chain", {x}, {c}, {a, b}, seq({first, barrier(BarrierKind::kGrid), same, barrier(BarrierKind::kGrid), other})};
   std::string source = print_cpp(f);

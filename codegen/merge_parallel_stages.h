@@ -1,0 +1,19 @@
+// Merges consecutive parallel stages of a kernel that run over the same parallel loops into one loop nest, when no
+// iteration of a later stage reads what another iteration of an earlier one wrote: each thread then runs the
+// stages' bodies back to back per iteration, the grid barriers between them go, and what one stage writes is still
+// in cache when the next reads it. Runs on a lowered function for the CPU (the C++ printer calls it first).
+#pragma once
+
+#include "ir/stmt.h"
+
+namespace ingot {
+
+// Merged: top-level stages in one kernel (no kernel barrier between), each an outermost chain of parallel loops
+// with the same extents, such that every read of a buffer that an earlier merged stage writes is covered by that
+// stage's writes in the same iteration of the chain (affine indices: the read's terms are the write's, with the
+// same constant, over at most the write's extents). Stages that read nothing of each other merge too: lowering
+// leaves no barrier between dependent stages, and merging keeps every stage's iterations in order. A stage that
+// writes a buffer an earlier merged stage touches does not merge. Everything else is left as it is.
+LoopFunction merge_parallel_stages(const LoopFunction& function);
+
+}  // namespace ingot

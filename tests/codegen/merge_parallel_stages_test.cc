@@ -1,0 +1,164 @@
+// merge_parallel_stages: which consecutive parallel stages become one loop nest (Before/Expected loop IR), and that
+// a merged program computes what the unmerged one does.
+#include "codegen/merge_parallel_stages.h"
+
+#include <gtest/gtest.h>
+
+#include "codegen/cpp_compiler.h"
+#include "codegen/cpp_printer.h"
+#include "codegen/kernel_module.h"
+#include "tests/codegen/cpu_test_kernels.h"
+
+namespace ingot {
+namespace {
+
+using cpu_test::global_buffer;
+
+// A stage over `chunks` parallel iterations of 4 elements: out[p * 4 + i] = in[read(p, i)] * 2.
+Stmt chunked(const Buffer& in, const Buffer& out, const std::string& name, int64_t chunks,
+             const std::function<Expr(const Expr&, const Expr&)>& read) {
+  Expr p = var(name + ".p"), i = var(name + ".i");
+  return for_loop(p, chunks, LoopKind::kParallel,
+                  for_loop(i, 4, LoopKind::kSerial, store(out, p * 4 + i, load(in, read(p, i)) * 2.0)));
+}
+
+Expr same_element(const Expr& p, const Expr& i) { return p * 4 + i; }
+
+std::string merged(const LoopFunction& f) { return to_string(merge_parallel_stages(f)); }
+
+// b reads only what the same iteration of a wrote: the barrier goes, the bodies share one loop (b's loop variable
+// renamed to a's), and c, which reads a at its own elements too, joins as well.
+TEST(MergeParallelStages, MergesStagesWhoseIterationsReadOnlyTheirOwnWrites) {
+  Buffer x = global_buffer("x", {16}), a = global_buffer("a", {16}), b = global_buffer("b", {16}),
+         c = global_buffer("c", {16});
+  LoopFunction f{"chain",
+                 {x},
+                 {b, c},
+                 {a},
+                 seq({chunked(x, a, "A", 4, same_element), barrier(BarrierKind::kGrid),
+                      chunked(a, b, "B", 4, same_element), chunked(a, c, "C", 4, same_element)})};
+  EXPECT_EQ(merged(f), R"(func chain(x: f32[16]) -> (b: f32[16], c: f32[16]) {
+  workspace a: f32[16]
+  for A.p in 0..4 parallel {
+    for A.i in 0..4 {
+      a[((A.p * 4) + A.i)] = (x[((A.p * 4) + A.i)] * 2.0)
+    }
+    for B.i in 0..4 {
+      b[((A.p * 4) + B.i)] = (a[((A.p * 4) + B.i)] * 2.0)
+    }
+    for C.i in 0..4 {
+      c[((A.p * 4) + C.i)] = (a[((A.p * 4) + C.i)] * 2.0)
+    }
+  }
+}
+)");
+}
+
+// A read of another iteration's element (reversed), a different parallel extent, or a stage that writes what the
+// group reads: the barrier and the separate loops stay.
+TEST(MergeParallelStages, KeepsStagesApartWhenAnIterationReadsAnothersWrites) {
+  Buffer x = global_buffer("x", {16}), a = global_buffer("a", {16}), b = global_buffer("b", {16});
+  auto reversed = [](const Expr& p, const Expr& i) { return Expr(15) - (p * 4 + i); };
+  LoopFunction f{
+      "reversed",
+      {x},
+      {b},
+      {a},
+      seq({chunked(x, a, "A", 4, same_element), barrier(BarrierKind::kGrid), chunked(a, b, "B", 4, reversed)})};
+  EXPECT_EQ(merged(f), to_string(f));
+
+  Expr p = var("B.p"), i = var("B.i");
+  Stmt halves =
+      for_loop(p, 2, LoopKind::kParallel, for_loop(i, 8, LoopKind::kSerial, store(b, p * 8 + i, load(a, p * 8 + i))));
+  LoopFunction g{
+      "other_extent", {x}, {b}, {a}, seq({chunked(x, a, "A", 4, same_element), barrier(BarrierKind::kGrid), halves})};
+  EXPECT_EQ(merged(g), to_string(g));
+
+  // The second stage reads x, which the first wrote in place: not an SSA pair, so not merged (the write-after-read
+  // order across iterations could change).
+  LoopFunction h{
+      "in_place", {}, {a, x}, {}, seq({chunked(x, a, "A", 4, same_element), chunked(a, x, "B", 4, reversed)})};
+  EXPECT_EQ(merged(h), to_string(h));
+}
+
+// The reader's element may sit at a constant offset inside the writer's iteration: a writer iteration that writes
+// rows p * 4 + i of two 16-element halves (gates stacked in one tensor) covers a reader's p * 4 + i + 16.
+TEST(MergeParallelStages, AnOffsetInsideTheWritersIterationIsCovered) {
+  Buffer x = global_buffer("x", {32}), g = global_buffer("g", {32}), y = global_buffer("y", {16});
+  Expr p = var("G.p"), q = var("G.q"), i = var("G.i");
+  Stmt gates = for_loop(
+      p, 4, LoopKind::kParallel,
+      for_loop(q, 2, LoopKind::kSerial,
+               for_loop(i, 4, LoopKind::kSerial, store(g, q * 16 + p * 4 + i, load(x, q * 16 + p * 4 + i) * 2.0))));
+  Expr r = var("Y.p"), j = var("Y.i");
+  Stmt cell =
+      for_loop(r, 4, LoopKind::kParallel,
+               for_loop(j, 4, LoopKind::kSerial, store(y, r * 4 + j, load(g, r * 4 + j) + load(g, r * 4 + j + 16))));
+  LoopFunction f{"gates", {x}, {y}, {g}, seq({gates, barrier(BarrierKind::kGrid), cell})};
+  std::string text = merged(f);
+  EXPECT_EQ(text.find("barrier"), std::string::npos) << text;
+  EXPECT_NE(text.find("y[((G.p * 4) + Y.i)] = (g[((G.p * 4) + Y.i)] + g[(((G.p * 4) + Y.i) + 16)])"), std::string::npos)
+      << text;
+
+  // Offset 32 is past the writer's second half: another iteration's (and here no) element.
+  Stmt past = for_loop(r, 4, LoopKind::kParallel,
+                       for_loop(j, 4, LoopKind::kSerial, store(y, r * 4 + j, load(g, (r * 4 + j + 20) % 32))));
+  LoopFunction g2{"past", {x}, {y}, {g}, seq({gates, barrier(BarrierKind::kGrid), past})};
+  EXPECT_EQ(merged(g2), to_string(g2));
+}
+
+// When a merged group dropped a barrier, a following stage that stays apart gets one before it: it may read what
+// the group's first stages wrote, which the dropped barrier used to order. A kernel barrier ends a group.
+TEST(MergeParallelStages, KeepsABarrierAfterAGroupThatDroppedOne) {
+  Buffer x = global_buffer("x", {16}), a = global_buffer("a", {16}), b = global_buffer("b", {16}),
+         c = global_buffer("c", {16}), d = global_buffer("d", {16});
+  Expr p = var("D.p"), i = var("D.i");
+  Stmt reader_of_a = for_loop(p, 2, LoopKind::kParallel,
+                              for_loop(i, 8, LoopKind::kSerial, store(d, p * 8 + i, load(a, 15 - p * 8 - i))));
+  LoopFunction f{
+      "group_then_other",
+      {x},
+      {b, d, c},
+      {a},
+      seq({chunked(x, a, "A", 4, same_element), barrier(BarrierKind::kGrid), chunked(a, b, "B", 4, same_element),
+           reader_of_a, barrier(BarrierKind::kKernel), chunked(x, c, "C", 4, same_element)})};
+  std::string text = merged(f);
+  size_t group = text.find("for A.p"), drop = text.find("barrier grid"), other = text.find("for D.p");
+  ASSERT_NE(drop, std::string::npos) << text;
+  EXPECT_LT(group, drop) << text;
+  EXPECT_LT(drop, other) << text;
+  EXPECT_NE(text.find("b[((A.p * 4) + B.i)]"), std::string::npos) << text;  // B merged into A's loop
+  EXPECT_NE(text.find("barrier kernel"), std::string::npos) << text;
+  EXPECT_NE(text.find("for C.p"), std::string::npos) << text;  // after the kernel barrier: its own loop
+}
+
+// The merged program, printed and run on the threads OpenMP gives it, computes what the stages compute apart.
+TEST(MergeParallelStages, MergedProgramComputesTheSameValues) {
+  const int64_t n = 4096;
+  Buffer x = global_buffer("x", {n}), a = global_buffer("a", {n}), b = global_buffer("b", {n}),
+         c = global_buffer("c", {n});
+  auto stage = [&](const Buffer& in, const Buffer& out, const std::string& name, double scale) {
+    Expr p = var(name + ".p"), i = var(name + ".i");
+    return for_loop(p, n / 64, LoopKind::kParallel,
+                    for_loop(i, 64, LoopKind::kVectorized, store(out, p * 64 + i, load(in, p * 64 + i) * scale + 1.0)));
+  };
+  LoopFunction f{"three",
+                 {x},
+                 {c},
+                 {a, b},
+                 seq({stage(x, a, "A", 2.0), barrier(BarrierKind::kGrid), stage(a, b, "B", 3.0),
+                      barrier(BarrierKind::kGrid), stage(b, c, "C", 0.5)})};
+  std::string source = print_cpp(f);
+  EXPECT_EQ(source.find("omp barrier"), std::string::npos) << source;
+  KernelModule module(compile_cpp(source).path, f);
+  HostTensor in(DType::kFloat32, {n}), out(DType::kFloat32, {n});
+  for (int64_t i = 0; i < n; ++i) in.f32()[i] = float(i % 97) - 40.0f;
+  module.run({&in}, {&out});
+  for (int64_t i = 0; i < n; ++i) {
+    float want = ((in.f32()[i] * 2.0f + 1.0f) * 3.0f + 1.0f) * 0.5f + 1.0f;
+    ASSERT_EQ(out.f32()[i], want) << i;
+  }
+}
+
+}  // namespace
+}  // namespace ingot
