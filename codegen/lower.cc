@@ -749,11 +749,24 @@ class Lowering {
     Buffer acc;
     Region acc_region;
     if (write_at >= 0) {
+      VarRanges inner = inner_loop_vars(s, write_at);
       try {
-        acc_region = infer_region({dom}, inner_loop_vars(s, write_at), s.domain, /*whole_dimension_ok=*/false);
+        acc_region = infer_region({dom}, inner, s.domain, /*whole_dimension_ok=*/false);
       } catch (const ScheduleError& e) {
         fail("stage '" + name + "': cache_write at '" + s.cache_write_axis + "': " + e.what());
       }
+      // The tile is written back whole, so it must be exactly the elements the loops inside compute: a split axis
+      // whose outer part runs inside (rows r, r + 256, r + 512 of stacked gates) spans a box with holes that belong
+      // to other iterations.
+      int64_t points = 1, volume = 1;
+      for (const auto& [v, range] : inner)
+        if (std::any_of(dom.begin(), dom.end(), [&](const Expr& index) { return uses_var(index, v); }))
+          points *= range.hi - range.lo + 1;
+      for (int64_t extent : acc_region.extent) volume *= extent;
+      if (points != volume)
+        fail("stage '" + name + "': cache_write at '" + s.cache_write_axis + "': the loops inside compute " +
+             std::to_string(points) + " elements spread over a box of " + std::to_string(volume) +
+             "; a tile must be dense (put the cache_write at an inner loop)");
       acc = make_buffer(name + ".acc", s.tensor->dtype, acc_region.extent, MemoryScope::kLocal);
     }
     auto store_target = [&]() -> std::pair<Buffer, Expr> {

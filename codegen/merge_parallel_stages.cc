@@ -133,6 +133,7 @@ class Merger {
       if (auto* b = as<BarrierNode>(s); b && b->barrier_kind == BarrierKind::kKernel) {
         flush(/*kernel_ends=*/true);  // the end of a kernel waits for all of it
         out_.push_back(s);
+        unsynced_.clear();
         continue;
       }
       std::vector<const ForNode*> chain = parallel_chain(s);
@@ -145,6 +146,14 @@ class Merger {
         add(chain);
       } else {
         out_.push_back(s);
+        if (as<BarrierNode>(s)) {
+          unsynced_.clear();
+        } else {
+          StageAccesses accesses;
+          std::map<std::string, int64_t> loops;
+          collect(s, loops, accesses);
+          for (const auto& [buffer, sites] : accesses.stores) unsynced_.insert(buffer);
+        }
       }
     }
     flush(/*kernel_ends=*/true);
@@ -159,6 +168,10 @@ class Merger {
     StageAccesses accesses = accesses_of(chain);
     for (const auto& [buffer, sites] : accesses.stores)
       if (group_accesses_.stores.count(buffer) || group_accesses_.loads.count(buffer)) return false;
+    // Nor what stages outside the group wrote since the last barrier kept: only a barrier the merge drops (before
+    // this stage or between earlier members) ordered those writes before this stage.
+    for (const auto& [buffer, reads] : accesses.loads)
+      if (unsynced_.count(buffer)) return false;
     for (const auto& [buffer, reads] : accesses.loads) {
       auto writes = group_accesses_.stores.find(buffer);
       if (writes == group_accesses_.stores.end()) continue;
@@ -214,9 +227,15 @@ class Merger {
         nest = for_loop(group_vars_[d], group_chain_[d].second, group_kinds_[d], nest);
       out_.push_back(nest);
       // A later stage that stayed apart may rely on a barrier that merging removed: keep one after the group.
-      if (merged_barrier_ || pending_barrier_) out_.push_back(barrier(BarrierKind::kGrid));
+      if (merged_barrier_ || pending_barrier_) {
+        out_.push_back(barrier(BarrierKind::kGrid));
+        unsynced_.clear();
+      } else {
+        for (const auto& [buffer, sites] : group_accesses_.stores) unsynced_.insert(buffer);
+      }
     } else if (pending_barrier_) {
       out_.push_back(barrier(BarrierKind::kGrid));
+      unsynced_.clear();
     }
     group_.clear();
     group_chain_.clear();
@@ -234,8 +253,9 @@ class Merger {
   std::vector<LoopKind> group_kinds_;
   std::set<std::string> chain_vars_;
   StageAccesses group_accesses_;
-  bool pending_barrier_ = false;  // a grid barrier after the group's last member, not yet emitted
-  bool merged_barrier_ = false;   // a grid barrier between two members was dropped
+  bool pending_barrier_ = false;    // a grid barrier after the group's last member, not yet emitted
+  bool merged_barrier_ = false;     // a grid barrier between two members was dropped
+  std::set<std::string> unsynced_;  // written by emitted statements since the last emitted barrier
 };
 
 }  // namespace

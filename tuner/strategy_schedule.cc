@@ -7,6 +7,7 @@
 
 #include "analysis/access.h"
 #include "analysis/strategies.h"
+#include "ir/affine.h"
 #include "ir/flops.h"
 #include "ir/functor.h"
 #include "ir/simplify.h"
@@ -292,8 +293,78 @@ class StrategyScheduler {
     return best;
   }
 
+  // The extent E of the 1-D readers of a 1-D GEMV t when they all sit in the next stage of t's kernel, are root
+  // stages, and read t only at j + c * E (j their axis, 0 <= c < extent(t) / E <= 8): an LSTM cell's gates, stacked
+  // in one [4H] tensor and read at j, j + H, j + 2H, j + 3H. 0 otherwise.
+  int64_t gate_period(const Tensor& t) {
+    int stage = stage_of_.at(t->name);
+    std::vector<Tensor> readers = program_.consumers(t);
+    if (readers.empty() || program_.is_output(t) || !same_kernel(stage, stage + 1)) return 0;
+    int64_t period = 0;
+    for (const Tensor& r : readers) {
+      if (stage_of_.at(r->name) != stage + 1 || inlined_.count(r->name) || r->reduction() || r->axes.size() != 1)
+        return 0;
+      if (period && r->axes[0].extent != period) return 0;
+      period = r->axes[0].extent;
+      const std::string& j = r->axes[0].name();
+      bool gates = true;
+      for_each_node(r->body, [&](const Expr& node) {
+        auto* read = node.as<TensorReadNode>();
+        if (!read || !read->tensor.same_as(t)) return;
+        std::optional<AffineForm> form = as_affine(read->indices[0]);
+        gates = gates && form && form->coeffs.size() == 1 && form->coeffs.count(j) && form->coeffs.at(j) == 1 &&
+                form->constant >= 0 && form->constant % period == 0 && form->constant < t->axes[0].extent;
+      });
+      if (!gates) return 0;
+    }
+    int64_t multiple = t->axes[0].extent / period;
+    return t->axes[0].extent % period == 0 && multiple >= 2 && multiple <= 8 ? period : 0;
+  }
+
+  bool same_kernel(int a, int b) const {
+    int first = 0;
+    for (const PlanKernel& kernel : plan_.kernels) {
+      int end = first + int(kernel.stages.size());
+      if (a >= first && a < end) return b >= first && b < end;
+      first = end;
+    }
+    return false;
+  }
+
+  // A GEMV over stacked gates laid out like its readers (gate_period): its parallel loop runs over the same chunks
+  // of j as theirs and computes every gate of its chunk, so each reader iteration reads only what the same
+  // iteration wrote and codegen merges them with no barrier between (codegen/merge_parallel_stages.h): one barrier
+  // per LSTM step, as Souffle's persistent kernel has. Inner loops as every GEMV's: gates, then rows four at a time
+  // inside the vectorized reduction.
+  void gate_aligned_gemv(const Tensor& t, int64_t period, Schedule& s) {
+    const std::string& name = t->name;
+    const std::string g = t->axes[0].name();
+    int64_t chunk = largest_divisor_up_to(period, 16);  // the readers' split (cpu_root, one-dimensional)
+    s.split(name, g, period);
+    std::string parallel = g + ".i", rows;
+    int64_t rows_extent = 0;
+    if (chunk > 1 && chunk < period) {
+      s.split(name, g + ".i", chunk);
+      parallel = g + ".i.o";
+      rows = g + ".i.i";
+      rows_extent = chunk;
+    }
+    std::vector<std::string> order{parallel, g + ".o"};
+    std::string tile = rows.empty() ? "" : register_tile(t, rows, rows_extent, s, order);
+    for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
+    if (!tile.empty()) order.push_back(tile);
+    s.reorder(name, order);
+    s.parallel(name, parallel);
+    attach_loop_[name] = parallel;
+    s.cache_write(name, g + ".o");  // one gate's rows: a dense tile (all gates of the chunk are not)
+    s.vectorize(name, t->reduction()->axes.back().name());
+    if (!tile.empty()) s.unroll(name, tile);
+  }
+
   void cpu_root(const Tensor& t, Schedule& s) {
     const std::string& name = t->name;
+    if (t->reduction() && t->axes.size() == 1 && inner_loops(t) == InnerLoops::kVectorizeReduction)
+      if (int64_t period = gate_period(t)) return gate_aligned_gemv(t, period, s);
     std::vector<std::string> outer;
     std::string vector_axis;
     int64_t vector_extent = 0;

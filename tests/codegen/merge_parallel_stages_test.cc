@@ -81,6 +81,26 @@ TEST(MergeParallelStages, KeepsStagesApartWhenAnIterationReadsAnothersWrites) {
   EXPECT_EQ(merged(h), to_string(h));
 }
 
+// A stage that reads what a stage outside the group wrote since the last barrier (here u, written just before the
+// group started) keeps the barrier that ordered the two: the small LSTM went wrong without this rule.
+TEST(MergeParallelStages, KeepsTheBarrierThatOrdersWritesFromOutsideTheGroup) {
+  Buffer x = global_buffer("x", {16}), u = global_buffer("u", {16}), a = global_buffer("a", {16}),
+         b = global_buffer("b", {16});
+  Expr p = var("U.p"), i = var("U.i");
+  Stmt halves =
+      for_loop(p, 2, LoopKind::kParallel, for_loop(i, 8, LoopKind::kSerial, store(u, p * 8 + i, load(x, p * 8 + i))));
+  Expr q = var("B.p"), j = var("B.i");
+  Stmt reader =
+      for_loop(q, 4, LoopKind::kParallel,
+               for_loop(j, 4, LoopKind::kSerial, store(b, q * 4 + j, load(a, q * 4 + j) + load(u, q * 4 + j))));
+  LoopFunction f{"outside",
+                 {x},
+                 {b},
+                 {u, a},
+                 seq({halves, chunked(x, a, "A", 4, same_element), barrier(BarrierKind::kGrid), reader})};
+  EXPECT_EQ(merged(f), to_string(f));
+}
+
 // The reader's element may sit at a constant offset inside the writer's iteration: a writer iteration that writes
 // rows p * 4 + i of two 16-element halves (gates stacked in one tensor) covers a reader's p * 4 + i + 16.
 TEST(MergeParallelStages, AnOffsetInsideTheWritersIterationIsCovered) {
