@@ -298,24 +298,24 @@ class StrategyScheduler {
   // in one [4H] tensor and read at j, j + H, j + 2H, j + 3H. 0 otherwise.
   int64_t gate_period(const Tensor& t) {
     int stage = stage_of_.at(t->name);
-    std::vector<Tensor> readers = program_.consumers(t);
+    std::map<std::string, Tensor> readers = root_readers(t);  // through inlined readers (the last step's c)
     if (readers.empty() || program_.is_output(t) || !same_kernel(stage, stage + 1)) return 0;
+    std::set<std::string> folded(inlined_.begin(), inlined_.end());
     int64_t period = 0;
-    for (const Tensor& r : readers) {
-      if (stage_of_.at(r->name) != stage + 1 || inlined_.count(r->name) || r->reduction() || r->axes.size() != 1)
-        return 0;
+    for (const auto& [name, r] : readers) {
+      if (stage_of_.at(name) != stage + 1 || r->reduction() || r->axes.size() != 1) return 0;
       if (period && r->axes[0].extent != period) return 0;
       period = r->axes[0].extent;
       const std::string& j = r->axes[0].name();
-      bool gates = true;
-      for_each_node(r->body, [&](const Expr& node) {
-        auto* read = node.as<TensorReadNode>();
-        if (!read || !read->tensor.same_as(t)) return;
-        std::optional<AffineForm> form = as_affine(read->indices[0]);
-        gates = gates && form && form->coeffs.size() == 1 && form->coeffs.count(j) && form->coeffs.at(j) == 1 &&
-                form->constant >= 0 && form->constant % period == 0 && form->constant < t->axes[0].extent;
-      });
-      if (!gates) return 0;
+      std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+      folded_reads(r->body, folded, reads);
+      for (const auto& [tensor, indices] : reads) {
+        if (!tensor.same_as(t)) continue;
+        std::optional<AffineForm> form = as_affine(simplify(indices[0]));
+        if (!form || form->coeffs.size() != 1 || !form->coeffs.count(j) || form->coeffs.at(j) != 1 ||
+            form->constant < 0 || form->constant % period != 0 || form->constant >= t->axes[0].extent)
+          return 0;
+      }
     }
     int64_t multiple = t->axes[0].extent / period;
     return t->axes[0].extent % period == 0 && multiple >= 2 && multiple <= 8 ? period : 0;

@@ -401,6 +401,17 @@ TEST(LowerErrors, CacheWriteMustSitInsideThreadLoops) {
                         "cache_write at 'i.o' must be inside every thread loop ('i.i' is inside it)");
 }
 
+// A tile must be the elements the loops inside its loop compute, written back whole. With j.o inside the tile at i,
+// one tile computes columns j.i and j.i + 3: the box between them has holes that belong to other iterations of the
+// cache_write loop, and writing it back would overwrite them.
+TEST(LowerErrors, CacheWriteTileMustBeDense) {
+  expect_schedule_error(small_matmul(),
+                        Schedule().split("C", "j", 3).reorder("C", {"j.i", "i", "j.o", "k"}).cache_write("C", "i"),
+                        "cache_write at 'i': the loops inside compute 2 elements spread over a box of 4");
+  // At j.o the tile is one element: dense.
+  lowered(small_matmul(), Schedule().split("C", "j", 3).reorder("C", {"j.i", "i", "j.o", "k"}).cache_write("C", "j.o"));
+}
+
 TEST(LowerErrors, CacheReadOfATensorNotRead) {
   expect_schedule_error(elementwise(), Schedule().cache_read("C", "A", MemoryScope::kLocal, "i"),
                         "stage 'C' does not read 'A'");

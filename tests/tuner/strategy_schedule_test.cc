@@ -10,6 +10,7 @@
 #include "codegen/lower.h"
 #include "ir/interpreter.h"
 #include "runtime/local_run.h"
+#include "workloads/lstm.h"
 #include "workloads/registry.h"
 
 namespace ingot {
@@ -172,6 +173,26 @@ TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeFourDotProductsAtOn
         << strategy;
     expect_matches_interpreter(p, s);
   }
+}
+
+// An LSTM under `global` on the CPU: each step's GEMV U h runs over the chunks of hidden units its cell runs over,
+// all four gates of a chunk in one iteration, so codegen merges the GEMV with the cell and a step has one barrier
+// (the next step's GEMV reads all of h). The program still equals the interpreter.
+TEST(StrategySchedule, LstmStepsHaveOneBarrierEach) {
+  LstmSizes sizes{1, 4, 32, 16};
+  Program p = lstm(sizes);
+  StrategyProgram global = make_strategy_program(p, "global", cpu());
+  EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kParallel, "uh_l0_t1", "i.i.o")) << global.schedule.to_json();
+  EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kCacheWrite, "uh_l0_t1", "i.o")) << global.schedule.to_json();
+  std::string cpp = print_cpp(lower(p, global.schedule));
+  size_t barriers = 0;
+  for (size_t at = cpp.find("#pragma omp barrier"); at != std::string::npos;
+       at = cpp.find("#pragma omp barrier", at + 1))
+    ++barriers;
+  // 3 between the 4 steps, 1 after the input projections: they share the kernel here, and the first step's cell
+  // reads them, so it keeps the barrier that orders them.
+  EXPECT_EQ(barriers, size_t(sizes.steps)) << cpp;
+  expect_matches_interpreter(p, global.schedule);
 }
 
 class EveryStrategyOnEveryModel : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
