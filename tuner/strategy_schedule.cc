@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 #include <unordered_map>
 
@@ -189,10 +190,14 @@ class StrategyScheduler {
     if (!r || t->axes.empty() || t->axes.back().extent < 2) return;
     InnerLoops inner = inner_loops(t);
     std::vector<std::string> order;
-    for (size_t n = 0; n + 1 < t->axes.size(); ++n) order.push_back(t->axes[n].name());
+    auto rows = hosted_rows_.find(t->name);
+    std::string row_axis = rows == hosted_rows_.end() ? "" : t->axes[rows->second].name();
+    for (size_t n = 0; n + 1 < t->axes.size(); ++n)
+      if (t->axes[n].name() != row_axis) order.push_back(t->axes[n].name());
     if (inner == InnerLoops::kVectorizeReduction) {
       // The tile divides the extent computed per iteration of the reader's loop, known when t is read at the
-      // reader's own coordinates (hosted_reduction_along_memory); otherwise one dot product at a time.
+      // reader's own coordinates (hosted_reduction_along_memory); otherwise one dot product at a time. The reader's
+      // rows (hosted_rows_) go inside the reduction too: a 2-D register tile.
       auto hosted = hosted_tile_.find(t->name);
       std::string tile;
       if (hosted != hosted_tile_.end())
@@ -200,12 +205,15 @@ class StrategyScheduler {
       else
         order.push_back(t->axes.back().name());
       for (const IterVar& k : r->axes) order.push_back(k.name());
+      if (!row_axis.empty()) order.push_back(row_axis);
       if (!tile.empty()) order.push_back(tile);
       s.reorder(t->name, order);
       s.vectorize(t->name, r->axes.back().name());
+      if (!row_axis.empty()) s.unroll(t->name, row_axis);
       if (!tile.empty()) s.unroll(t->name, tile);
       return;
     }
+    if (!row_axis.empty()) order.push_back(row_axis);
     for (const IterVar& k : r->axes) order.push_back(k.name());
     order.push_back(t->axes.back().name());
     s.reorder(t->name, order);
@@ -366,12 +374,34 @@ class StrategyScheduler {
     if (t->reduction() && t->axes.size() == 1 && inner_loops(t) == InnerLoops::kVectorizeReduction)
       if (int64_t period = gate_period(t)) return gate_aligned_gemv(t, period, s);
     std::vector<std::string> outer;
+    std::vector<size_t> outer_axis;  // the axis each outer loop comes from
     std::string vector_axis;
     int64_t vector_extent = 0;
     std::vector<bool> operand_axes;
     Tensor hosted = hosted_reduction_along_memory(t);
     if (hosted && t->axes.size() > 1) operand_axes = axes_of_the_reused_operand(hosted);
-    for (size_t n = 0; n + 1 < t->axes.size(); ++n) outer.push_back(t->axes[n].name());
+    // Rows of the other operand (activations) computed together, a 2-D register tile with the weight rows: the
+    // innermost outer axis the reused operand does not index, split by up to kRegisterTile.
+    int row_axis = -1;
+    std::string row_loop;
+    for (int n = int(operand_axes.size()) - 2; n >= 0 && row_axis < 0; --n)
+      if (!operand_axes[n] && largest_divisor_up_to(t->axes[n].extent, kRegisterTile) > 1) row_axis = n;
+    for (size_t n = 0; n + 1 < t->axes.size(); ++n) {
+      const IterVar& axis = t->axes[n];
+      if (int(n) != row_axis) {
+        outer.push_back(axis.name());
+        outer_axis.push_back(n);
+        continue;
+      }
+      int64_t rows = largest_divisor_up_to(axis.extent, kRegisterTile);
+      row_loop = axis.name();
+      if (rows < axis.extent) {
+        s.split(name, axis.name(), rows);
+        outer.push_back(axis.name() + ".o");
+        outer_axis.push_back(n);
+        row_loop = axis.name() + ".i";
+      }
+    }
     if (!t->axes.empty()) {
       const IterVar& last = t->axes.back();
       // A 1-D output needs an outer loop to spread over the threads, so its axis is always split.
@@ -383,28 +413,38 @@ class StrategyScheduler {
       } else if (int64_t lanes = largest_divisor_up_to(last.extent, cap); lanes > 1 && lanes < last.extent) {
         s.split(name, last.name(), lanes);
         outer.push_back(last.name() + ".o");
+        outer_axis.push_back(t->axes.size() - 1);
         vector_axis = last.name() + ".i";
         vector_extent = lanes;
       } else {
         outer.push_back(last.name());
+        outer_axis.push_back(t->axes.size() - 1);
       }
     }
     if (!operand_axes.empty()) {
       // The operand's axes (the last one's outer part included) first, the others inside them.
-      std::stable_partition(outer.begin(), outer.end(), [&](const std::string& loop) {
-        size_t n = 0;
-        while (n + 1 < t->axes.size() && t->axes[n].name() != loop) ++n;
-        return operand_axes[n];
-      });
+      std::vector<size_t> positions(outer.size());
+      std::iota(positions.begin(), positions.end(), 0);
+      std::stable_partition(positions.begin(), positions.end(),
+                            [&](size_t p) { return bool(operand_axes[outer_axis[p]]); });
+      std::vector<std::string> reordered;
+      for (size_t p : positions) reordered.push_back(outer[p]);
+      outer = reordered;
     }
-    if (hosted && !hosted.same_as(t) && !vector_axis.empty()) hosted_tile_[hosted->name] = vector_extent;
+    if (hosted && !hosted.same_as(t) && !vector_axis.empty()) {
+      hosted_tile_[hosted->name] = vector_extent;
+      if (!row_loop.empty()) hosted_rows_[hosted->name] = size_t(row_axis);
+    }
     InnerLoops inner = t->reduction() ? inner_loops(t) : InnerLoops::kVectorizeSpatial;
     std::vector<std::string> order = outer;
     std::string tile;  // kVectorizeReduction: the unrolled spatial loop inside the reduction
     if (inner == InnerLoops::kVectorizeReduction && !vector_axis.empty())
       tile = register_tile(t, vector_axis, vector_extent, s, order);
+    bool rows_inside_reduction = inner == InnerLoops::kVectorizeReduction && !tile.empty();
+    if (!row_loop.empty() && !rows_inside_reduction) order.push_back(row_loop);
     if (auto* r = t->reduction())
       for (const IterVar& k : r->axes) order.push_back(k.name());
+    if (!row_loop.empty() && rows_inside_reduction) order.push_back(row_loop);
     if (!tile.empty()) order.push_back(tile);
     if (inner != InnerLoops::kVectorizeReduction && !vector_axis.empty()) order.push_back(vector_axis);
     if (order.size() > 1) s.reorder(name, order);
@@ -421,6 +461,7 @@ class StrategyScheduler {
     }
     if (inner == InnerLoops::kVectorizeReduction) {
       s.vectorize(name, t->reduction()->axes.back().name());
+      if (rows_inside_reduction && !row_loop.empty()) s.unroll(name, row_loop);
       if (!tile.empty()) s.unroll(name, tile);
     } else if (!vector_axis.empty() && vector_extent > 1) {
       if (inner == InnerLoops::kUnrollSpatial)
@@ -448,7 +489,9 @@ class StrategyScheduler {
   std::map<std::string, int> stage_of_;
   std::set<std::string> inlined_;
   std::map<std::string, std::string> attach_loop_;
-  std::map<std::string, int64_t> hosted_tile_;  // reduction -> its innermost extent per iteration of its reader's loop
+  std::map<std::string, int64_t> hosted_tile_;
+  std::map<std::string, size_t> hosted_rows_;  // reduction -> the axis its reader computes kRegisterTile rows of  //
+                                               // reduction -> its innermost extent per iteration of its reader's loop
   std::map<std::string, std::vector<Decision>> per_stage_;
 };
 
