@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,8 @@
 #include <set>
 #include <sstream>
 #include <thread>
+
+#include "ir/scalar_text.h"
 
 namespace ingot {
 
@@ -259,12 +262,6 @@ std::vector<std::string> field_keys(const std::vector<IntField>& fields) {
   return keys;
 }
 
-std::string show_number(double v) {
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, res.ptr);
-}
-
 bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // Reads one file, throwing TargetError at a node's position; remembers where each key was written.
@@ -386,28 +383,21 @@ class Parser {
 
   int64_t integer(const std::string& path, int64_t min) const {
     const YAML::Node& v = values_.at(path);
-    if (v.Type() != YAML::NodeType::Scalar || quoted(v))
-      fail(v.Mark(), path, "expected an integer, got " + describe(v));
-    const std::string& text = v.Scalar();
-    int64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec == std::errc::result_out_of_range) fail(v.Mark(), path, "integer out of range: " + text);
-    if (ec != std::errc() || end != text.data() + text.size())
-      fail(v.Mark(), path, "expected an integer, got " + describe(v));
-    if (value < min) fail(v.Mark(), path, "must be at least " + std::to_string(min) + ", got " + text);
-    return value;
+    std::string problem;
+    std::optional<int64_t> value;
+    if (v.Type() == YAML::NodeType::Scalar && !quoted(v))
+      value = integer_from_text(v.Scalar(), min, INT64_MAX, problem);
+    if (!value) fail(v.Mark(), path, problem.empty() ? "expected an integer, got " + describe(v) : problem);
+    return *value;
   }
 
   double positive_number(const std::string& path) const {
     const YAML::Node& v = values_.at(path);
     if (v.Type() != YAML::NodeType::Scalar || quoted(v)) fail(v.Mark(), path, "expected a number, got " + describe(v));
-    const std::string& text = v.Scalar();
-    double value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
-      fail(v.Mark(), path, "expected a finite number, got " + describe(v));
-    if (value <= 0) fail(v.Mark(), path, "must be greater than 0, got " + text);
-    return value;
+    std::string problem;
+    std::optional<double> value = number_from_text(v.Scalar(), 0, /*min_is_exclusive=*/true, problem);
+    if (!value) fail(v.Mark(), path, problem.empty() ? "expected a finite number, got " + describe(v) : problem);
+    return *value;
   }
 
   // Where to report a broken relation between two figures: the one written in the file (the second if both).

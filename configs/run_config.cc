@@ -14,6 +14,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "ir/scalar_text.h"
 #include "workloads/onnx_import.h"
 
 namespace ingot {
@@ -50,32 +51,20 @@ class Reader {
   }
 
   int64_t integer(const YAML::Node& v, const std::string& path, int64_t min, int64_t max) const {
-    if (v.Type() != YAML::NodeType::Scalar || quoted(v))
-      fail(v.Mark(), path, "expected an integer, got " + describe(v));
-    const std::string& text = v.Scalar();
-    int64_t value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec == std::errc::result_out_of_range) fail(v.Mark(), path, "integer out of range: " + text);
-    if (ec != std::errc() || end != text.data() + text.size())
-      fail(v.Mark(), path, "expected an integer, got " + describe(v));
-    if (value < min) fail(v.Mark(), path, "must be at least " + std::to_string(min) + ", got " + text);
-    if (value > max) fail(v.Mark(), path, "must be at most " + std::to_string(max) + ", got " + text);
-    return value;
+    std::string problem;
+    std::optional<int64_t> value;
+    if (v.Type() == YAML::NodeType::Scalar && !quoted(v)) value = integer_from_text(v.Scalar(), min, max, problem);
+    if (!value) fail(v.Mark(), path, problem.empty() ? "expected an integer, got " + describe(v) : problem);
+    return *value;
   }
 
   // A finite number >= min (> min when min_is_exclusive).
   double number(const YAML::Node& v, const std::string& path, double min, bool min_is_exclusive) const {
     if (v.Type() != YAML::NodeType::Scalar || quoted(v)) fail(v.Mark(), path, "expected a number, got " + describe(v));
-    const std::string& text = v.Scalar();
-    double value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
-      fail(v.Mark(), path, "expected a finite number, got " + describe(v));
-    if (min_is_exclusive ? value <= min : value < min)
-      fail(v.Mark(), path,
-           std::string(min_is_exclusive ? "must be greater than " : "must be at least ") + show_number(min) + ", got " +
-               text);
-    return value;
+    std::string problem;
+    std::optional<double> value = number_from_text(v.Scalar(), min, min_is_exclusive, problem);
+    if (!value) fail(v.Mark(), path, problem.empty() ? "expected a finite number, got " + describe(v) : problem);
+    return *value;
   }
 
   std::string string(const YAML::Node& v, const std::string& path) const {
@@ -83,12 +72,6 @@ class Reader {
       fail(v.Mark(), path, "expected a string, got nothing (write \"\" for an empty string)");
     if (v.Type() != YAML::NodeType::Scalar) fail(v.Mark(), path, "expected a string, got " + describe(v));
     return v.Scalar();
-  }
-
-  static std::string show_number(double v) {
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof buf, v);
-    return std::string(buf, res.ptr);
   }
 
  private:
@@ -140,7 +123,7 @@ KeySpec number_key(std::string path, Field field, double min, bool min_is_exclus
   return {
       path, ValueType::kNumber,
       [=](const Reader& r, const YAML::Node& v, RunConfig& c) { field(c) = r.number(v, path, min, min_is_exclusive); },
-      [=](const RunConfig& c) { return Reader::show_number(field(c)); }};
+      [=](const RunConfig& c) { return show_number(field(c)); }};
 }
 
 // A string; when choices is not empty, it must be one of them (what names the kind of thing, for errors).
