@@ -232,11 +232,30 @@ class Sampler {
       bool innermost_is_k = red_inner.back() == k || red_inner.back() == k + ".i";
       if (innermost_is_k && reduction_axes_along_memory(t).count(k)) reduction_vectorized = chance(0.5);
     }
+    // ... around a register tile: 2 to 8 outputs of the last spatial loop unrolled inside the reduction, one
+    // accumulator each (the C++ printer's multi-accumulator simd reduction).
+    std::string register_tile;
+    if (reduction_vectorized && !last.empty() && chance(0.5)) {
+      std::vector<int64_t> factors;
+      for (int64_t f : {2, 4, 8})
+        if (f < last_extent && last_extent % f == 0) factors.push_back(f);
+      if (last_extent <= 8) {
+        register_tile = last;
+        last.clear();
+      } else if (!factors.empty()) {
+        int64_t f = pick(factors);
+        s.split(name, last, f);
+        register_tile = last + ".i";
+        last += ".o";
+        last_extent /= f;
+      }
+    }
     std::vector<std::string> order = outer;
     order.insert(order.end(), red_outer.begin(), red_outer.end());
     order.insert(order.end(), inner.begin(), inner.end());
     if (reduction_vectorized && !last.empty()) order.push_back(last);
     order.insert(order.end(), red_inner.begin(), red_inner.end());
+    if (!register_tile.empty()) order.push_back(register_tile);
     if (!reduction_vectorized && !last.empty()) order.push_back(last);
     s.reorder(name, order);
     if (outer.size() >= 2 && chance(0.5)) {
@@ -253,6 +272,7 @@ class Sampler {
     bool vectorized = false;
     if (reduction_vectorized) {
       s.vectorize(name, red_inner.back());
+      if (!register_tile.empty()) s.unroll(name, register_tile);
     } else {
       if (!last.empty() && order.size() > 1 && last_extent <= options_.max_vector_lanes && chance(0.8)) {
         s.vectorize(name, last);

@@ -1,5 +1,6 @@
 // Samples random, valid schedules for a whole program: per compute, inline / compute_at / root, then tiling,
-// loop order, parallel or GPU binding, vectorize, unroll, cache_write and cache_read choices. The same seed
+// loop order, parallel or GPU binding, vectorize (a reduction along memory: its reduction axis, possibly around a
+// register tile of rows), unroll, cache_write and cache_read choices. The same seed
 // gives the same schedule. It is the search space's first generator (random search) and the source of the
 // property tests that check generated code against the interpreter.
 #pragma once

@@ -75,7 +75,8 @@ TEST(ScheduleSampler, SamplesCoverTheSpace) {
 }
 
 // A GEMV over W[row, k] reads W along its reduction axis: some samples run that axis innermost as a simd
-// reduction; such a sample lowers and computes what the interpreter computes. A GEMM reading B[k, col] never does.
+// reduction, some of those around a register tile of rows; such samples lower and compute what the interpreter
+// computes. A GEMM reading B[k, col] never vectorizes its reduction.
 TEST(ScheduleSampler, SamplesVectorizedReductionsAlongMemory) {
   const int64_t rows = 32, K = 64;
   Tensor W = placeholder("W", {rows, K}), x = placeholder("x", {K});
@@ -97,7 +98,7 @@ TEST(ScheduleSampler, SamplesVectorizedReductionsAlongMemory) {
     if (vectorizes_reduction(gemv, s)) found = s;
   }
   ASSERT_TRUE(found) << "no sample vectorized the reduction of a GEMV along memory";
-  EXPECT_NE(print_cpp(lower(gemv, *found)).find("#pragma omp simd reduction(+:ingot_acc)"), std::string::npos)
+  EXPECT_NE(print_cpp(lower(gemv, *found)).find("#pragma omp simd reduction(+:ingot_acc"), std::string::npos)
       << found->to_json();
   TensorMap inputs = random_inputs(gemv, 1, {});
   LocalRunOptions options;
@@ -105,6 +106,14 @@ TEST(ScheduleSampler, SamplesVectorizedReductionsAlongMemory) {
   options.min_repeat_ms = 0;
   options.min_repeats = 1;
   EXPECT_TRUE(local_run(gemv, *found, inputs, interpret(gemv, inputs), options).correct) << found->to_json();
+  // Some of them compute several rows at once (a register tile, one accumulator per row), correctly too.
+  std::optional<Schedule> tiled;
+  for (int n = 0; n < 200 && !tiled; ++n) {
+    Schedule s = sample_schedule(gemv, rng);
+    if (vectorizes_reduction(gemv, s) && print_cpp(lower(gemv, s)).find("ingot_acc1") != std::string::npos) tiled = s;
+  }
+  ASSERT_TRUE(tiled) << "no sample computed a register tile";
+  EXPECT_TRUE(local_run(gemv, *tiled, inputs, interpret(gemv, inputs), options).correct) << tiled->to_json();
 
   Program gemm = matmul(24, 20, 16);
   std::mt19937_64 again(11);
