@@ -170,8 +170,11 @@ CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& opt
   write_atomically(source_path, source);
   fs::path temp_library = dir / (hash + ".tmp." + unique_suffix() + ".so");
   std::vector<std::string> argv = compiler;
-  argv.insert(argv.end(), {source_path.string(), "-o", temp_library.string()});
-  argv.insert(argv.end(), flags.begin(), flags.end());
+  // Libraries (-l...) after the source, so that the linker keeps them; every other flag before it, as given.
+  std::vector<std::string> libraries;
+  for (const std::string& flag : flags) (flag.rfind("-l", 0) == 0 ? libraries : argv).push_back(flag);
+  argv.insert(argv.end(), {"-o", temp_library.string(), source_path.string()});
+  argv.insert(argv.end(), libraries.begin(), libraries.end());
 
   ChildProcessResult run;
   try {

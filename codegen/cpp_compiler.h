@@ -21,8 +21,8 @@ std::string vector_math_flags();
 struct CompileOptions {
   // The compiler command; empty means $CXX, else `c++`. It may hold several words ("ccache g++").
   std::string compiler;
-  // Split on whitespace; the command is <compiler> <source> -o <library> <flags>, so that libraries named in the
-  // flags (-lmvec) link.
+  // Split on whitespace; the command is <compiler> <flags> -o <library> <source> <the -l flags>, so that libraries
+  // named in the flags (-lmvec) link.
   std::string flags = default_cpp_flags();
   // Empty means $INGOT_CACHE_DIR, else the build tree's kernel_cache directory; created when missing.
   std::string cache_dir;

@@ -268,8 +268,7 @@ std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
   if (!op) return std::nullopt;
   SimdReduction r{{}, op, outer_guard, iteration_guard};
   for (const auto& values : tile) {
-    Stmt fold =
-        tile.size() == 1 ? body : simplify(map_exprs(body, [&](const Expr& e) { return substitute(e, values); }));
+    Stmt fold = values.empty() ? body : simplify(map_exprs(body, [&](const Expr& e) { return substitute(e, values); }));
     auto* s = as<StoreNode>(fold);
     if (!s || !fold_operator(s, loop->name())) return std::nullopt;
     for (const Stmt& other : r.folds)
@@ -935,12 +934,20 @@ class CppPrinter {
       // Without these declarations a simd loop that calls expf runs scalar: an LSTM cell spent ~15% of its time in
       // scalar expf and tanhf. libmvec's functions are at most 4 ulp from glibc's scalar ones.
       head.push_back("");
-      head.push_back("#if defined(INGOT_LIBMVEC)  // glibc's SIMD math (libmvec), linked with -lmvec");
-      for (const std::string& fn : vector_math_) {
-        head.push_back("#pragma omp declare simd notinbranch");
-        head.push_back("extern \"C\" float " + fn + "(float);");
+      // libmvec has expf and logf since glibc 2.22, tanhf and erff since 2.35.
+      for (bool since_2_35 : {false, true}) {
+        std::vector<std::string> fns;
+        for (const std::string& fn : vector_math_)
+          if ((fn == "tanhf" || fn == "erff") == since_2_35) fns.push_back(fn);
+        if (fns.empty()) continue;
+        head.push_back(since_2_35 ? "#if defined(INGOT_LIBMVEC) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)"
+                                  : "#if defined(INGOT_LIBMVEC)  // glibc's SIMD math (libmvec), linked with -lmvec");
+        for (const std::string& fn : fns) {
+          head.push_back("#pragma omp declare simd notinbranch");
+          head.push_back("extern \"C\" float " + fn + "(float);");
+        }
+        head.push_back("#endif");
       }
-      head.push_back("#endif");
     }
     if (!helpers_.empty()) {
       head.push_back("");

@@ -17,44 +17,45 @@ namespace {
 struct Access {
   Expr index;
   std::map<std::string, int64_t> loop_extents;  // enclosing inner loop variable -> extent
+  bool guarded = false;                         // under an `if`: not every point of the loops is accessed
 };
 
 struct StageAccesses {
   std::map<std::string, std::vector<Access>> stores, loads;  // by buffer name
 };
 
-void collect(const Stmt& s, std::map<std::string, int64_t>& loops, StageAccesses& out) {
+void collect(const Stmt& s, std::map<std::string, int64_t>& loops, StageAccesses& out, bool guarded = false) {
   auto loads_in = [&](const Expr& e) {
     for_each_node(e, [&](const Expr& node) {
       if (auto* load = node.as<BufferLoadNode>(); load && load->buffer->scope == MemoryScope::kGlobal)
-        out.loads[load->buffer->name].push_back({load->index, loops});
+        out.loads[load->buffer->name].push_back({load->index, loops, guarded});
     });
   };
   switch (s->kind) {
     case StmtKind::kSeq:
-      for (const Stmt& c : as<SeqNode>(s)->stmts) collect(c, loops, out);
+      for (const Stmt& c : as<SeqNode>(s)->stmts) collect(c, loops, out, guarded);
       return;
     case StmtKind::kFor: {
       auto* loop = as<ForNode>(s);
       loops[loop->name()] = loop->extent;
-      collect(loop->body, loops, out);
+      collect(loop->body, loops, out, guarded);
       loops.erase(loop->name());
       return;
     }
     case StmtKind::kStore: {
       auto* store = as<StoreNode>(s);
       if (store->buffer->scope == MemoryScope::kGlobal)
-        out.stores[store->buffer->name].push_back({store->index, loops});
+        out.stores[store->buffer->name].push_back({store->index, loops, guarded});
       loads_in(store->index);
       loads_in(store->value);
       return;
     }
-    case StmtKind::kAllocate: collect(as<AllocateNode>(s)->body, loops, out); return;
+    case StmtKind::kAllocate: collect(as<AllocateNode>(s)->body, loops, out, guarded); return;
     case StmtKind::kIfThenElse: {
       auto* branch = as<IfThenElseNode>(s);
       loads_in(branch->cond);
-      collect(branch->then_case, loops, out);
-      if (branch->else_case) collect(branch->else_case, loops, out);
+      collect(branch->then_case, loops, out, true);
+      if (branch->else_case) collect(branch->else_case, loops, out, true);
       return;
     }
     case StmtKind::kBarrier: return;
@@ -67,6 +68,7 @@ void collect(const Stmt& s, std::map<std::string, int64_t>& loops, StageAccesses
 // a point of the write's remaining inner loops (gates stacked in one tensor: the read's + 256 is the write's gate
 // loop at 1).
 bool covered(const Access& read, const Access& write, const std::set<std::string>& chain) {
+  if (write.guarded) return false;  // a guard may skip the very point that holds the read's element
   std::optional<AffineForm> r = as_affine(read.index), w = as_affine(write.index);
   if (!r || !w) return false;
   std::set<std::string> used_write_loops;
@@ -133,7 +135,7 @@ class Merger {
       if (auto* b = as<BarrierNode>(s); b && b->barrier_kind == BarrierKind::kKernel) {
         flush(/*kernel_ends=*/true);  // the end of a kernel waits for all of it
         out_.push_back(s);
-        unsynced_.clear();
+        clear_unsynced();
         continue;
       }
       std::vector<const ForNode*> chain = parallel_chain(s);
@@ -146,13 +148,13 @@ class Merger {
         add(chain);
       } else {
         out_.push_back(s);
-        if (as<BarrierNode>(s)) {
-          unsynced_.clear();
-        } else {
+        if (auto* b = as<BarrierNode>(s); b && b->barrier_kind == BarrierKind::kGrid) {
+          clear_unsynced();
+        } else if (!as<BarrierNode>(s)) {
           StageAccesses accesses;
           std::map<std::string, int64_t> loops;
           collect(s, loops, accesses);
-          for (const auto& [buffer, sites] : accesses.stores) unsynced_.insert(buffer);
+          note_unsynced(accesses);
         }
       }
     }
@@ -168,10 +170,12 @@ class Merger {
     StageAccesses accesses = accesses_of(chain);
     for (const auto& [buffer, sites] : accesses.stores)
       if (group_accesses_.stores.count(buffer) || group_accesses_.loads.count(buffer)) return false;
-    // Nor what stages outside the group wrote since the last barrier kept: only a barrier the merge drops (before
-    // this stage or between earlier members) ordered those writes before this stage.
+    // Nor touch what stages outside the group wrote or read since the last barrier kept: only a barrier the merge
+    // drops (before this stage or between earlier members) ordered those accesses before this stage's.
     for (const auto& [buffer, reads] : accesses.loads)
       if (unsynced_.count(buffer)) return false;
+    for (const auto& [buffer, sites] : accesses.stores)
+      if (unsynced_.count(buffer) || unsynced_reads_.count(buffer)) return false;
     for (const auto& [buffer, reads] : accesses.loads) {
       auto writes = group_accesses_.stores.find(buffer);
       if (writes == group_accesses_.stores.end()) continue;
@@ -229,13 +233,13 @@ class Merger {
       // A later stage that stayed apart may rely on a barrier that merging removed: keep one after the group.
       if (merged_barrier_ || pending_barrier_) {
         out_.push_back(barrier(BarrierKind::kGrid));
-        unsynced_.clear();
+        clear_unsynced();
       } else {
-        for (const auto& [buffer, sites] : group_accesses_.stores) unsynced_.insert(buffer);
+        note_unsynced(group_accesses_);
       }
     } else if (pending_barrier_) {
       out_.push_back(barrier(BarrierKind::kGrid));
-      unsynced_.clear();
+      clear_unsynced();
     }
     group_.clear();
     group_chain_.clear();
@@ -253,9 +257,19 @@ class Merger {
   std::vector<LoopKind> group_kinds_;
   std::set<std::string> chain_vars_;
   StageAccesses group_accesses_;
-  bool pending_barrier_ = false;    // a grid barrier after the group's last member, not yet emitted
-  bool merged_barrier_ = false;     // a grid barrier between two members was dropped
-  std::set<std::string> unsynced_;  // written by emitted statements since the last emitted barrier
+  bool pending_barrier_ = false;  // a grid barrier after the group's last member, not yet emitted
+  bool merged_barrier_ = false;   // a grid barrier between two members was dropped
+  void note_unsynced(const StageAccesses& accesses) {
+    for (const auto& [buffer, sites] : accesses.stores) unsynced_.insert(buffer);
+    for (const auto& [buffer, sites] : accesses.loads) unsynced_reads_.insert(buffer);
+  }
+  void clear_unsynced() {
+    unsynced_.clear();
+    unsynced_reads_.clear();
+  }
+
+  // Written (unsynced_) and read (unsynced_reads_) by emitted statements since the last emitted barrier.
+  std::set<std::string> unsynced_, unsynced_reads_;
 };
 
 }  // namespace

@@ -261,17 +261,24 @@ class StrategyScheduler {
     }
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(t->body, folded, reads);
+    auto at_own_coordinates = [&](const std::vector<Expr>& indices) {
+      for (size_t d = 0; d < t->axes.size(); ++d) {
+        Expr index = simplify(indices[d]);
+        if (!structural_equal(index, t->axes[d].var) &&
+            !(t->axes[d].extent == 1 && is_const_int(index, 0)))  // Swin's [0, j, l, m]
+          return false;
+      }
+      return true;
+    };
     for (const auto& [p, indices] : reads) {
       if (!p->reduction() || p->axes.size() != t->axes.size() || stage_of_.at(p->name) != stage_of_.at(t->name) ||
           !fused_into_its_stage(p) || reread_by_a_reader(p) || inner_loops(p) != InnerLoops::kVectorizeReduction)
         continue;
-      bool at_own_coordinates = true;
-      for (size_t d = 0; d < t->axes.size(); ++d) {
-        Expr index = simplify(indices[d]);
-        at_own_coordinates &= structural_equal(index, t->axes[d].var) ||
-                              (t->axes[d].extent == 1 && is_const_int(index, 0));  // Swin's [0, j, l, m]
-      }
-      if (at_own_coordinates) return p;
+      // Every read of p, not just this one: p + transpose(p) needs more of p per iteration than the tile.
+      bool everywhere = std::all_of(reads.begin(), reads.end(), [&](const auto& read) {
+        return !read.first.same_as(p) || at_own_coordinates(read.second);
+      });
+      if (everywhere) return p;
     }
     return Tensor();
   }
@@ -384,8 +391,11 @@ class StrategyScheduler {
     // innermost outer axis the reused operand does not index, split by up to kRegisterTile.
     int row_axis = -1;
     std::string row_loop;
-    for (int n = int(operand_axes.size()) - 2; n >= 0 && row_axis < 0; --n)
-      if (!operand_axes[n] && largest_divisor_up_to(t->axes[n].extent, kRegisterTile) > 1) row_axis = n;
+    // Only a split axis: a whole one would leave the parallel loop without its iterations (C[4, 64]).
+    for (int n = int(operand_axes.size()) - 2; n >= 0 && row_axis < 0; --n) {
+      int64_t rows = largest_divisor_up_to(t->axes[n].extent, kRegisterTile);
+      if (!operand_axes[n] && rows > 1 && rows < t->axes[n].extent) row_axis = n;
+    }
     for (size_t n = 0; n + 1 < t->axes.size(); ++n) {
       const IterVar& axis = t->axes[n];
       if (int(n) != row_axis) {
@@ -393,14 +403,10 @@ class StrategyScheduler {
         outer_axis.push_back(n);
         continue;
       }
-      int64_t rows = largest_divisor_up_to(axis.extent, kRegisterTile);
-      row_loop = axis.name();
-      if (rows < axis.extent) {
-        s.split(name, axis.name(), rows);
-        outer.push_back(axis.name() + ".o");
-        outer_axis.push_back(n);
-        row_loop = axis.name() + ".i";
-      }
+      s.split(name, axis.name(), largest_divisor_up_to(axis.extent, kRegisterTile));
+      outer.push_back(axis.name() + ".o");
+      outer_axis.push_back(n);
+      row_loop = axis.name() + ".i";
     }
     if (!t->axes.empty()) {
       const IterVar& last = t->axes.back();
@@ -489,9 +495,8 @@ class StrategyScheduler {
   std::map<std::string, int> stage_of_;
   std::set<std::string> inlined_;
   std::map<std::string, std::string> attach_loop_;
-  std::map<std::string, int64_t> hosted_tile_;
-  std::map<std::string, size_t> hosted_rows_;  // reduction -> the axis its reader computes kRegisterTile rows of  //
-                                               // reduction -> its innermost extent per iteration of its reader's loop
+  std::map<std::string, int64_t> hosted_tile_;  // reduction -> its innermost extent per iteration of its reader's loop
+  std::map<std::string, size_t> hosted_rows_;   // reduction -> the axis its reader computes kRegisterTile rows of
   std::map<std::string, std::vector<Decision>> per_stage_;
 };
 

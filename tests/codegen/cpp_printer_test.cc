@@ -270,6 +270,25 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneAccumulatorPerElement) {
   expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
 }
 
+// A tile of one element (an unrolled loop of extent 1, as hand-written IR may have) still names no loop variable
+// that the printed code does not declare.
+TEST(CppPrinter, FoldsATileOfOneElement) {
+  const int64_t rows = 3, n = 32;
+  Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
+  Expr r = var("r"), one = var("solo"), k = var("k");
+  Stmt tile = for_loop(one, 1, LoopKind::kUnrolled,
+                       store(y, r + one, load(y, r + one) + load(w, (r + one) * n + k) * load(x, k)));
+  LoopFunction f{
+      "one_row",
+      {w, x},
+      {y},
+      {},
+      for_loop(r, rows, LoopKind::kSerial, seq({store(y, r, Expr(0.0)), for_loop(k, n, LoopKind::kVectorized, tile)}))};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_EQ(printed.source.find("solo"), std::string::npos) << printed.source;
+  expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
+}
+
 // What a register tile cannot be: a guard inside the unrolled loop, or two unrolled iterations folding into one
 // element (a reduction axis unrolled inside). The loop is then printed plainly, not simd, and still sums right.
 TEST(CppPrinter, PrintsAnUnfoldableTilePlainly) {
@@ -320,6 +339,11 @@ TEST(CppPrinter, CallsVectorMathInSimdLoops) {
         << fn << "\n"
         << printed.source;
   EXPECT_NE(printed.source.find("#if defined(INGOT_LIBMVEC)"), std::string::npos);
+  // tanhf and erff entered libmvec in glibc 2.35: older ones keep them scalar instead of failing to link.
+  EXPECT_NE(printed.source.find("#if defined(INGOT_LIBMVEC) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)\n"
+                                "#pragma omp declare simd notinbranch\nextern \"C\" float erff(float);"),
+            std::string::npos)
+      << printed.source;
   CompiledLibrary library = compile_expecting_one_vectorized_loop(printed);
   KernelModule module(library.path, f);
   HostTensor in(DType::kFloat32, {n}), out(DType::kFloat32, {n});

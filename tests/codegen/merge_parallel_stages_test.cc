@@ -101,6 +101,30 @@ TEST(MergeParallelStages, KeepsTheBarrierThatOrdersWritesFromOutsideTheGroup) {
   EXPECT_EQ(merged(f), to_string(f));
 }
 
+// Writes are ordered too: a stage that writes what a stage outside the group still reads (x, read by C) keeps the
+// barrier; so does a reader of a guarded write, whose guard may skip the element it reads.
+TEST(MergeParallelStages, KeepsTheBarrierBeforeAWriteOfWhatOthersRead) {
+  Buffer x = global_buffer("x", {16}), a = global_buffer("a", {16}), c = global_buffer("c", {16});
+  Expr p = var("C.p"), i = var("C.i");
+  Stmt reads_x = for_loop(p, 2, LoopKind::kParallel,
+                          for_loop(i, 8, LoopKind::kSerial, store(c, p * 8 + i, load(x, 15 - p * 8 - i))));
+  LoopFunction f{"write_after_read",
+                 {},
+                 {c, a, x},
+                 {},
+                 seq({reads_x, chunked(c, a, "A", 4, same_element), barrier(BarrierKind::kGrid),
+                      chunked(a, x, "B", 4, same_element)})};
+  EXPECT_EQ(merged(f), to_string(f));
+
+  Expr q = var("G.p"), j = var("G.i");
+  Stmt guarded = for_loop(
+      q, 4, LoopKind::kParallel,
+      for_loop(j, 4, LoopKind::kSerial, if_then_else(lt(q * 4 + j, 14), store(a, q * 4 + j, load(c, q * 4 + j)))));
+  LoopFunction g{
+      "guarded", {c}, {x}, {a}, seq({guarded, barrier(BarrierKind::kGrid), chunked(a, x, "B", 4, same_element)})};
+  EXPECT_EQ(merged(g), to_string(g));
+}
+
 // The reader's element may sit at a constant offset inside the writer's iteration: a writer iteration that writes
 // rows p * 4 + i of two 16-element halves (gates stacked in one tensor) covers a reader's p * 4 + i + 16.
 TEST(MergeParallelStages, AnOffsetInsideTheWritersIterationIsCovered) {

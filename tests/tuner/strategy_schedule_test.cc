@@ -174,6 +174,14 @@ TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
     EXPECT_NE(cpp.find("ingot_acc15)"), std::string::npos) << strategy;
     expect_matches_interpreter(p, s);
   }
+  // Four rows in all: tiling them would leave the parallel loop one iteration per column tile only, so they stay
+  // an outer loop of their own.
+  Tensor A4 = placeholder("A", {4, K});
+  Tensor C4 =
+      compute("C", {4, 64}, [&](const std::vector<Expr>& i) { return sum(A4(i[0], k.var) * W(i[1], k.var), {k}); });
+  Schedule s4 = make_strategy_program(Program({C4}, "short"), "unfused", cpu()).schedule;
+  EXPECT_TRUE(has_decision(s4, DecisionKind::kParallel, "C")) << s4.to_json();
+  EXPECT_FALSE(has_decision(s4, DecisionKind::kUnroll, "C", "i.i")) << s4.to_json();
 }
 
 // An LSTM under `global` on the CPU: each step's GEMV U h runs over the chunks of hidden units its cell runs over,
