@@ -223,12 +223,12 @@ class StrategyScheduler {
       s.vectorize(t->name, t->axes.back().name());
   }
 
-  // A vectorized reduction computes kRegisterTile outputs of its innermost spatial loop `axis` at once, one
-  // accumulator each (the printer's register tile): `axis` is split so that its inner part, returned, goes inside
-  // the reduction loops and is unrolled; its outer part, if any, is appended to `order`.
+  // A vectorized reduction computes kRegisterTile (a GEMV kGemvTile) outputs of its innermost spatial loop `axis` at
+  // once, one accumulator each (the printer's register tile): `axis` is split so that its inner part, returned, goes
+  // inside the reduction loops and is unrolled; its outer part, if any, is appended to `order`.
   std::string register_tile(const Tensor& t, const std::string& axis, int64_t extent, Schedule& s,
                             std::vector<std::string>& order) {
-    int64_t rows = largest_divisor_up_to(extent, kRegisterTile);
+    int64_t rows = largest_divisor_up_to(extent, t->axes.size() == 1 ? kGemvTile : kRegisterTile);
     if (rows == 1) {
       order.push_back(axis);
       return "";
@@ -239,6 +239,9 @@ class StrategyScheduler {
     return axis + ".i";
   }
   static constexpr int64_t kRegisterTile = 4;
+  // A GEMV (one output axis) computes 2 rows at once: the paper LSTM ran in 12.9 ms with 2, 13.7 with 4, 14.7 with 1
+  // (global, same run; its GEMVs read their weights from L2, and more rows at once did not pay).
+  static constexpr int64_t kGemvTile = 2;
 
   // The reduction along memory whose loops t's parallel loop hosts: t itself, or a producer in t's plan stage that
   // only t's stage reads, read at t's own coordinates (a GEMM under its epilogue; predicted, as producers are decided

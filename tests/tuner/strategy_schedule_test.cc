@@ -120,7 +120,7 @@ TEST(StrategySchedule, StoresDataMovementThatWouldLeaveAReductionLoadNonAffine) 
 }
 
 // y[i] = sum_k W[i, k] x[k] reads W along k: the fixed CPU schedule vectorizes k (a simd reduction, a dot
-// product per row, four rows at once sharing the loads of x) instead of the rows, which would gather across them.
+// product per row, two rows at once sharing the loads of x) instead of the rows, which would gather across them.
 TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
   const int64_t rows = 64, K = 48;
   Tensor W = placeholder("W", {rows, K}), x = placeholder("x", {K}), b = placeholder("b", {rows});
@@ -132,9 +132,7 @@ TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
   for (const char* strategy : {"unfused", "global"}) {
     Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
     EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "gemv", "k")) << strategy << ": " << s.to_json();
-    EXPECT_NE(
-        print_cpp(lower(p, s)).find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3)"),
-        std::string::npos)
+    EXPECT_NE(print_cpp(lower(p, s)).find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1)\n"), std::string::npos)
         << strategy;
     expect_matches_interpreter(p, s);
   }
