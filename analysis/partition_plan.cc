@@ -75,7 +75,8 @@ nlohmann::json plan_to_json(const PartitionPlan& plan) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const PlanKernel& k : plan.kernels) {
     nlohmann::json stages = nlohmann::json::array();
-    for (const PlanStage& s : k.stages) stages.push_back({{"tes", s.tes}, {"barrier_before", s.barrier_before}});
+    for (const PlanStage& s : k.stages)
+      stages.push_back({{"tes", s.tes}, {"barrier_before", s.barrier_before}, {"prefetch", s.prefetch}});
     kernels.push_back({{"stages", stages}, {"resident", k.resident}});
   }
   return {{"version", kPartitionPlanVersion},
@@ -106,6 +107,7 @@ PartitionPlan plan_from_json(const nlohmann::json& j) {
       PlanStage stage;
       stage.tes = required<std::vector<std::string>>(stages[s], "tes", stage_where);
       stage.barrier_before = required<bool>(stages[s], "barrier_before", stage_where);
+      stage.prefetch = required<std::vector<std::string>>(stages[s], "prefetch", stage_where);
       kernel.stages.push_back(std::move(stage));
     }
     plan.kernels.push_back(std::move(kernel));
@@ -200,6 +202,30 @@ std::vector<std::string> plan_problems(const PartitionPlan& plan, const ProgramA
       }
     }
   }
+
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    for (size_t s = 0; s < plan.kernels[k].stages.size(); ++s) {
+      for (const std::string& name : plan.kernels[k].stages[s].prefetch) {
+        std::string what = stage_label(k, s) + ": prefetched '" + name + "' ";
+        int t = index.tensor(name);
+        if (t < 0) {
+          problems.push_back(what + "is not a tensor of the program");
+          continue;
+        }
+        const TensorReuse& reuse = analysis.tensors[t];
+        bool read_here = false;
+        for (int r : reuse.readers)
+          read_here = read_here || (where[r].kernel == static_cast<int>(k) && where[r].stage == static_cast<int>(s));
+        if (s == 0) {
+          problems.push_back(what + "has no stage before it in its kernel to be fetched under");
+        } else if (!read_here) {
+          problems.push_back(what + "is not read by the stage");
+        } else if (reuse.producer >= 0 && where[reuse.producer].kernel == static_cast<int>(k)) {
+          problems.push_back(what + "is computed in the same kernel");
+        }
+      }
+    }
+  }
   return problems;
 }
 
@@ -281,6 +307,12 @@ std::string format_plan(const PartitionPlan& plan, const ProgramAnalysis& analys
     os << "\n";
     for (size_t s = 0; s < kernel.stages.size(); ++s) {
       const PlanStage& stage = kernel.stages[s];
+      if (!stage.prefetch.empty()) {
+        os << "  prefetch";
+        for (const std::string& name : stage.prefetch)
+          os << " " << name << " (" << analysis.tensors[index.tensor(name)].bytes << " B)";
+        os << "\n";
+      }
       if (stage.barrier_before) os << "  barrier\n";
       os << "  stage " << s << ":";
       for (size_t i = 0; i < stage.tes.size(); ++i) {
@@ -303,7 +335,8 @@ nlohmann::json plan_report_json(const PartitionPlan& plan, const ProgramAnalysis
       std::vector<std::string> classes;
       for (const std::string& name : s.tes)
         classes.push_back(te_class_name(analysis.tes[index.compute(name)].te_class));
-      stages.push_back({{"tes", s.tes}, {"classes", classes}, {"barrier_before", s.barrier_before}});
+      stages.push_back(
+          {{"tes", s.tes}, {"classes", classes}, {"barrier_before", s.barrier_before}, {"prefetch", s.prefetch}});
     }
     kernels.push_back(
         {{"stages", stages}, {"resident", plan.kernels[k].resident}, {"bytes_moved", traffic.kernel_bytes[k]}});

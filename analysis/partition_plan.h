@@ -14,7 +14,7 @@
 namespace ingot {
 
 // Bump when the JSON layout changes; plan_from_json rejects other versions.
-inline constexpr int kPartitionPlanVersion = 1;
+inline constexpr int kPartitionPlanVersion = 2;  // 2: stages name the tensors they prefetch
 
 struct PlanStage {
   // The TEs computed in this stage, in the program's topological order: an anchor with its vertically fused
@@ -22,6 +22,10 @@ struct PlanStage {
   std::vector<std::string> tes;
   // A grid barrier (CPU: a barrier of the parallel region) separates this stage from the previous one.
   bool barrier_before = false;
+  // Tensors this stage reads from memory (made before its kernel) that are fetched into cache while the stage
+  // before it finishes, so that its first loads do not wait for memory (GPU: the L2; CPU: each thread's share
+  // into its L2). Never a kernel's first stage.
+  std::vector<std::string> prefetch = {};
   bool operator==(const PlanStage&) const = default;
 };
 
@@ -48,7 +52,8 @@ class PlanError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// {version, strategy, program, target, kernels: [{stages: [{tes: [...], barrier_before}], resident: [...]}]}.
+// {version, strategy, program, target, kernels: [{stages: [{tes: [...], barrier_before, prefetch: [...]}],
+// resident: [...]}]}.
 nlohmann::json plan_to_json(const PartitionPlan& plan);
 // Throws PlanError on a missing or mistyped field or another version.
 PartitionPlan plan_from_json(const nlohmann::json& j);
@@ -57,7 +62,8 @@ PartitionPlan plan_from_json(const nlohmann::json& j);
 // kernel or stage; computes every compute of the program in exactly one stage (and nothing else); lists a TE
 // after every TE it reads from that is in the same stage, and in a later stage or kernel than the others; has
 // a barrier after any stage whose output a later stage of the same kernel reads, before that reader; no barrier
-// before a kernel's first stage; and resident tensors that exist and are read or written in their kernel.
+// before a kernel's first stage; resident tensors that exist and are read or written in their kernel; and
+// prefetched tensors that their stage reads, made before its kernel, in a stage that is not its kernel's first.
 std::vector<std::string> plan_problems(const PartitionPlan& plan, const ProgramAnalysis& analysis);
 // Throws PlanError listing plan_problems when there are any.
 void validate_plan(const PartitionPlan& plan, const ProgramAnalysis& analysis);
@@ -73,10 +79,10 @@ struct PlanTraffic {
 PlanTraffic plan_traffic(const PartitionPlan& plan, const ProgramAnalysis& analysis);
 
 // A readable report: one header line, then per kernel its bytes, resident tensors, stages with each TE's class,
-// and barriers. What `ingot plan` prints and the golden files hold.
+// prefetches and barriers. What `ingot plan` prints and the golden files hold.
 std::string format_plan(const PartitionPlan& plan, const ProgramAnalysis& analysis);
 // The report as data: {strategy, program, target, kernel_count, bytes_moved, bytes_read, bytes_written,
-// kernels: [{bytes_moved, resident, stages: [{tes, classes, barrier_before}]}]}.
+// kernels: [{bytes_moved, resident, stages: [{tes, classes, barrier_before, prefetch}]}]}.
 nlohmann::json plan_report_json(const PartitionPlan& plan, const ProgramAnalysis& analysis);
 
 }  // namespace ingot

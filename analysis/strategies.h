@@ -53,7 +53,10 @@ int64_t cooperative_block_limit(const Target& target, bool with_reduction);
 // reductions run side by side), or its widest other TE's if more; a TE needs ceil(elements / outputs per block).
 int64_t group_blocks(const ProgramAnalysis& analysis, const std::vector<int>& group);
 // Bytes a persistent kernel can keep resident across stages: GPU: SMs x (shared memory + half the register
-// file); CPU: cores x L2 + half the L3.
+// file); CPU: cores x L2.
 int64_t resident_capacity_bytes(const Target& target);
+// Bytes a global plan may prefetch for one stage while the stage before it finishes: half the cache they go to
+// (GPU: the L2; CPU: the cores' L2s), the other half left to the running stage.
+int64_t prefetch_capacity_bytes(const Target& target);
 
 }  // namespace ingot

@@ -24,6 +24,7 @@ namespace ingot {
 namespace {
 
 constexpr int64_t kWorkspaceAlignment = 64;
+constexpr int64_t kCacheLineBytes = 64;  // x86-64 and most AArch64 cores
 // Thread-local arrays up to this size live on the stack; larger ones on the heap, because OpenMP worker
 // threads may have small stacks.
 constexpr int64_t kMaxStackArrayBytes = 64 * 1024;
@@ -324,6 +325,8 @@ class CppPrinter {
           note_loads(st->value);
         } else if (auto* c = as<IfThenElseNode>(s)) {
           note_loads(c->cond);
+        } else if (auto* p = as<PrefetchNode>(s)) {
+          used_.insert(p->buffer->name);
         }
       });
     auto add = [&](const Buffer& b, const char* role) {
@@ -609,6 +612,9 @@ class CppPrinter {
                " barrier inside a loop or condition of function '" + f_.name +
                "' (grid and kernel barriers may only separate top-level stages)");
         return;  // shared memory is per thread on the CPU, so a block barrier has nothing to order
+      case StmtKind::kPrefetch:
+        fail("prefetch of '" + as<PrefetchNode>(s)->buffer->name + "' inside a loop or condition of function '" +
+             f_.name + "' (prefetches may only separate top-level stages)");
       case StmtKind::kFor: {
         auto* loop = as<ForNode>(s);
         bool simd = false;
@@ -705,7 +711,8 @@ class CppPrinter {
     switch (s->kind) {
       case StmtKind::kSeq:
       case StmtKind::kAllocate:
-      case StmtKind::kBarrier: return true;
+      case StmtKind::kBarrier:
+      case StmtKind::kPrefetch: return true;
       case StmtKind::kFor: return loop_is_parallel(as<ForNode>(s)->loop_kind);
       default: return false;
     }
@@ -830,9 +837,23 @@ class CppPrinter {
           return;
         }
         break;
+      case StmtKind::kPrefetch: print_prefetch(as<PrefetchNode>(s)); return;
       default: break;
     }
     print_single({s});
+  }
+
+  // Each thread prefetches into its L2 the lines a static schedule gives it: the share of a weight's rows that the
+  // next stage's `omp for schedule(static)` over those rows gives the same thread. nowait: a thread that is done
+  // fetches while the others finish the current stage.
+  void print_prefetch(const PrefetchNode* p) {
+    const BufferInfo& info = lookup(p->buffer);
+    int64_t bytes = p->buffer->num_elements() * dtype_bytes(p->buffer->dtype);
+    emit("#pragma omp for schedule(static) nowait");
+    emit("for (int64_t ingot_line = 0; ingot_line < " +
+         std::to_string((bytes + kCacheLineBytes - 1) / kCacheLineBytes) + "; ++ingot_line)");
+    emit("  __builtin_prefetch(reinterpret_cast<const char*>(" + info.c_name + ") + ingot_line * " +
+         std::to_string(kCacheLineBytes) + ", 0, 2);  // read, into L2");
   }
 
   static bool is_block_barrier(const Stmt& s) {

@@ -548,7 +548,8 @@ class CudaPrinter {
   // A guard may cover a statement only if it holds no barrier (every thread must reach those) and no loop
   // that the guard would cut short (a block loop under block 0, a thread loop under thread 0).
   std::pair<bool, bool> guard_for(const Stmt& s, Placement at) const {
-    bool any_barrier = has_barrier(s);
+    // Barriers and prefetches are for every thread of the grid.
+    bool any_barrier = has_barrier(s) || contains(s, [](const Stmt& x) { return x->kind == StmtKind::kPrefetch; });
     bool block = !at.block_bound && !any_barrier && !has_loop_of(s, is_gpu_block);
     bool thread = !at.thread_bound && !any_barrier && !has_loop_of(s, is_gpu_thread);
     return {block, thread};
@@ -632,7 +633,27 @@ class CudaPrinter {
           line(indent, "ingot_grid_sync();");
         }
         return;
+      case StmtKind::kPrefetch: return emit_prefetch(*as<PrefetchNode>(s), indent);
     }
+  }
+
+  // The whole grid walks the buffer's 128-byte lines, one thread per line: the L2 is one cache for all SMs, so
+  // it does not matter which thread fetches what. Threads done with the current stage fetch while the others
+  // finish it.
+  void emit_prefetch(const PrefetchNode& n, int indent) {
+    if (thread_loop_depth_ > 0 || block_loop_depth_ > 0)
+      throw std::invalid_argument(fail_prefix(f_) + "prefetch of '" + n.buffer->name +
+                                  "' inside a block or thread loop");
+    int64_t bytes = n.buffer->num_elements() * dtype_bytes(n.buffer->dtype);
+    line(indent,
+         "for (long long ingot_line = ((long long)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + "
+         "blockIdx.x) * (blockDim.x * blockDim.y * blockDim.z) + (threadIdx.z * blockDim.y + threadIdx.y) * "
+         "blockDim.x + threadIdx.x;");
+    line(indent + 2, "ingot_line < " + std::to_string((bytes + 127) / 128) + "LL;");
+    line(indent + 2,
+         "ingot_line += (long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z)");
+    line(indent + 1, "asm volatile(\"prefetch.global.L2 [%0];\" : : \"l\"(reinterpret_cast<const char*>(" +
+                         buffer_name(n.buffer) + ") + ingot_line * 128));");
   }
 
   void emit_for(const ForNode& n, Placement at, int indent) {

@@ -134,6 +134,8 @@ StmtBuffers stmt_buffers(const Stmt& s) {
       if (!allocated.count(st->buffer->name)) out.written.insert(st->buffer->name);
     } else if (auto* i = as<IfThenElseNode>(c)) {
       note_loads(i->cond);
+    } else if (auto* p = as<PrefetchNode>(c)) {
+      note(p->buffer);
     }
   });
   return out;

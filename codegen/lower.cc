@@ -136,8 +136,20 @@ class Lowering {
 
     std::vector<Stmt> body;
     std::set<std::string> written_since_barrier, written;
-    for (const LayoutStep& step : layout_steps()) {
+    const StageLayout steps = layout_steps();
+    for (size_t n = 0; n < steps.size(); ++n) {
+      const LayoutStep& step = steps[n];
       bool kernel_before = step.kernel_before, barrier_before = step.barrier_before;
+      // At the end of the previous step, before the barrier: the previous stage's compute hides the fetch.
+      for (const std::string& name : step.prefetch) {
+        std::string where = "layout step #" + std::to_string(n) + ": prefetch of '" + name + "': ";
+        auto it = buffers_.find(name);
+        if (it == buffers_.end() || it->second->scope != MemoryScope::kGlobal)
+          fail(where + (program_.find(name) ? "it is computed inside its readers and has no buffer"
+                                            : "not a tensor of the program"));
+        if (body.empty()) fail(where + "no stage runs before the step to hide it under");
+        body.push_back(prefetch(it->second));
+      }
       for (const std::string& name : step.computes) {
         Stage& s = stages_.at(name);
         if (s.inlined || !s.attach_stage.empty()) continue;

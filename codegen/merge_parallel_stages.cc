@@ -58,7 +58,8 @@ void collect(const Stmt& s, std::map<std::string, int64_t>& loops, StageAccesses
       if (branch->else_case) collect(branch->else_case, loops, out, true);
       return;
     }
-    case StmtKind::kBarrier: return;
+    case StmtKind::kBarrier:
+    case StmtKind::kPrefetch: return;  // reads no value
   }
 }
 
@@ -128,6 +129,10 @@ class Merger {
     const std::vector<Stmt>& stmts = top->stmts;
     for (size_t i = 0; i < stmts.size(); ++i) {
       const Stmt& s = stmts[i];
+      if (as<PrefetchNode>(s) && !group_.empty()) {
+        pending_prefetches_.push_back(s);  // after the group, unless the stage it is for joins the group
+        continue;
+      }
       if (auto* b = as<BarrierNode>(s); b && b->barrier_kind == BarrierKind::kGrid && !group_.empty()) {
         pending_barrier_ = true;  // dropped if the next stage joins the group
         continue;
@@ -217,6 +222,7 @@ class Merger {
     }
     merged_barrier_ |= pending_barrier_;
     pending_barrier_ = false;
+    pending_prefetches_.clear();  // their reader runs in the same iteration as what they would have overlapped
     Stmt body = renamed_body(chain);
     std::map<std::string, int64_t> loops;
     collect(body, loops, group_accesses_);
@@ -230,6 +236,7 @@ class Merger {
       for (size_t d = group_chain_.size(); d-- > 0;)
         nest = for_loop(group_vars_[d], group_chain_[d].second, group_kinds_[d], nest);
       out_.push_back(nest);
+      out_.insert(out_.end(), pending_prefetches_.begin(), pending_prefetches_.end());
       // A later stage that stayed apart may rely on a barrier that merging removed: keep one after the group.
       if (merged_barrier_ || pending_barrier_) {
         out_.push_back(barrier(BarrierKind::kGrid));
@@ -247,6 +254,7 @@ class Merger {
     group_kinds_.clear();
     chain_vars_.clear();
     group_accesses_ = {};
+    pending_prefetches_.clear();
     merged_barrier_ = pending_barrier_ = false;
   }
 
@@ -257,8 +265,9 @@ class Merger {
   std::vector<LoopKind> group_kinds_;
   std::set<std::string> chain_vars_;
   StageAccesses group_accesses_;
-  bool pending_barrier_ = false;  // a grid barrier after the group's last member, not yet emitted
-  bool merged_barrier_ = false;   // a grid barrier between two members was dropped
+  bool pending_barrier_ = false;          // a grid barrier after the group's last member, not yet emitted
+  bool merged_barrier_ = false;           // a grid barrier between two members was dropped
+  std::vector<Stmt> pending_prefetches_;  // met after the group's last member
   void note_unsynced(const StageAccesses& accesses) {
     for (const auto& [buffer, sites] : accesses.stores) unsynced_.insert(buffer);
     for (const auto& [buffer, sites] : accesses.loads) unsynced_reads_.insert(buffer);

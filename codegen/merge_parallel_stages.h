@@ -13,7 +13,9 @@ namespace ingot {
 // stage's writes in the same iteration of the chain (affine indices: the read's terms are the write's, with the
 // same constant, over at most the write's extents). Stages that read nothing of each other merge too: lowering
 // leaves no barrier between dependent stages, and merging keeps every stage's iterations in order. A stage that
-// writes a buffer an earlier merged stage touches does not merge. Everything else is left as it is.
+// writes a buffer an earlier merged stage touches does not merge. A prefetch met after a group's last member is
+// dropped when the next stage joins the group (the stage it was for now runs inside the group's loop), else it
+// follows the group. Everything else is left as it is.
 LoopFunction merge_parallel_stages(const LoopFunction& function);
 
 }  // namespace ingot

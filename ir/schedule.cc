@@ -158,8 +158,12 @@ std::string Schedule::to_json() const {
   root["decisions"] = std::move(list);
   if (!layout_.empty()) {
     nlohmann::json steps = nlohmann::json::array();
-    for (const LayoutStep& step : layout_)
-      steps.push_back({{"computes", step.computes}, {"barrier", step.barrier_before}, {"kernel", step.kernel_before}});
+    for (const LayoutStep& step : layout_) {
+      nlohmann::json j = {
+          {"computes", step.computes}, {"barrier", step.barrier_before}, {"kernel", step.kernel_before}};
+      if (!step.prefetch.empty()) j["prefetch"] = step.prefetch;  // absent otherwise: older schedules keep their text
+      steps.push_back(std::move(j));
+    }
     root["layout"] = std::move(steps);
   }
   return root.dump();
@@ -239,6 +243,13 @@ Schedule Schedule::from_json(const std::string& text) {
         if (!j.contains(key) || !j[key].is_boolean())
           throw ScheduleError(where + ": key \"" + key + "\" must be true or false");
         *flag = j[key].get<bool>();
+      }
+      if (j.contains("prefetch")) {
+        if (!j["prefetch"].is_array()) throw ScheduleError(where + ": \"prefetch\" must be a list");
+        for (const auto& t : j["prefetch"]) {
+          if (!t.is_string()) throw ScheduleError(where + ": \"prefetch\" must hold strings");
+          step.prefetch.push_back(t.get<std::string>());
+        }
       }
       layout.push_back(std::move(step));
     }

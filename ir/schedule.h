@@ -60,6 +60,9 @@ struct LayoutStep {
   std::vector<std::string> computes;
   bool barrier_before = false;
   bool kernel_before = false;  // the step starts a new kernel (its own parallel region / kernel launch)
+  // Input tensors of the function (placeholders) the step reads, fetched into cache while the step before it
+  // finishes: lowering puts a prefetch at the end of the previous step, before the barrier.
+  std::vector<std::string> prefetch = {};
   bool operator==(const LayoutStep&) const = default;
 };
 using StageLayout = std::vector<LayoutStep>;
@@ -88,8 +91,8 @@ class Schedule {
   void set_layout(StageLayout layout) { layout_ = std::move(layout); }
 
   // Canonical JSON: {"decisions":[...],"version":1} with sorted keys and no white space, plus
-  // "layout":[{"barrier":b,"computes":[...],"kernel":b},...] when there is a layout; equal schedules give equal
-  // text. from_json throws ScheduleError naming the decision index and key for malformed input.
+  // "layout":[{"barrier":b,"computes":[...],"kernel":b[,"prefetch":[...]]},...] when there is a layout; equal
+  // schedules give equal text. from_json throws ScheduleError naming the decision index and key for malformed input.
   std::string to_json() const;
   static Schedule from_json(const std::string& text);
   uint64_t hash() const { return fnv1a64(to_json()); }

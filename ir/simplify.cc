@@ -723,7 +723,8 @@ class StmtSimplifier {
         return body == n->body ? s : allocate(n->buffer, body);
       }
       case StmtKind::kIfThenElse: return simplify_if(as<IfThenElseNode>(s), s);
-      case StmtKind::kBarrier: return s;
+      case StmtKind::kBarrier:
+      case StmtKind::kPrefetch: return s;
     }
     return s;
   }

@@ -79,6 +79,13 @@ Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case) {
 
 Stmt barrier(BarrierKind kind) { return std::make_shared<const BarrierNode>(kind); }
 
+Stmt prefetch(Buffer buffer) {
+  if (!buffer) throw std::invalid_argument("prefetch needs a buffer");
+  if (buffer->scope != MemoryScope::kGlobal)
+    throw std::invalid_argument("prefetch of '" + buffer->name + "', which is not a global buffer");
+  return std::make_shared<const PrefetchNode>(std::move(buffer));
+}
+
 Stmt map_exprs(const Stmt& s, const std::function<Expr(const Expr&)>& fn) {
   if (!s) return s;
   switch (s->kind) {
@@ -113,7 +120,8 @@ Stmt map_exprs(const Stmt& s, const std::function<Expr(const Expr&)>& fn) {
       Stmt t = map_exprs(n->then_case, fn), e = map_exprs(n->else_case, fn);
       return c.same_as(n->cond) && t == n->then_case && e == n->else_case ? s : if_then_else(c, t, e);
     }
-    case StmtKind::kBarrier: return s;
+    case StmtKind::kBarrier:
+    case StmtKind::kPrefetch: return s;
   }
   return s;
 }
@@ -132,7 +140,8 @@ void for_each_stmt(const Stmt& s, const std::function<void(const Stmt&)>& fn) {
       for_each_stmt(as<IfThenElseNode>(s)->else_case, fn);
       break;
     case StmtKind::kStore:
-    case StmtKind::kBarrier: break;
+    case StmtKind::kBarrier:
+    case StmtKind::kPrefetch: break;
   }
 }
 
@@ -168,6 +177,7 @@ bool structural_equal(const Stmt& a, const Stmt& b) {
              structural_equal(x->else_case, y->else_case);
     }
     case StmtKind::kBarrier: return as<BarrierNode>(a)->barrier_kind == as<BarrierNode>(b)->barrier_kind;
+    case StmtKind::kPrefetch: return as<PrefetchNode>(a)->buffer->name == as<PrefetchNode>(b)->buffer->name;
   }
   return false;
 }
@@ -225,6 +235,7 @@ void print(std::ostream& os, const Stmt& s, int indent) {
     case StmtKind::kBarrier:
       os << pad << "barrier " << barrier_kind_name(as<BarrierNode>(s)->barrier_kind) << "\n";
       return;
+    case StmtKind::kPrefetch: os << pad << "prefetch " << as<PrefetchNode>(s)->buffer->name << "\n"; return;
   }
 }
 

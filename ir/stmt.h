@@ -1,7 +1,8 @@
 // Loop IR: the statements that lowering produces and the printers consume. Loops run over [0, extent) and
 // carry a kind (serial, parallel, vectorized, unrolled, GPU block or thread); buffers have memory scopes;
 // barriers separate the stages of one kernel (block-level: __syncthreads; grid-level: a whole-grid sync on
-// the GPU, an OpenMP barrier on the CPU) and end one kernel where the next begins (kernel-level).
+// the GPU, an OpenMP barrier on the CPU) and end one kernel where the next begins (kernel-level); a prefetch asks
+// for a global buffer to be brought into cache ahead of the stage that reads it.
 #pragma once
 
 #include <functional>
@@ -29,7 +30,7 @@ enum class LoopKind : uint8_t {
 // kernel launches (CPU: the parallel region ends and a new one begins). It only separates top-level stages.
 enum class BarrierKind : uint8_t { kBlock, kGrid, kKernel };
 const char* barrier_kind_name(BarrierKind k);  // "block", "grid", "kernel"
-enum class StmtKind : uint8_t { kFor, kSeq, kStore, kAllocate, kIfThenElse, kBarrier };
+enum class StmtKind : uint8_t { kFor, kSeq, kStore, kAllocate, kIfThenElse, kBarrier, kPrefetch };
 
 const char* loop_kind_name(LoopKind k);             // "serial", "parallel", "vectorized", "unrolled", "blockIdx.x", ...
 LoopKind parse_loop_kind(const std::string& name);  // throws std::invalid_argument
@@ -99,6 +100,15 @@ struct BarrierNode final : StmtNode {
   const BarrierKind barrier_kind;
 };
 
+// A hint with no effect on values: every thread of the kernel fetches its share of the buffer's cache lines into
+// cache (GPU: the L2, the lines split over the whole grid; CPU: its L2, the lines split over the threads as a
+// static schedule splits the rows of a stage). Only between top-level stages of a kernel.
+struct PrefetchNode final : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kPrefetch;
+  explicit PrefetchNode(Buffer b) : StmtNode(kKind), buffer(std::move(b)) {}
+  const Buffer buffer;
+};
+
 // Builders; they check what they can (positive extents, integer indices, matching value types).
 Stmt for_loop(Expr var, int64_t extent, LoopKind kind, Stmt body);
 Stmt seq(std::vector<Stmt> stmts);  // flattens nested sequences, drops nulls; one statement stays itself
@@ -106,6 +116,7 @@ Stmt store(Buffer buffer, Expr index, Expr value);
 Stmt allocate(Buffer buffer, Stmt body);
 Stmt if_then_else(Expr cond, Stmt then_case, Stmt else_case = nullptr);
 Stmt barrier(BarrierKind kind);
+Stmt prefetch(Buffer buffer);  // buffer must be global
 
 // Rebuilds s with every expression (indices, values, conditions) passed through fn; shares unchanged parts.
 Stmt map_exprs(const Stmt& s, const std::function<Expr(const Expr&)>& fn);

@@ -510,7 +510,7 @@ StageLayout plan_layout(const PartitionPlan& plan) {
   for (size_t k = 0; k < plan.kernels.size(); ++k)
     for (size_t s = 0; s < plan.kernels[k].stages.size(); ++s) {
       const PlanStage& stage = plan.kernels[k].stages[s];
-      layout.push_back(LayoutStep{stage.tes, stage.barrier_before, k > 0 && s == 0});
+      layout.push_back(LayoutStep{stage.tes, stage.barrier_before, k > 0 && s == 0, stage.prefetch});
     }
   return layout;
 }

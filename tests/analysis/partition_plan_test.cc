@@ -47,7 +47,7 @@ TEST(PartitionPlan, ValidPlansHaveNoProblems) {
   ProgramAnalysis a = analyzed(gemm_bias_relu());
   EXPECT_EQ(problems_text(fused_gemm_bias_relu(), a), "");
   PartitionPlan staged =
-      plan_of("gemm_bias_relu", {PlanKernel{{PlanStage{{"C"}, false}, PlanStage{{"D", "E"}, true}}, {"bias"}}});
+      plan_of("gemm_bias_relu", {PlanKernel{{PlanStage{{"C"}, false}, PlanStage{{"D", "E"}, true, {"bias"}}}, {}}});
   EXPECT_EQ(problems_text(staged, a), "");
   EXPECT_NO_THROW(validate_plan(staged, a));
 }
@@ -86,6 +86,14 @@ TEST(PartitionPlan, InvalidPlansAreRejected) {
   EXPECT_EQ(problems_text(resident, a),
             "kernel 0: resident 'bias' is neither read nor written in it\n"
             "kernel 0: resident 'nothing' is not a tensor of the program\n");
+  // Prefetches: of a tensor the stage reads from memory, never in a kernel's first stage.
+  EXPECT_EQ(
+      problems_text(
+          one_kernel({PlanStage{{"C"}, false, {"A"}}, PlanStage{{"D", "E"}, true, {"bias", "B", "C", "nothing"}}}), a),
+      "stage 0.0: prefetched 'A' has no stage before it in its kernel to be fetched under\n"
+      "stage 0.1: prefetched 'B' is not read by the stage\n"
+      "stage 0.1: prefetched 'C' is computed in the same kernel\n"
+      "stage 0.1: prefetched 'nothing' is not a tensor of the program\n");
   try {
     validate_plan(one_kernel({PlanStage{{"C", "D"}, false}}), a);
     FAIL() << "expected PlanError";
@@ -96,9 +104,11 @@ TEST(PartitionPlan, InvalidPlansAreRejected) {
 
 TEST(PartitionPlan, JsonRoundTrip) {
   PartitionPlan plan =
-      plan_of("gemm_bias_relu", {PlanKernel{{PlanStage{{"C"}, false}, PlanStage{{"D", "E"}, true}}, {"bias"}},
+      plan_of("gemm_bias_relu", {PlanKernel{{PlanStage{{"C"}, false}, PlanStage{{"D", "E"}, true, {"bias"}}}, {"bias"}},
                                  PlanKernel{{PlanStage{{"F"}, false}}, {}}});
   nlohmann::json j = plan_to_json(plan);
+  EXPECT_EQ(j["kernels"][0]["stages"][1]["prefetch"], (std::vector<std::string>{"bias"}));
+  EXPECT_EQ(j["kernels"][0]["stages"][0]["prefetch"], std::vector<std::string>{});
   EXPECT_EQ(j["version"], kPartitionPlanVersion);
   EXPECT_EQ(j["kernels"][0]["stages"][1]["tes"], (std::vector<std::string>{"D", "E"}));
   EXPECT_EQ(j["kernels"][0]["stages"][1]["barrier_before"], true);
@@ -111,6 +121,9 @@ TEST(PartitionPlan, JsonRoundTrip) {
   other = plan;
   other.kernels[0].resident.clear();
   EXPECT_NE(other, plan);
+  other = plan;
+  other.kernels[0].stages[1].prefetch.clear();
+  EXPECT_NE(other, plan);
 
   nlohmann::json wrong_version = j;
   wrong_version["version"] = kPartitionPlanVersion + 1;
@@ -122,6 +135,14 @@ TEST(PartitionPlan, JsonRoundTrip) {
     FAIL() << "expected PlanError";
   } catch (const PlanError& e) {
     EXPECT_STREQ(e.what(), "stage 0.0: missing field 'barrier_before'");
+  }
+  missing = j;
+  missing["kernels"][0]["stages"][1].erase("prefetch");
+  try {
+    plan_from_json(missing);
+    FAIL() << "expected PlanError";
+  } catch (const PlanError& e) {
+    EXPECT_STREQ(e.what(), "stage 0.1: missing field 'prefetch'");
   }
   nlohmann::json mistyped = j;
   mistyped["kernels"][0]["resident"] = "bias";

@@ -117,6 +117,7 @@ TEST(Strategies, TwoGemm) {
             "plan global of two_gemm on sm_80: 1 kernel, 2 stages, 1536 B moved (1280 read, 256 written)\n"
             "kernel 0: 1536 B moved\n"
             "  stage 0: H (many-to-many), R (one-to-one)\n"
+            "  prefetch W2 (512 B)\n"
             "  barrier\n"
             "  stage 1: Y (many-to-many)\n");
 }
@@ -137,6 +138,7 @@ TEST(Strategies, QkvIsFusedHorizontally) {
             "plan global of qkv on sm_80: 1 kernel, 2 stages, 1280 B moved (1152 read, 128 written)\n"
             "kernel 0: 1280 B moved\n"
             "  stage 0: Q (many-to-many), K (many-to-many), V (many-to-many), S (one-to-one)\n"
+            "  prefetch Wo (256 B)\n"
             "  barrier\n"
             "  stage 1: O (many-to-many)\n");
 }
@@ -254,7 +256,8 @@ TEST(Strategies, GpuStagesMustFitACooperativeLaunch) {
   EXPECT_EQ(plan.kernels[1].stages, (std::vector<PlanStage>{PlanStage{{"Y"}, false}}));
   PartitionPlan cpu = global_plan(on(program, "cpu"));
   EXPECT_EQ(cpu.kernel_count(), 1);
-  EXPECT_EQ(cpu.kernels[0].stages, (std::vector<PlanStage>{PlanStage{{"H", "R"}, false}, PlanStage{{"Y"}, true}}));
+  EXPECT_EQ(cpu.kernels[0].stages,
+            (std::vector<PlanStage>{PlanStage{{"H", "R"}, false}, PlanStage{{"Y"}, true, {"W2"}}}));
 }
 
 const std::vector<std::string> kModels = {"lstm", "mmoe", "bert", "resnext", "swin", "efficientnet"};
@@ -340,6 +343,53 @@ TEST(Strategies, GlobalKernelsKeepSharedWeightsWithinTheCapacity) {
   }
   small_cache.cpu.l2_bytes = 1 << 20;
   EXPECT_EQ(make_plan("global", analyze(program, small_cache)).kernel_count(), 1);
+}
+
+// A = X * W1, B = A * W2 + A * W1 (reads W1 again), C = B * W3 with W3 four times wider: three dependent stages.
+Program three_gemm() {
+  Tensor x = placeholder("X", {4, 8}), w1 = placeholder("W1", {8, 8}), w2 = placeholder("W2", {8, 8});
+  Tensor w3 = placeholder("W3", {8, 32});
+  auto gemm = [](const Tensor& in, const Tensor& w, const std::vector<Expr>& i) {
+    IterVar k = reduce_axis(8, "k");
+    return sum(in(i[0], k.var) * w(k.var, i[1]), {k});
+  };
+  Tensor a = compute("A", {4, 8}, [&](const std::vector<Expr>& i) { return gemm(x, w1, i); });
+  Tensor b = compute("B", {4, 8}, [&](const std::vector<Expr>& i) {
+    IterVar k = reduce_axis(8, "k");
+    return sum(a(i[0], k.var) * (w2(k.var, i[1]) + w1(k.var, i[1])), {k});
+  });
+  Tensor c = compute("C", {4, 32}, [&](const std::vector<Expr>& i) { return gemm(b, w3, i); });
+  return Program({c}, "three_gemm");
+}
+
+TEST(Strategies, GlobalPrefetchesTheNextStagesWeightsWithinTheCapacity) {
+  Target cpu = *find_target("cpu");
+  cpu.cpu.cores = 2;
+  cpu.cpu.l2_bytes = 1024;
+  ASSERT_EQ(prefetch_capacity_bytes(cpu), 1024);  // half of the two private L2s
+  EXPECT_EQ(prefetch_capacity_bytes(*find_target("sm_90")), 25 * 1024 * 1024);
+  ProgramAnalysis a = analyze(three_gemm(), cpu);
+  // Reads: X 128 B, W1 256 B once (resident: two stages read it), W2 256 B, W3 1 KB. B prefetches W2 (W1 is
+  // resident, and read by the stage before), C its W3, which fits alone.
+  EXPECT_EQ(printed("global", a),
+            "plan global of three_gemm on cpu: 1 kernel, 3 stages, 2176 B moved (1664 read, 512 written)\n"
+            "kernel 0: 2176 B moved; resident W1 (256 B)\n"
+            "  stage 0: A (many-to-many)\n"
+            "  prefetch W2 (256 B)\n"
+            "  barrier\n"
+            "  stage 1: B (many-to-many)\n"
+            "  prefetch W3 (1024 B)\n"
+            "  barrier\n"
+            "  stage 2: C (many-to-many)\n");
+  cpu.cpu.l2_bytes = 1000;  // W3 no longer fits: it streams
+  PartitionPlan plan = make_plan("global", analyze(three_gemm(), cpu));
+  ASSERT_EQ(plan.kernel_count(), 1);
+  EXPECT_EQ(plan.kernels[0].stages[1].prefetch, std::vector<std::string>{"W2"});
+  EXPECT_EQ(plan.kernels[0].stages[2].prefetch, std::vector<std::string>{});
+  // Only within a kernel, never a kernel's first stage: unfused and subgraph plans prefetch nothing.
+  for (const std::string strategy : {"unfused", "subgraph"})
+    for (const PlanKernel& kernel : make_plan(strategy, a).kernels)
+      for (const PlanStage& stage : kernel.stages) EXPECT_TRUE(stage.prefetch.empty()) << strategy;
 }
 
 TEST(Strategies, PaperSizeLstmIsPlannedQuickly) {

@@ -43,7 +43,8 @@ std::vector<std::string> gpu_lines() {
           "  shared_memory_per_sm: 167936",           // 12
           "  shared_memory_per_block: 49152",         // 13
           "  shared_memory_per_block_optin: 166912",  // 14
-          "  warp_size: 32"};                         // 15
+          "  warp_size: 32",                          // 15
+          "  l2_bytes: 41943040"};                    // 16
 }
 
 std::string gpu_with(size_t line, const std::string& replacement) {
@@ -138,7 +139,7 @@ TEST(Target, FormatParsesBackToTheSameTarget) {
                   "gpu:", "  sm_count: 108", "  max_threads_per_sm: 2048", "  max_threads_per_block: 1024",
                   "  max_blocks_per_sm: 32", "  registers_per_sm: 65536", "  registers_per_block: 65536",
                   "  shared_memory_per_sm: 167936", "  shared_memory_per_block: 49152",
-                  "  shared_memory_per_block_optin: 166912", "  warp_size: 32"}));
+                  "  shared_memory_per_block_optin: 166912", "  warp_size: 32", "  l2_bytes: 41943040"}));
   Target odd = *find_target("sm_90");
   odd.name = "h100: \"custom\"";
   odd.memory_bandwidth_gb_s = 3352.5;
@@ -187,7 +188,7 @@ TEST(Target, MistakesNameFileLineColumnAndKey) {
   EXPECT_EQ(error_of(gpu_with(6, "  sm_cout: 108")),
             "t.yaml:6:3: gpu.sm_cout: unknown key (known: sm_count, max_threads_per_sm, max_threads_per_block, "
             "max_blocks_per_sm, registers_per_sm, registers_per_block, shared_memory_per_sm, shared_memory_per_block, "
-            "shared_memory_per_block_optin, warp_size)");
+            "shared_memory_per_block_optin, warp_size, l2_bytes)");
   // Wrong types.
   EXPECT_EQ(error_of(gpu_with(6, "  sm_count: many")), "t.yaml:6:13: gpu.sm_count: expected an integer, got 'many'");
   EXPECT_EQ(error_of(gpu_with(6, "  sm_count: \"108\"")),
@@ -206,6 +207,7 @@ TEST(Target, MistakesNameFileLineColumnAndKey) {
             "t.yaml:4:24: memory_bandwidth_gb_s: must be greater than 0, got 0");
   // Missing figures.
   EXPECT_EQ(error_of(gpu_with(15, "")), "t.yaml:5:1: gpu.warp_size: missing required key");
+  EXPECT_EQ(error_of(gpu_with(16, "")), "t.yaml:5:1: gpu.l2_bytes: missing required key");
   EXPECT_EQ(error_of(gpu_with(3, "")), "t.yaml:1:1: peak_fp32_gflops: missing required key");
   EXPECT_EQ(error_of(gpu_with(1, "")), "t.yaml:2:1: name: missing required key");
   EXPECT_EQ(error_of(gpu_with(2, "")),
@@ -222,7 +224,7 @@ TEST(Target, MistakesNameFileLineColumnAndKey) {
   EXPECT_EQ(error_of(yaml({"name: x", "base: sm_80", "gpu: 12"})),
             "t.yaml:3:6: gpu: expected a mapping (keys: sm_count, max_threads_per_sm, max_threads_per_block, "
             "max_blocks_per_sm, registers_per_sm, registers_per_block, shared_memory_per_sm, shared_memory_per_block, "
-            "shared_memory_per_block_optin, warp_size), got '12'");
+            "shared_memory_per_block_optin, warp_size, l2_bytes), got '12'");
   // Limits that contradict each other.
   EXPECT_EQ(error_of(gpu_with(8, "  max_threads_per_block: 4096")),
             "t.yaml:8:26: gpu.max_threads_per_block: max_threads_per_block (4096) is above max_threads_per_sm (2048)");

@@ -501,6 +501,45 @@ TEST(CppPrinter, RejectsWhatTheCpuBackendCannotRun) {
                   "global buffer 'g'");
 }
 
+// A prefetch between two stages: each thread fetches its static share of the buffer's 64-byte lines into L2,
+// without waiting for the others, then meets them at the barrier. It changes no value.
+TEST(CppPrinter, PrefetchesEachThreadsShareOfTheLinesBeforeTheBarrier) {
+  const int64_t n = 1000;  // 4000 bytes: 63 lines, the last one partly used
+  Buffer x = global_buffer("x", {n}), w = global_buffer("w", {n}), t = global_buffer("t", {n}),
+         y = global_buffer("y", {n});
+  Expr i = var("i"), j = var("j");
+  LoopFunction f{
+      "prefetched",
+      {x, w},
+      {y},
+      {t},
+      seq({for_loop(i, n, LoopKind::kParallel, store(t, i, load(x, i) * 2.0)), prefetch(w), barrier(BarrierKind::kGrid),
+           for_loop(j, n, LoopKind::kParallel, store(y, j, load(t, n - 1 - j) * load(w, j)))})};
+  std::string source = print_cpp(f);
+  EXPECT_NE(source.find(R"(    ingot_stage_0(x, t);
+    #pragma omp for schedule(static) nowait
+    for (int64_t ingot_line = 0; ingot_line < 63; ++ingot_line)
+      __builtin_prefetch(reinterpret_cast<const char*>(w) + ingot_line * 64, 0, 2);  // read, into L2
+    #pragma omp barrier
+    ingot_stage_1(t, w, y);
+)"),
+            std::string::npos)
+      << source;
+  KernelModule module(compile_cpp(source).path, f);
+  HostTensor xs(DType::kFloat32, {n}), ws(DType::kFloat32, {n}), out(DType::kFloat32, {n});
+  for (int64_t k = 0; k < n; ++k) {
+    xs.f32()[k] = float(k % 13) - 6.0f;
+    ws.f32()[k] = float(k % 7) * 0.5f;
+  }
+  module.run({&xs, &ws}, {&out});
+  for (int64_t k = 0; k < n; ++k) ASSERT_EQ(out.f32()[k], xs.f32()[n - 1 - k] * 2.0f * ws.f32()[k]) << k;
+  // Only between top-level stages.
+  expect_rejected(
+      LoopFunction{
+          "nested prefetch", {w}, {y}, {}, for_loop(i, 4, LoopKind::kSerial, seq({prefetch(w), store(y, i, 1.0)}))},
+      "prefetch of 'w' inside a loop");
+}
+
 TEST(CppPrinter, WorkspaceBuffersAre64ByteAligned) {
   Buffer a = global_buffer("a", {3}), b = global_buffer("b", {5}, DType::kInt64),
          c = global_buffer("c", {1}, DType::kBool);

@@ -177,6 +177,36 @@ TEST(MergeParallelStages, KeepsABarrierAfterAGroupThatDroppedOne) {
 }
 
 // The merged program, printed and run on the threads OpenMP gives it, computes what the stages compute apart.
+// A prefetch for the stage after the barrier: when that stage joins the group it runs inside the group's loop, so
+// the prefetch has nothing left to overlap and goes; when it stays apart, the prefetch follows the group, before
+// the barrier.
+TEST(MergeParallelStages, APrefetchGoesWithTheStageItServes) {
+  Buffer x = global_buffer("x", {16}), w = global_buffer("w", {16}), a = global_buffer("a", {16}),
+         b = global_buffer("b", {16});
+  auto reversed = [](const Expr& p, const Expr& i) { return Expr(15) - (p * 4 + i); };
+  LoopFunction joins{"joins",
+                     {x, w},
+                     {b},
+                     {a},
+                     seq({chunked(x, a, "A", 4, same_element), prefetch(w), barrier(BarrierKind::kGrid),
+                          chunked(w, b, "B", 4, same_element)})};
+  std::string text = merged(joins);
+  EXPECT_EQ(text.find("prefetch"), std::string::npos) << text;
+  EXPECT_EQ(text.find("barrier"), std::string::npos) << text;
+  LoopFunction apart{"apart",
+                     {x, w},
+                     {b},
+                     {a},
+                     seq({chunked(x, a, "A", 4, same_element), prefetch(w), barrier(BarrierKind::kGrid),
+                          chunked(a, b, "B", 4, reversed)})};
+  text = merged(apart);
+  size_t fetch = text.find("prefetch w"), sync = text.find("barrier grid"), second = text.find("for B.p");
+  ASSERT_NE(fetch, std::string::npos) << text;
+  EXPECT_LT(text.find("for A.p"), fetch) << text;
+  EXPECT_LT(fetch, sync) << text;
+  EXPECT_LT(sync, second) << text;
+}
+
 TEST(MergeParallelStages, MergedProgramComputesTheSameValues) {
   const int64_t n = 4096;
   Buffer x = global_buffer("x", {n}), a = global_buffer("a", {n}), b = global_buffer("b", {n}),

@@ -22,12 +22,20 @@ Schedule every_kind() {
   return s;
 }
 
+void expect_json_error(const std::string& text, const std::string& fragment) {
+  try {
+    Schedule::from_json(text);
+    FAIL() << "expected an error for " << text;
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
 TEST(Schedule, CanonicalJsonIsStableAndSorted) {
   Schedule s;
   s.split("C", "i", 32).cache_read("C", "B", MemoryScope::kShared, "k");
-  EXPECT_EQ(s.to_json(),
-            R"({"decisions":[{"axis":"i","factor":32,"kind":"split","stage":"C","tail":"exact"},)"
-            R"({"axis":"k","kind":"cache_read","scope":"shared","stage":"C","tensor":"B"}],"version":1})");
+  EXPECT_EQ(s.to_json(), R"({"decisions":[{"axis":"i","factor":32,"kind":"split","stage":"C","tail":"exact"},)"
+                         R"({"axis":"k","kind":"cache_read","scope":"shared","stage":"C","tensor":"B"}],"version":1})");
 }
 
 TEST(Schedule, JsonRoundTripsEveryDecisionKind) {
@@ -38,20 +46,33 @@ TEST(Schedule, JsonRoundTripsEveryDecisionKind) {
   EXPECT_EQ(back.hash(), s.hash());
 }
 
+// A layout's JSON names a step's prefetches only when it has some: schedules stored before prefetches existed
+// keep their text and hash.
+TEST(Schedule, LayoutJsonCarriesPrefetchesOnlyWhereThereAreSome) {
+  Schedule s;
+  s.set_layout({LayoutStep{{"A"}, false, false}, LayoutStep{{"B", "C"}, true, false, {"W2", "b2"}}});
+  EXPECT_EQ(s.to_json(),
+            R"({"decisions":[],"layout":[{"barrier":false,"computes":["A"],"kernel":false},)"
+            R"({"barrier":true,"computes":["B","C"],"kernel":false,"prefetch":["W2","b2"]}],"version":1})");
+  Schedule back = Schedule::from_json(s.to_json());
+  EXPECT_EQ(back, s);
+  EXPECT_EQ(back.layout()[1].prefetch, (std::vector<std::string>{"W2", "b2"}));
+  Schedule without = s;
+  without.set_layout({LayoutStep{{"A"}, false, false}, LayoutStep{{"B", "C"}, true, false}});
+  EXPECT_NE(without.hash(), s.hash());
+  expect_json_error(R"({"decisions":[],"layout":[{"barrier":false,"computes":["A"],"kernel":false,"prefetch":"W"}],)"
+                    R"("version":1})",
+                    "layout step #0: \"prefetch\" must be a list");
+  expect_json_error(R"({"decisions":[],"layout":[{"barrier":false,"computes":["A"],"kernel":false,"prefetch":[1]}],)"
+                    R"("version":1})",
+                    "layout step #0: \"prefetch\" must hold strings");
+}
+
 TEST(Schedule, HashChangesWithAnyDecision) {
   Schedule a, b;
   a.split("C", "i", 32);
   b.split("C", "i", 16);
   EXPECT_NE(a.hash(), b.hash());
-}
-
-void expect_json_error(const std::string& text, const std::string& fragment) {
-  try {
-    Schedule::from_json(text);
-    FAIL() << "expected an error for " << text;
-  } catch (const ScheduleError& e) {
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
 }
 
 TEST(Schedule, MalformedJsonNamesTheProblem) {

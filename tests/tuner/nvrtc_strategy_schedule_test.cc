@@ -42,9 +42,17 @@ TEST_P(GlobalStrategyOnGpu, IsOneCooperativeKernelWithinTheLimit) {
   ASSERT_EQ(split_kernels(f).size(), 1u);
   CudaLaunchConfig launch = cuda_launch_config(f);
   EXPECT_TRUE(launch.cooperative);
-  CudaBinary bin = compile_cuda(print_cuda(f), "sm_90", cuda_kernel_name(f));
+  std::string source = print_cuda(f);
+  CudaBinary bin = compile_cuda(source, "sm_90", cuda_kernel_name(f));
   EXPECT_FALSE(bin.cubin.empty());
   EXPECT_EQ(bin.spill_stores, 0) << bin.log;
+  // The next stages' weights that the plan prefetches are fetched into the L2 by the whole grid.
+  bool prefetches = false;
+  for (const PlanStage& stage : plan.kernels[0].stages) prefetches |= !stage.prefetch.empty();
+  EXPECT_EQ(GetParam() == "mmoe", prefetches);
+  if (prefetches) {
+    EXPECT_NE(bin.ptx.find("prefetch.global.L2"), std::string::npos);
+  }
   int64_t per_sm = blocks_per_sm(sm90.gpu, bin, launch.threads_per_block());
   ASSERT_GE(per_sm, 1) << bin.registers << " registers, " << bin.shared_bytes << " B shared";
   int64_t limit = sm90.gpu.sm_count * per_sm;

@@ -2,6 +2,7 @@
 // interpreter computes on the small variants of the six paper models, and the kernels it runs are the plan's.
 #include "tuner/strategy_schedule.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "analysis/strategies.h"
@@ -48,10 +49,12 @@ TEST(StrategySchedule, GlobalFusesAndMovesLessThanUnfused) {
 
 TEST(StrategySchedule, ScheduleRoundTripsThroughJsonWithItsLayout) {
   Program p = make_workload("mmoe", find_workload("mmoe")->small);
-  Schedule s = make_strategy_program(p, "rules", cpu()).schedule;
-  Schedule back = Schedule::from_json(s.to_json());
-  EXPECT_EQ(back, s);
-  EXPECT_EQ(back.layout(), s.layout());
+  for (const char* strategy : {"rules", "global"}) {
+    Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
+    Schedule back = Schedule::from_json(s.to_json());
+    EXPECT_EQ(back, s);
+    EXPECT_EQ(back.layout(), s.layout());
+  }
 }
 
 bool has_decision(const Schedule& s, DecisionKind kind, const std::string& stage, const std::string& axis = "") {
@@ -180,6 +183,49 @@ TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
   Schedule s4 = make_strategy_program(Program({C4}, "short"), "unfused", cpu()).schedule;
   EXPECT_TRUE(has_decision(s4, DecisionKind::kParallel, "C")) << s4.to_json();
   EXPECT_FALSE(has_decision(s4, DecisionKind::kUnroll, "C", "i.i")) << s4.to_json();
+}
+
+// The global plan's prefetches reach the program (BERT: each layer's biases and norm parameters; the stages after
+// its barriers read whole rows, so they stay apart): each is a prefetch at the end of the step before its stage,
+// ahead of the barrier, printed as each thread's share of the lines; the program still equals the interpreter.
+TEST(StrategySchedule, GlobalPrefetchesTheNextStagesWeightsBeforeTheBarrier) {
+  Program p = make_workload("bert", find_workload("bert")->small);
+  StrategyProgram global = make_strategy_program(p, "global", cpu());
+  std::vector<std::string> planned;
+  for (const PlanStage& stage : global.plan.kernels[0].stages)
+    planned.insert(planned.end(), stage.prefetch.begin(), stage.prefetch.end());
+  ASSERT_FALSE(planned.empty());
+  EXPECT_NE(global.schedule.to_json().find("\"prefetch\":["), std::string::npos);
+  LoopFunction f = lower(p, global.schedule);
+  std::vector<std::string> lowered;
+  const auto& top = as<SeqNode>(f.body)->stmts;
+  for (size_t n = 0; n < top.size(); ++n) {
+    auto* fetch = as<PrefetchNode>(top[n]);
+    if (!fetch) continue;
+    lowered.push_back(fetch->buffer->name);
+    size_t next = n + 1;
+    while (next < top.size() && as<PrefetchNode>(top[next])) ++next;
+    ASSERT_LT(next, top.size());
+    EXPECT_TRUE(as<BarrierNode>(top[next])) << to_string(f);
+  }
+  EXPECT_EQ(lowered, planned);
+  EXPECT_NE(print_cpp(f).find("__builtin_prefetch("), std::string::npos);
+  expect_matches_interpreter(p, global.schedule);
+
+  // A layout may only prefetch a buffer of the function, after some stage has run.
+  Schedule bad = global.schedule;
+  StageLayout layout = bad.layout();
+  layout[1].prefetch = {"no_such_tensor"};
+  bad.set_layout(layout);
+  EXPECT_THAT([&] { lower(p, bad); },
+              testing::ThrowsMessage<ScheduleError>(
+                  testing::HasSubstr("layout step #1: prefetch of 'no_such_tensor': not a tensor of the program")));
+  layout = global.schedule.layout();
+  layout[0].prefetch = {planned[0]};
+  bad.set_layout(layout);
+  EXPECT_THAT([&] { lower(p, bad); },
+              testing::ThrowsMessage<ScheduleError>(testing::HasSubstr(
+                  "layout step #0: prefetch of '" + planned[0] + "': no stage runs before the step to hide it under")));
 }
 
 // An LSTM under `global` on the CPU: each step's GEMV U h runs over the chunks of hidden units its cell runs over,
