@@ -20,6 +20,7 @@ StageLayout plan_layout(const PartitionPlan& plan);
 struct FixedScheduleOptions {
   bool gpu = false;           // bind to blockIdx.x / threadIdx.x instead of parallel and vectorized loops
   int max_vector_lanes = 64;  // CPU: the innermost spatial loop is vectorized up to this extent (split when longer)
+  int simd_fp32_lanes = 16;   // CPU: fp32 lanes of a vector register (the target's), for register tiles
   int gpu_threads = 256;      // GPU: threads per block at most
 };
 

@@ -10,6 +10,8 @@
 #include "codegen/kernels.h"
 #include "codegen/lower.h"
 #include "ir/interpreter.h"
+#include "ops/conv.h"
+#include "ops/elementwise.h"
 #include "runtime/local_run.h"
 #include "workloads/lstm.h"
 #include "workloads/registry.h"
@@ -146,6 +148,38 @@ TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
       compute("C", {16, 32}, [&](const std::vector<Expr>& i) { return sum(A(i[0], kk.var) * B(kk.var, i[1]), {kk}); });
   Schedule s = make_strategy_program(Program({C}, "gemm"), "unfused", cpu()).schedule;
   EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "C", "j")) << s.to_json();
+}
+
+// A 1 x 1 convolution over an NCHW map, with its bias and ReLU (global: computed inside the epilogue's loop) or
+// alone (unfused): the last two axes run as one vectorized loop over the whole 6 x 6 plane, two output channels at
+// once (a register tile: 2 x 3 vectors of 16 lanes), instead of one row of 6 at a time. A padded 3 x 3
+// convolution, whose border guards use the rows and columns, keeps its rows.
+TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
+  Tensor x = placeholder("x", {1, 16, 6, 6}), w = placeholder("w", {8, 16, 1, 1}), b = placeholder("b", {8});
+  Tensor y = relu("y", conv2d("c", x, w, b));
+  Program p({y}, "pointwise");
+  Schedule global = make_strategy_program(p, "global", cpu()).schedule;
+  for (const char* stage : {"y", "c_conv"}) {
+    EXPECT_TRUE(has_decision(global, DecisionKind::kFuse, stage, "l")) << stage << ": " << global.to_json();
+    EXPECT_TRUE(has_decision(global, DecisionKind::kVectorize, stage, "l+m")) << stage << ": " << global.to_json();
+  }
+  EXPECT_TRUE(has_decision(global, DecisionKind::kSplit, "c_conv", "j")) << global.to_json();
+  EXPECT_TRUE(has_decision(global, DecisionKind::kUnroll, "c_conv", "j.i")) << global.to_json();
+  EXPECT_TRUE(has_decision(global, DecisionKind::kComputeAt, "c_conv")) << global.to_json();
+  expect_matches_interpreter(p, global);
+  Schedule unfused = make_strategy_program(p, "unfused", cpu()).schedule;
+  EXPECT_TRUE(has_decision(unfused, DecisionKind::kVectorize, "c_conv", "l+m")) << unfused.to_json();
+  EXPECT_TRUE(has_decision(unfused, DecisionKind::kCacheWrite, "c_conv")) << unfused.to_json();
+  expect_matches_interpreter(p, unfused);
+
+  Conv2dAttrs padded;
+  padded.padding = {1, 1, 1, 1};
+  Tensor w3 = placeholder("w3", {8, 16, 3, 3});
+  Program p3({relu("y", conv2d("c", x, w3, b, padded))}, "padded");
+  Schedule s3 = make_strategy_program(p3, "global", cpu()).schedule;
+  EXPECT_FALSE(has_decision(s3, DecisionKind::kFuse, "c_conv", "l")) << s3.to_json();
+  EXPECT_TRUE(has_decision(s3, DecisionKind::kVectorize, "c_conv", "m")) << s3.to_json();
+  expect_matches_interpreter(p3, s3);
 }
 
 // A linear layer y[i, j] = sum_k A[i, k] W[j, k] + b[j], alone (unfused) or under its bias add (global): the

@@ -143,6 +143,10 @@ TEST_F(TuningLoop, ResumeContinuesTheSameSequenceWithoutMeasuringTwice) {
 
 TEST_F(TuningLoop, SigkillLosesAtMostTheCandidateInFlight) {
   TuneOptions o = options("killed.db", 8);
+  // Each measurement takes at least 40 ms, so the 20 ms polls below see the run half done: with the compiled
+  // kernels already in the cache, all 8 once fitted between two polls.
+  o.runner.min_repeat_ms = 40;
+  o.runner.max_repeats = 1 << 30;
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
