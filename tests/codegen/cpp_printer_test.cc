@@ -235,10 +235,11 @@ TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {
   expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
 }
 
-// A register tile: unrolled row loops inside the vectorized reduction loop fold into one accumulator per row, all
-// in one simd reduction that loads x once for the four rows; g++ vectorizes it and the sums are right.
-TEST(CppPrinter, FoldsARegisterTileIntoOneAccumulatorPerElement) {
-  const int64_t rows = 8, n = 64;
+// A register tile: unrolled row loops inside the vectorized reduction loop fold into one vector accumulator per
+// row (GCC vector extensions), each loading x once per iteration for the four rows; then each accumulator is summed
+// across its lanes, the 72 - 64 (AVX-512) or 72 - 72 iterations left run in scalars, and the sums are right.
+TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
+  const int64_t rows = 8, n = 72;
   Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
   Expr ro = var("ro"), ri = var("ri"), k = var("k");
   Expr row = ro * 4 + ri;
@@ -248,26 +249,53 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneAccumulatorPerElement) {
                             for_loop(k, n, LoopKind::kVectorized, tile)}));
   LoopFunction f{"tiled_gemv", {w, x}, {y}, {}, body};
   PrintedCpp printed = print_cpp_with_lines(f);
-  EXPECT_NE(printed.source.find("    {\n"
-                                "      float ingot_acc0 = y[ro * 4];\n"
-                                "      float ingot_acc1 = y[ro * 4 + 1];\n"
-                                "      float ingot_acc2 = y[ro * 4 + 2];\n"
-                                "      float ingot_acc3 = y[ro * 4 + 3];\n"
-                                "      #pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3)\n"
-                                "      for (int64_t k = 0; k < 64; ++k) {\n"
-                                "        ingot_acc0 = ingot_acc0 + W[k + ro * 256] * x[k];\n"
-                                "        ingot_acc1 = ingot_acc1 + W[k + ro * 256 + 64] * x[k];\n"
-                                "        ingot_acc2 = ingot_acc2 + W[k + ro * 256 + 128] * x[k];\n"
-                                "        ingot_acc3 = ingot_acc3 + W[k + ro * 256 + 192] * x[k];\n"
-                                "      }\n"
-                                "      y[ro * 4] = ingot_acc0;\n"
-                                "      y[ro * 4 + 1] = ingot_acc1;\n"
-                                "      y[ro * 4 + 2] = ingot_acc2;\n"
-                                "      y[ro * 4 + 3] = ingot_acc3;\n"
-                                "    }\n"),
-            std::string::npos)
+  EXPECT_NE(
+      printed.source.find("    {\n"
+                          "      ingot_f32xN ingot_vacc0 = {};\n"
+                          "      ingot_f32xN ingot_vacc1 = {};\n"
+                          "      ingot_f32xN ingot_vacc2 = {};\n"
+                          "      ingot_f32xN ingot_vacc3 = {};\n"
+                          "      int64_t k = 0;\n"
+                          "      for (; k + INGOT_F32_LANES <= 72; k += INGOT_F32_LANES) {\n"
+                          "        ingot_vacc0 += ingot_load_f32xN(&W[k + ro * 288]) * ingot_load_f32xN(&x[k]);\n"
+                          "        ingot_vacc1 += ingot_load_f32xN(&W[k + ro * 288 + 72]) * ingot_load_f32xN(&x[k]);\n"
+                          "        ingot_vacc2 += ingot_load_f32xN(&W[k + ro * 288 + 144]) * ingot_load_f32xN(&x[k]);\n"
+                          "        ingot_vacc3 += ingot_load_f32xN(&W[k + ro * 288 + 216]) * ingot_load_f32xN(&x[k]);\n"
+                          "      }\n"
+                          "      float ingot_acc0 = y[ro * 4] + ingot_sum_f32xN(ingot_vacc0);\n"
+                          "      float ingot_acc1 = y[ro * 4 + 1] + ingot_sum_f32xN(ingot_vacc1);\n"
+                          "      float ingot_acc2 = y[ro * 4 + 2] + ingot_sum_f32xN(ingot_vacc2);\n"
+                          "      float ingot_acc3 = y[ro * 4 + 3] + ingot_sum_f32xN(ingot_vacc3);\n"
+                          "      for (; k < 72; ++k) {\n"
+                          "        ingot_acc0 = ingot_acc0 + W[k + ro * 288] * x[k];\n"
+                          "        ingot_acc1 = ingot_acc1 + W[k + ro * 288 + 72] * x[k];\n"
+                          "        ingot_acc2 = ingot_acc2 + W[k + ro * 288 + 144] * x[k];\n"
+                          "        ingot_acc3 = ingot_acc3 + W[k + ro * 288 + 216] * x[k];\n"
+                          "      }\n"
+                          "      y[ro * 4] = ingot_acc0;\n"
+                          "      y[ro * 4 + 1] = ingot_acc1;\n"
+                          "      y[ro * 4 + 2] = ingot_acc2;\n"
+                          "      y[ro * 4 + 3] = ingot_acc3;\n"
+                          "    }\n"),
+      std::string::npos)
       << printed.source;
-  expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
+  expect_exact_gemv(compile_cpp(printed.source).path, f, rows, n);
+
+  // Terms the vectors cannot compute (a call) keep the OpenMP simd reduction, one scalar accumulator per row.
+  Stmt exp_tile =
+      for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, load(y, row) + math::exp(load(w, row * n + k)) * load(x, k)));
+  LoopFunction g{"exp_tile",
+                 {w, x},
+                 {y},
+                 {},
+                 for_loop(ro, rows / 4, LoopKind::kSerial,
+                          seq({for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
+                               for_loop(k, n, LoopKind::kVectorized, exp_tile)}))};
+  std::string source = print_cpp(g);
+  EXPECT_NE(source.find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3)"),
+            std::string::npos)
+      << source;
+  EXPECT_EQ(source.find("ingot_vacc"), std::string::npos) << source;
 }
 
 // A tile of one element (an unrolled loop of extent 1, as hand-written IR may have) still names no loop variable
