@@ -281,6 +281,36 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
       << printed.source;
   expect_exact_gemv(compile_cpp(printed.source).path, f, rows, n);
 
+  // Operands invariant in k (a scale per row) and constants broadcast across the lanes.
+  Buffer scale = global_buffer("s", {rows});
+  Stmt scaled =
+      for_loop(ri, 4, LoopKind::kUnrolled,
+               store(y, row, load(y, row) + (load(w, row * n + k) * load(x, k) * load(scale, row) - Expr(2.0))));
+  LoopFunction h{"scaled_tile",
+                 {w, x, scale},
+                 {y},
+                 {},
+                 for_loop(ro, rows / 4, LoopKind::kSerial,
+                          seq({for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
+                               for_loop(k, n, LoopKind::kVectorized, scaled)}))};
+  std::string scaled_source = print_cpp(h);
+  EXPECT_NE(scaled_source.find("ingot_vacc3 += ingot_load_f32xN(&W[k + ro * 288 + 216]) * ingot_load_f32xN(&x[k]) * "
+                               "s[ro * 4 + 3] - 2.0f;"),
+            std::string::npos)
+      << scaled_source;
+  KernelModule module(compile_cpp(scaled_source).path, h);
+  HostTensor ws(DType::kFloat32, {rows, n}), xs(DType::kFloat32, {n}), ss(DType::kFloat32, {rows}),
+      ys(DType::kFloat32, {rows});
+  for (int64_t i = 0; i < rows * n; ++i) ws.f32()[i] = float(i % 5) - 2.0f;
+  for (int64_t i = 0; i < n; ++i) xs.f32()[i] = float(i % 3);
+  for (int64_t i = 0; i < rows; ++i) ss.f32()[i] = float(i) - 3.0f;
+  module.run({&ws, &xs, &ss}, {&ys});
+  for (int64_t r = 0; r < rows; ++r) {
+    float want = 0;
+    for (int64_t i = 0; i < n; ++i) want += ws.f32()[r * n + i] * xs.f32()[i] * ss.f32()[r] - 2.0f;
+    EXPECT_EQ(ys.f32()[r], want) << r;
+  }
+
   // Terms the vectors cannot compute (a call) keep the OpenMP simd reduction, one scalar accumulator per row.
   Stmt exp_tile =
       for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, load(y, row) + math::exp(load(w, row * n + k)) * load(x, k)));

@@ -207,6 +207,41 @@ TEST(MergeParallelStages, APrefetchGoesWithTheStageItServes) {
   EXPECT_LT(sync, second) << text;
 }
 
+// Independent stages that each stream their own large operand (two GEMMs with their own 256 KB weights) stay apart:
+// merged, every iteration would hold a tile of both. Reading one shared large operand (the input projections of an
+// LSTM layer: one W, a small x per step), they merge.
+TEST(MergeParallelStages, IndependentStagesStreamingTheirOwnLargeOperandsStayApart) {
+  const int64_t rows = 256, k = 256;  // 256 x 256 floats: 256 KB
+  Buffer x = global_buffer("x", {k}), x2 = global_buffer("x2", {k}), w1 = global_buffer("w1", {rows, k}),
+         w2 = global_buffer("w2", {rows, k}), y1 = global_buffer("y1", {rows}), y2 = global_buffer("y2", {rows});
+  auto gemv = [&](const Buffer& w, const Buffer& in, const Buffer& out, const std::string& name) {
+    Expr r = var(name + ".r"), j = var(name + ".k");
+    return for_loop(
+        r, rows, LoopKind::kParallel,
+        seq({store(out, r, Expr(0.0)),
+             for_loop(j, k, LoopKind::kSerial, store(out, r, load(out, r) + load(w, r * k + j) * load(in, j)))}));
+  };
+  LoopFunction own{"own_weights", {x, w1, w2}, {y1, y2}, {}, seq({gemv(w1, x, y1, "A"), gemv(w2, x, y2, "B")})};
+  EXPECT_EQ(merged(own), to_string(own));
+  LoopFunction shared{"shared_weight", {x, x2, w1}, {y1, y2}, {}, seq({gemv(w1, x, y1, "A"), gemv(w1, x2, y2, "B")})};
+  std::string text = merged(shared);
+  EXPECT_EQ(text.find("for B.r"), std::string::npos) << text;
+  // A smaller weight (64 KB each) stays in cache: those merge.
+  Buffer s1 = global_buffer("s1", {64, k}), s2 = global_buffer("s2", {64, k}), z1 = global_buffer("z1", {64}),
+         z2 = global_buffer("z2", {64});
+  auto small_gemv = [&](const Buffer& w, const Buffer& out, const std::string& name) {
+    Expr r = var(name + ".r"), j = var(name + ".k");
+    return for_loop(
+        r, 64, LoopKind::kParallel,
+        seq({store(out, r, Expr(0.0)),
+             for_loop(j, k, LoopKind::kSerial, store(out, r, load(out, r) + load(w, r * k + j) * load(x, j)))}));
+  };
+  LoopFunction small{
+      "small_weights", {x, s1, s2}, {z1, z2}, {}, seq({small_gemv(s1, z1, "A"), small_gemv(s2, z2, "B")})};
+  text = merged(small);
+  EXPECT_EQ(text.find("for B.r"), std::string::npos) << text;
+}
+
 TEST(MergeParallelStages, MergedProgramComputesTheSameValues) {
   const int64_t n = 4096;
   Buffer x = global_buffer("x", {n}), a = global_buffer("a", {n}), b = global_buffer("b", {n}),
