@@ -128,21 +128,16 @@ TEST(PartitionPlan, JsonRoundTrip) {
   nlohmann::json wrong_version = j;
   wrong_version["version"] = kPartitionPlanVersion + 1;
   EXPECT_THROW(plan_from_json(wrong_version), PlanError);
-  nlohmann::json missing = j;
-  missing["kernels"][0]["stages"][0].erase("barrier_before");
-  try {
-    plan_from_json(missing);
-    FAIL() << "expected PlanError";
-  } catch (const PlanError& e) {
-    EXPECT_STREQ(e.what(), "stage 0.0: missing field 'barrier_before'");
-  }
-  missing = j;
-  missing["kernels"][0]["stages"][1].erase("prefetch");
-  try {
-    plan_from_json(missing);
-    FAIL() << "expected PlanError";
-  } catch (const PlanError& e) {
-    EXPECT_STREQ(e.what(), "stage 0.1: missing field 'prefetch'");
+  for (auto [stage, field] : {std::pair{0, "barrier_before"}, std::pair{1, "prefetch"}}) {
+    nlohmann::json missing = j;
+    missing["kernels"][0]["stages"][stage].erase(field);
+    try {
+      plan_from_json(missing);
+      FAIL() << "expected PlanError";
+    } catch (const PlanError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "stage 0." + std::to_string(stage) + ": missing field '" + std::string(field) + "'");
+    }
   }
   nlohmann::json mistyped = j;
   mistyped["kernels"][0]["resident"] = "bias";

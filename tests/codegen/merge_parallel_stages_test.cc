@@ -184,21 +184,21 @@ TEST(MergeParallelStages, APrefetchGoesWithTheStageItServes) {
   Buffer x = global_buffer("x", {16}), w = global_buffer("w", {16}), a = global_buffer("a", {16}),
          b = global_buffer("b", {16});
   auto reversed = [](const Expr& p, const Expr& i) { return Expr(15) - (p * 4 + i); };
-  LoopFunction joins{"joins",
-                     {x, w},
-                     {b},
-                     {a},
-                     seq({chunked(x, a, "A", 4, same_element), prefetch(w), barrier(BarrierKind::kGrid),
-                          chunked(w, b, "B", 4, same_element)})};
+  // A, then a prefetch of w and a barrier, then B reading `second`'s element (p, i).
+  auto with_prefetch = [&](const std::string& name, const Buffer& second,
+                           const std::function<Expr(const Expr&, const Expr&)>& read) {
+    return LoopFunction{name,
+                        {x, w},
+                        {b},
+                        {a},
+                        seq({chunked(x, a, "A", 4, same_element), prefetch(w), barrier(BarrierKind::kGrid),
+                             chunked(second, b, "B", 4, read)})};
+  };
+  LoopFunction joins = with_prefetch("joins", w, same_element);
   std::string text = merged(joins);
   EXPECT_EQ(text.find("prefetch"), std::string::npos) << text;
   EXPECT_EQ(text.find("barrier"), std::string::npos) << text;
-  LoopFunction apart{"apart",
-                     {x, w},
-                     {b},
-                     {a},
-                     seq({chunked(x, a, "A", 4, same_element), prefetch(w), barrier(BarrierKind::kGrid),
-                          chunked(a, b, "B", 4, reversed)})};
+  LoopFunction apart = with_prefetch("apart", a, reversed);
   text = merged(apart);
   size_t fetch = text.find("prefetch w"), sync = text.find("barrier grid"), second = text.find("for B.p");
   ASSERT_NE(fetch, std::string::npos) << text;
@@ -217,7 +217,7 @@ TEST(MergeParallelStages, IndependentStagesStreamingTheirOwnLargeOperandsStayApa
   auto gemv = [&](const Buffer& w, const Buffer& in, const Buffer& out, const std::string& name) {
     Expr r = var(name + ".r"), j = var(name + ".k");
     return for_loop(
-        r, rows, LoopKind::kParallel,
+        r, w->shape[0], LoopKind::kParallel,
         seq({store(out, r, Expr(0.0)),
              for_loop(j, k, LoopKind::kSerial, store(out, r, load(out, r) + load(w, r * k + j) * load(in, j)))}));
   };
@@ -229,15 +229,7 @@ TEST(MergeParallelStages, IndependentStagesStreamingTheirOwnLargeOperandsStayApa
   // A smaller weight (64 KB each) stays in cache: those merge.
   Buffer s1 = global_buffer("s1", {64, k}), s2 = global_buffer("s2", {64, k}), z1 = global_buffer("z1", {64}),
          z2 = global_buffer("z2", {64});
-  auto small_gemv = [&](const Buffer& w, const Buffer& out, const std::string& name) {
-    Expr r = var(name + ".r"), j = var(name + ".k");
-    return for_loop(
-        r, 64, LoopKind::kParallel,
-        seq({store(out, r, Expr(0.0)),
-             for_loop(j, k, LoopKind::kSerial, store(out, r, load(out, r) + load(w, r * k + j) * load(x, j)))}));
-  };
-  LoopFunction small{
-      "small_weights", {x, s1, s2}, {z1, z2}, {}, seq({small_gemv(s1, z1, "A"), small_gemv(s2, z2, "B")})};
+  LoopFunction small{"small_weights", {x, s1, s2}, {z1, z2}, {}, seq({gemv(s1, x, z1, "A"), gemv(s2, x, z2, "B")})};
   text = merged(small);
   EXPECT_EQ(text.find("for B.r"), std::string::npos) << text;
 }
