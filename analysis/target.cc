@@ -220,6 +220,7 @@ struct IntField {
   int64_t min;
   int64_t GpuLimits::*gpu = nullptr;
   int64_t CpuLimits::*cpu = nullptr;
+  bool optional = false;  // absent: 0 (target files written before the key existed stay valid)
   int64_t& of(Target& t) const { return gpu ? t.gpu.*gpu : t.cpu.*cpu; }
   int64_t of(const Target& t) const { return gpu ? t.gpu.*gpu : t.cpu.*cpu; }
 };
@@ -236,7 +237,7 @@ const std::vector<IntField>& gpu_fields() {
       {"shared_memory_per_block", 0, &GpuLimits::shared_memory_per_block},
       {"shared_memory_per_block_optin", 0, &GpuLimits::shared_memory_per_block_optin},
       {"warp_size", 1, &GpuLimits::warp_size},
-      {"l2_bytes", 0, &GpuLimits::l2_bytes},
+      {"l2_bytes", 0, &GpuLimits::l2_bytes, nullptr, true},
   };
   return fields;
 }
@@ -336,7 +337,7 @@ class Parser {
       std::string path = section + "." + f.key;
       if (values_.count(path))
         f.of(t) = integer(path, f.min);
-      else if (!from_base)
+      else if (!from_base && !f.optional)
         fail(keys_.count(section) ? keys_.at(section) : root_.Mark(), path, "missing required key");
     }
     check_consistency(t);

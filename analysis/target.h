@@ -29,7 +29,7 @@ struct GpuLimits {
   int64_t shared_memory_per_block = 0;        // without opting in (static shared memory)
   int64_t shared_memory_per_block_optin = 0;  // with cudaFuncAttributeMaxDynamicSharedMemorySize
   int64_t warp_size = 0;
-  int64_t l2_bytes = 0;  // the device-wide L2 cache, shared by all SMs
+  int64_t l2_bytes = 0;  // the device-wide L2 cache, shared by all SMs; 0 = unknown (no next-stage prefetch)
   bool operator==(const GpuLimits&) const = default;
 };
 

@@ -766,7 +766,8 @@ class CppPrinter {
            std::to_string(n) + ");");
     open("for (; " + k + " < " + extent + "; ++" + k + ") {");
     for (size_t n = 0; n < terms.size(); ++n)
-      emit("ingot_acc" + std::to_string(n) + " = ingot_acc" + std::to_string(n) + " + " + expr(terms[n]).text + ";");
+      emit("ingot_acc" + std::to_string(n) + " = ingot_acc" + std::to_string(n) + " + " +
+           wrap(expr(terms[n]), kAdditive + 1) + ";");
     close();
     for (size_t n = 0; n < r.folds.size(); ++n) emit(element(r.folds[n]) + " = ingot_acc" + std::to_string(n) + ";");
     close();
@@ -1041,7 +1042,7 @@ class CppPrinter {
     if (uses_vectors_) {
       head.push_back("");
       head.push_back(
-          "// Register tiles as explicit vectors: a zmm register with AVX-512, two ymm or four xmm otherwise.");
+          "// Register tiles as explicit vectors: a zmm register with AVX-512, else 8 lanes (a ymm, or two xmm).");
       head.push_back("#if defined(__AVX512F__)");
       head.push_back("#define INGOT_F32_LANES 16");
       head.push_back("#else");

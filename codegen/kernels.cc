@@ -12,6 +12,7 @@ namespace {
 
 struct GlobalAccess {
   std::set<std::string> loaded, stored;
+  std::set<std::string> prefetched;  // a kernel argument, but no bytes moved: its reader loads it
 };
 
 GlobalAccess global_access(const Stmt& s) {
@@ -29,6 +30,8 @@ GlobalAccess global_access(const Stmt& s) {
       note_loads(st->value);
     } else if (auto* i = as<IfThenElseNode>(c)) {
       note_loads(i->cond);
+    } else if (auto* p = as<PrefetchNode>(c)) {
+      a.prefetched.insert(p->buffer->name);
     }
   });
   return a;
@@ -55,7 +58,7 @@ std::vector<LoopFunction> split_kernels(const LoopFunction& f) {
     for (const Buffer& b : all_buffers(f)) {
       if (a.stored.count(b->name))
         kernel.outputs.push_back(b);
-      else if (a.loaded.count(b->name))
+      else if (a.loaded.count(b->name) || a.prefetched.count(b->name))
         kernel.inputs.push_back(b);
     }
     kernel.body = bodies[k];

@@ -148,6 +148,8 @@ class Lowering {
           fail(where + (program_.find(name) ? "it is computed inside its readers and has no buffer"
                                             : "not a tensor of the program"));
         if (body.empty()) fail(where + "no stage runs before the step to hide it under");
+        if (step.kernel_before)
+          fail(where + "the step starts a kernel, and a prefetch does not outlive the one before");
         body.push_back(prefetch(it->second));
       }
       for (const std::string& name : step.computes) {

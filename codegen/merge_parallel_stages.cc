@@ -207,11 +207,12 @@ class Merger {
     return true;
   }
 
-  // Whether `a` reads a streamed operand (kStreamedOperandBytes or more) that `b` does not read.
+  // Whether `a` reads a streamed operand (kStreamedOperandBytes or more, written by neither) that `b` does not read.
   bool streams_its_own_operand(const StageAccesses& a, const StageAccesses& b) const {
     return std::any_of(a.loads.begin(), a.loads.end(), [&](const auto& load) {
       auto bytes = buffer_bytes_.find(load.first);
-      return bytes != buffer_bytes_.end() && bytes->second >= kStreamedOperandBytes && !b.loads.count(load.first);
+      return bytes != buffer_bytes_.end() && bytes->second >= kStreamedOperandBytes && !b.loads.count(load.first) &&
+             !a.stores.count(load.first) && !b.stores.count(load.first);
     });
   }
 

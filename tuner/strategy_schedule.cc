@@ -421,7 +421,7 @@ class StrategyScheduler {
     const std::string& w = t->axes[n - 1].name();
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     std::vector<Expr> conditions;
-    folded_reads(t->body, t->reduction() ? std::set<std::string>{} : folded_into(t), reads, &conditions);
+    folded_reads(t->body, folded_into(t), reads, &conditions);
     auto uses_plane = [&](const Expr& e) { return uses_var(e, h) || uses_var(e, w); };
     if (std::any_of(conditions.begin(), conditions.end(), uses_plane)) return false;
     // Loops of one iteration are 0: a 1 x 1 convolution reads X[n, rc, h + ry, w + rx] with ry, rx < 1.
@@ -460,8 +460,9 @@ class StrategyScheduler {
     PlaneTile tile;
     tile.lanes = plane_rows * width;
     // The channels: the innermost other axis that no read moving along the plane indexes, so rows share those loads.
+    // Only a split one: all of its rows in one iteration would leave the parallel loop few iterations or one.
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    folded_reads(r->body, {}, reads);
+    folded_reads(r->body, folded_into(r), reads);
     for (size_t d = n - 2; d-- > 0;) {
       bool shared = std::all_of(reads.begin(), reads.end(), [&](const auto& read) {
         bool on_plane = false, on_axis = false;
@@ -474,7 +475,7 @@ class StrategyScheduler {
       int64_t vectors = (tile.lanes + lanes - 1) / lanes;
       int64_t rows =
           largest_divisor_up_to(t->axes[d].extent, std::min(kRegisterTile, kMaxAccumulatorVectors / vectors));
-      if (shared && rows > 1) {
+      if (shared && rows > 1 && rows < t->axes[d].extent) {
         tile.row_axis = d;
         tile.rows = rows;
         break;

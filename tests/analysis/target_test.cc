@@ -207,7 +207,8 @@ TEST(Target, MistakesNameFileLineColumnAndKey) {
             "t.yaml:4:24: memory_bandwidth_gb_s: must be greater than 0, got 0");
   // Missing figures.
   EXPECT_EQ(error_of(gpu_with(15, "")), "t.yaml:5:1: gpu.warp_size: missing required key");
-  EXPECT_EQ(error_of(gpu_with(16, "")), "t.yaml:5:1: gpu.l2_bytes: missing required key");
+  // l2_bytes is optional (files from before it existed): absent, it is 0 and plans prefetch nothing on that GPU.
+  EXPECT_EQ(parse_target(gpu_with(16, ""), "t.yaml").gpu.l2_bytes, 0);
   EXPECT_EQ(error_of(gpu_with(3, "")), "t.yaml:1:1: peak_fp32_gflops: missing required key");
   EXPECT_EQ(error_of(gpu_with(1, "")), "t.yaml:2:1: name: missing required key");
   EXPECT_EQ(error_of(gpu_with(2, "")),

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 
+#include "codegen/kernels.h"
 #include "tests/codegen/cuda_test_functions.h"
 
 namespace ingot {
@@ -337,6 +338,39 @@ TEST(CudaPrinter, NamesAreSanitizedAndKeptDistinct) {
   EXPECT_THAT(src, HasSubstr("for (long long in_put_1 = blockIdx.x;"));
   EXPECT_THAT(src, HasSubstr("for (long long min_ = threadIdx.x;"));
   EXPECT_THAT(src, HasSubstr("int_[((in_put_1 * 2) + min_)] = in_put[in_put_1];"));
+}
+
+// A prefetch prints as a grid-stride loop over the buffer's 128-byte lines, run by every thread (no block-0 or
+// thread-0 guard), and its buffer is an argument of the kernel it sits in even where no stage there loads it.
+TEST(CudaPrinter, PrefetchesTheLinesOfABufferWithTheWholeGrid) {
+  Buffer x = make_buffer("X", DType::kFloat32, {1000}, MemoryScope::kGlobal),
+         w = make_buffer("W", DType::kFloat32, {1000}, MemoryScope::kGlobal),
+         t = make_buffer("T", DType::kFloat32, {1000}, MemoryScope::kGlobal),
+         y = make_buffer("Y", DType::kFloat32, {1000}, MemoryScope::kGlobal);
+  Expr b = var("b"), i = var("i");
+  auto stage = [&](const Buffer& in, const Buffer& other, const Buffer& out) {
+    return for_loop(
+        b, 4, LoopKind::kBlockX,
+        for_loop(i, 250, LoopKind::kThreadX, store(out, b * 250 + i, load(in, b * 250 + i) * load(other, i))));
+  };
+  LoopFunction f{"prefetched",
+                 {x, w},
+                 {y},
+                 {t},
+                 seq({stage(x, x, t), prefetch(w), barrier(BarrierKind::kKernel), stage(t, w, y)})};
+  std::vector<LoopFunction> kernels = split_kernels(f);
+  ASSERT_EQ(kernels.size(), 2u);
+  bool w_is_an_argument = false;
+  for (const Buffer& in : kernels[0].inputs) w_is_an_argument |= in->name == "W";
+  EXPECT_TRUE(w_is_an_argument);
+  std::string source = print_cuda(kernels[0]);
+  EXPECT_THAT(source, HasSubstr("  for (long long ingot_line = ((long long)(blockIdx.z * gridDim.y + blockIdx.y) * "
+                                "gridDim.x + blockIdx.x) * (blockDim.x * blockDim.y * blockDim.z) + (threadIdx.z * "
+                                "blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;\n"
+                                "      ingot_line < 32LL;\n"));
+  EXPECT_THAT(source, HasSubstr("asm volatile(\"prefetch.global.L2 [%0];\" : : \"l\"(reinterpret_cast<const "
+                                "char*>(W) + ingot_line * 128));"));
+  EXPECT_THAT(source, Not(HasSubstr("if (ingot_block0()")));
 }
 
 TEST(CudaPrinter, RejectsWhatTheGpuCannotRun) {

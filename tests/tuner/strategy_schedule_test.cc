@@ -254,6 +254,13 @@ TEST(StrategySchedule, GlobalPrefetchesTheNextStagesWeightsBeforeTheBarrier) {
   EXPECT_THAT([&] { lower(p, bad); },
               testing::ThrowsMessage<ScheduleError>(
                   testing::HasSubstr("layout step #1: prefetch of 'no_such_tensor': not a tensor of the program")));
+  size_t with_prefetch = 1;
+  while (global.schedule.layout()[with_prefetch].prefetch.empty()) ++with_prefetch;
+  layout = global.schedule.layout();
+  layout[with_prefetch].kernel_before = true;
+  bad.set_layout(layout);
+  EXPECT_THAT([&] { lower(p, bad); }, testing::ThrowsMessage<ScheduleError>(testing::HasSubstr(
+                                          "the step starts a kernel, and a prefetch does not outlive the one before")));
   layout = global.schedule.layout();
   layout[0].prefetch = {planned[0]};
   bad.set_layout(layout);
