@@ -235,9 +235,9 @@ TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {
   expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
 }
 
-// A register tile: unrolled row loops inside the vectorized reduction loop fold into one vector accumulator per
-// row (GCC vector extensions), each loading x once per iteration for the four rows; then each accumulator is summed
-// across its lanes, the 72 - 64 (AVX-512) or 72 - 72 iterations left run in scalars, and the sums are right.
+// A register tile: unrolled row loops inside the vectorized reduction loop fold, with AVX-512, into one vector
+// accumulator per row (GCC vector extensions), each loading x once per iteration for the four rows; then each
+// accumulator is summed across its lanes, the 72 - 64 iterations left run in scalars, and the sums are right.
 TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
   const int64_t rows = 8, n = 72;
   Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
@@ -280,6 +280,15 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
       std::string::npos)
       << printed.source;
   expect_exact_gemv(compile_cpp(printed.source).path, f, rows, n);
+  // Without AVX-512 (16 vector registers) the same source compiles the simd reduction instead, and sums right.
+  EXPECT_NE(printed.source.find("    #else\n"
+                                "    {\n"
+                                "      float ingot_acc0 = y[ro * 4];\n"),
+            std::string::npos)
+      << printed.source;
+  CompileOptions avx2;
+  avx2.flags += " -mno-avx512f";
+  expect_exact_gemv(compile_cpp(printed.source, avx2).path, f, rows, n);
 
   // Operands invariant in k (a scale per row) and constants broadcast across the lanes.
   Buffer scale = global_buffer("s", {rows});
