@@ -410,7 +410,9 @@ class StrategyScheduler {
     int64_t rows = 1;
     int64_t lanes = 0;  // elements of the plane per iteration: whole rows of it
   };
-  static constexpr int64_t kMaxAccumulatorVectors = 28;  // of the 32 vector registers, leaving some for operands
+  // Of the vector registers (32 with AVX-512's 16 lanes, 16 with narrower vectors), those the accumulators may take,
+  // leaving the rest for operands.
+  int64_t accumulator_vectors() const { return options_.simd_fp32_lanes >= 16 ? 28 : 12; }
 
   // Whether t's last two axes (h, w) can run as one loop: every read indexes them, if at all, as [..., h + f, w]
   // (f free of both) of a tensor whose last dimension is as wide as w, no other index uses them, and no select
@@ -450,7 +452,7 @@ class StrategyScheduler {
     if (n < 3) return std::nullopt;
     const int64_t lanes = options_.simd_fp32_lanes, height = t->axes[n - 2].extent, width = t->axes[n - 1].extent;
     // At most half the accumulator registers per row, so that two rows fit.
-    const int64_t cap = kMaxAccumulatorVectors / 2 * lanes;
+    const int64_t cap = accumulator_vectors() / 2 * lanes;
     int64_t plane_rows = 0;
     for (int64_t d = height; d >= 1 && !plane_rows; --d)
       if (height % d == 0 && d * width <= cap) plane_rows = d;
@@ -473,8 +475,7 @@ class StrategyScheduler {
         return !on_plane || !on_axis;
       });
       int64_t vectors = (tile.lanes + lanes - 1) / lanes;
-      int64_t rows =
-          largest_divisor_up_to(t->axes[d].extent, std::min(kRegisterTile, kMaxAccumulatorVectors / vectors));
+      int64_t rows = largest_divisor_up_to(t->axes[d].extent, std::min(kRegisterTile, accumulator_vectors() / vectors));
       if (shared && rows > 1 && rows < t->axes[d].extent) {
         tile.row_axis = d;
         tile.rows = rows;

@@ -172,6 +172,22 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
   EXPECT_TRUE(has_decision(unfused, DecisionKind::kCacheWrite, "c_conv")) << unfused.to_json();
   expect_matches_interpreter(p, unfused);
 
+  // The channels computed together fit the accumulator registers: the 36-element plane is 3 vectors of 16 lanes, so
+  // 4 channels (12 of AVX-512's 32 registers); with 8-lane vectors (16 registers, 12 for accumulators) it is 5
+  // vectors, so 2 channels.
+  auto channel_rows = [](const Schedule& s) {
+    for (const Decision& d : s.decisions())
+      if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "j") return d.factor;
+    return int64_t(1);
+  };
+  FixedScheduleOptions avx2;
+  avx2.simd_fp32_lanes = 8;
+  Schedule narrow = strategy_schedule(p, make_plan("unfused", p, cpu()), avx2);
+  EXPECT_EQ(channel_rows(unfused), cpu().cpu.simd_fp32_lanes >= 16 ? 4 : 2) << unfused.to_json();
+  EXPECT_EQ(channel_rows(narrow), 2) << narrow.to_json();
+  EXPECT_TRUE(has_decision(narrow, DecisionKind::kVectorize, "c_conv", "l+m")) << narrow.to_json();
+  expect_matches_interpreter(p, narrow);
+
   Conv2dAttrs padded;
   padded.padding = {1, 1, 1, 1};
   Tensor w3 = placeholder("w3", {8, 16, 3, 3});
