@@ -243,11 +243,14 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
   Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
   Expr ro = var("ro"), ri = var("ri"), k = var("k");
   Expr row = ro * 4 + ri;
-  Stmt tile = for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, load(y, row) + load(w, row * n + k) * load(x, k)));
-  Stmt body = for_loop(ro, rows / 4, LoopKind::kSerial,
-                       seq({for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
-                            for_loop(k, n, LoopKind::kVectorized, tile)}));
-  LoopFunction f{"tiled_gemv", {w, x}, {y}, {}, body};
+  // y[row] = sum_k term, four rows at a time: the rows zeroed, then folded inside the vectorized k loop.
+  auto four_row_tiles = [&](const Expr& term) {
+    return for_loop(ro, rows / 4, LoopKind::kSerial,
+                    seq({for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
+                         for_loop(k, n, LoopKind::kVectorized,
+                                  for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, load(y, row) + term)))}));
+  };
+  LoopFunction f{"tiled_gemv", {w, x}, {y}, {}, four_row_tiles(load(w, row * n + k) * load(x, k))};
   PrintedCpp printed = print_cpp_with_lines(f);
   EXPECT_NE(
       printed.source.find("    {\n"
@@ -292,16 +295,11 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
 
   // Operands invariant in k (a scale per row) and constants broadcast across the lanes.
   Buffer scale = global_buffer("s", {rows});
-  Stmt scaled =
-      for_loop(ri, 4, LoopKind::kUnrolled,
-               store(y, row, load(y, row) + (load(w, row * n + k) * load(x, k) * load(scale, row) - Expr(2.0))));
   LoopFunction h{"scaled_tile",
                  {w, x, scale},
                  {y},
                  {},
-                 for_loop(ro, rows / 4, LoopKind::kSerial,
-                          seq({for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
-                               for_loop(k, n, LoopKind::kVectorized, scaled)}))};
+                 four_row_tiles(load(w, row * n + k) * load(x, k) * load(scale, row) - Expr(2.0))};
   std::string scaled_source = print_cpp(h);
   EXPECT_NE(scaled_source.find("ingot_vacc3 += ingot_load_f32xN(&W[k + ro * 288 + 216]) * ingot_load_f32xN(&x[k]) * "
                                "s[ro * 4 + 3] - 2.0f;"),
@@ -321,15 +319,7 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
   }
 
   // Terms the vectors cannot compute (a call) keep the OpenMP simd reduction, one scalar accumulator per row.
-  Stmt exp_tile =
-      for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, load(y, row) + math::exp(load(w, row * n + k)) * load(x, k)));
-  LoopFunction g{"exp_tile",
-                 {w, x},
-                 {y},
-                 {},
-                 for_loop(ro, rows / 4, LoopKind::kSerial,
-                          seq({for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
-                               for_loop(k, n, LoopKind::kVectorized, exp_tile)}))};
+  LoopFunction g{"exp_tile", {w, x}, {y}, {}, four_row_tiles(math::exp(load(w, row * n + k)) * load(x, k))};
   std::string source = print_cpp(g);
   EXPECT_NE(source.find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3)"),
             std::string::npos)
