@@ -258,12 +258,22 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
                           "      ingot_f32xN ingot_vacc1 = {};\n"
                           "      ingot_f32xN ingot_vacc2 = {};\n"
                           "      ingot_f32xN ingot_vacc3 = {};\n"
+                          "      const float* ingot_p0 = &W[ro * 288];\n"
+                          "      const float* ingot_p1 = &x[0];\n"
+                          "      const float* ingot_p2 = &W[ro * 288 + 72];\n"
+                          "      const float* ingot_p3 = &W[ro * 288 + 144];\n"
+                          "      const float* ingot_p4 = &W[ro * 288 + 216];\n"
                           "      int64_t k = 0;\n"
                           "      for (; k + INGOT_F32_LANES <= 72; k += INGOT_F32_LANES) {\n"
-                          "        ingot_vacc0 += ingot_load_f32xN(&W[k + ro * 288]) * ingot_load_f32xN(&x[k]);\n"
-                          "        ingot_vacc1 += ingot_load_f32xN(&W[k + ro * 288 + 72]) * ingot_load_f32xN(&x[k]);\n"
-                          "        ingot_vacc2 += ingot_load_f32xN(&W[k + ro * 288 + 144]) * ingot_load_f32xN(&x[k]);\n"
-                          "        ingot_vacc3 += ingot_load_f32xN(&W[k + ro * 288 + 216]) * ingot_load_f32xN(&x[k]);\n"
+                          "        const ingot_f32xN ingot_v0 = ingot_load_f32xN(ingot_p0 + k);\n"
+                          "        const ingot_f32xN ingot_v1 = ingot_load_f32xN(ingot_p1 + k);\n"
+                          "        const ingot_f32xN ingot_v2 = ingot_load_f32xN(ingot_p2 + k);\n"
+                          "        const ingot_f32xN ingot_v3 = ingot_load_f32xN(ingot_p3 + k);\n"
+                          "        const ingot_f32xN ingot_v4 = ingot_load_f32xN(ingot_p4 + k);\n"
+                          "        ingot_vacc0 += ingot_v0 * ingot_v1;\n"
+                          "        ingot_vacc1 += ingot_v2 * ingot_v1;\n"
+                          "        ingot_vacc2 += ingot_v3 * ingot_v1;\n"
+                          "        ingot_vacc3 += ingot_v4 * ingot_v1;\n"
                           "      }\n"
                           "      float ingot_acc0 = y[ro * 4] + ingot_sum_f32xN(ingot_vacc0);\n"
                           "      float ingot_acc1 = y[ro * 4 + 1] + ingot_sum_f32xN(ingot_vacc1);\n"
@@ -301,8 +311,7 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
                  {},
                  four_row_tiles(load(w, row * n + k) * load(x, k) * load(scale, row) - Expr(2.0))};
   std::string scaled_source = print_cpp(h);
-  EXPECT_NE(scaled_source.find("ingot_vacc3 += ingot_load_f32xN(&W[k + ro * 288 + 216]) * ingot_load_f32xN(&x[k]) * "
-                               "s[ro * 4 + 3] - 2.0f;"),
+  EXPECT_NE(scaled_source.find("ingot_vacc3 += ingot_v4 * ingot_v1 * s[ro * 4 + 3] - 2.0f;"),
             std::string::npos)
       << scaled_source;
   KernelModule module(compile_cpp(scaled_source).path, h);
