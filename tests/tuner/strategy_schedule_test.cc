@@ -153,7 +153,9 @@ TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
 // A 1 x 1 convolution over an NCHW map, with its bias and ReLU (global: computed inside the epilogue's loop) or
 // alone (unfused): the last two axes run as one vectorized loop over the whole 6 x 6 plane, two output channels at
 // once (a register tile: 2 x 3 vectors of 16 lanes), instead of one row of 6 at a time. A padded 3 x 3
-// convolution, whose border guards use the rows and columns, keeps its rows.
+// convolution, whose border guards use the rows and columns, and a strided 1 x 1 convolution keep their rows and
+// compute four channels at once where vectors have 16 lanes (a stencil tile, held in vector registers by the C++
+// printer: the border guards become lane masks, the strided loads the even elements of two vectors).
 TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
   Tensor x = placeholder("x", {1, 16, 6, 6}), w = placeholder("w", {8, 16, 1, 1}), b = placeholder("b", {8});
   Tensor y = relu("y", conv2d("c", x, w, b));
@@ -192,10 +194,21 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
   padded.padding = {1, 1, 1, 1};
   Tensor w3 = placeholder("w3", {8, 16, 3, 3});
   Program p3({relu("y", conv2d("c", x, w3, b, padded))}, "padded");
-  Schedule s3 = make_strategy_program(p3, "global", cpu()).schedule;
-  EXPECT_FALSE(has_decision(s3, DecisionKind::kFuse, "c_conv", "l")) << s3.to_json();
-  EXPECT_TRUE(has_decision(s3, DecisionKind::kVectorize, "c_conv", "m")) << s3.to_json();
-  expect_matches_interpreter(p3, s3);
+  Conv2dAttrs strided;
+  strided.stride = {2, 2};
+  Program p2({relu("y", conv2d("c", x, w, b, strided))}, "strided");
+  for (const auto& [program, loads] : {std::pair{p3, "ingot_lanes_from("},
+                                       std::pair{p2, "= ingot_load_even_f32xN((__mmask16)0x1F, (__mmask16)0x0, &x["}}) {
+    Schedule tiled = make_strategy_program(program, "global", cpu()).schedule;
+    EXPECT_FALSE(has_decision(tiled, DecisionKind::kFuse, "c_conv", "l")) << tiled.to_json();
+    EXPECT_TRUE(has_decision(tiled, DecisionKind::kVectorize, "c_conv", "m")) << tiled.to_json();
+    expect_matches_interpreter(program, tiled);
+    if (cpu().cpu.simd_fp32_lanes < 16) continue;
+    EXPECT_TRUE(has_decision(tiled, DecisionKind::kUnroll, "c_conv", "j.i")) << tiled.to_json();
+    std::string source = print_cpp(lower(program, tiled));
+    EXPECT_NE(source.find("ingot_t3 = ingot_load_masked_f32xN("), std::string::npos) << source;
+    EXPECT_NE(source.find(loads), std::string::npos) << source;
+  }
 }
 
 // A linear layer y[i, j] = sum_k A[i, k] W[j, k] + b[j], alone (unfused) or under its bias add (global): the
