@@ -354,14 +354,8 @@ int64_t lane_step(const Expr& d, const std::string& loop_var) {
   return imm ? imm->value : 0;
 }
 
-// lane_step when it is +1 or -1; 0 otherwise.
-int64_t unit_step(const Expr& d, const std::string& loop_var) {
-  int64_t step = lane_step(d, loop_var);
-  return step == 1 || step == -1 ? step : 0;
-}
-
-// A condition on a padded border that a lane mask can express: a comparison of integers that moves by one per
-// iteration of `lanes`, or one that `lanes` does not change.
+// A condition on a padded border that a range of lanes can express: a comparison of integers that moves by one or
+// two per iteration of `lanes` (a stride-2 window's), or one that `lanes` does not change.
 bool lane_condition(const Expr& c, const std::string& lanes) {
   std::vector<Expr> parts;
   conjuncts(c, parts);
@@ -369,25 +363,27 @@ bool lane_condition(const Expr& c, const std::string& lanes) {
     if (!uses_var(part, lanes)) continue;
     auto* cmp = part.as<CompareNode>();
     if (!cmp || cmp->op == CompareOp::kEQ || cmp->op == CompareOp::kNE || !is_int(cmp->a.dtype())) return false;
-    if (unit_step(simplify(cmp->a - cmp->b), lanes) == 0) return false;
+    int64_t step = lane_step(simplify(cmp->a - cmp->b), lanes);
+    if (step == 0 || step < -2 || step > 2) return false;
   }
   return true;
 }
 
 // What print_spatial_tile computes of a term: f32 constants, f32 loads invariant in `lanes` or moving by one element
-// per iteration (or two: a strided window, whose even elements a permute picks from two vectors), a load moving by
-// one under a lane_condition (select(cond, load, 0): a padded border), and +, -, *.
+// per iteration (or two: a strided window, whose even elements a permute picks from two vectors), such a moving load
+// under a lane_condition (select(cond, load, 0): a padded border), and +, -, *.
 bool spatial_term(const Expr& e, const std::string& lanes) {
   if (e.dtype() != DType::kFloat32) return false;
   if (e.as<FloatImmNode>()) return true;
-  if (auto* load = e.as<BufferLoadNode>()) {
+  auto moving_load = [&](const BufferLoadNode* load) {
     int64_t step = lane_step(load->index, lanes);
-    return !uses_var(load->index, lanes) || step == 1 || step == 2;
-  }
+    return step == 1 || step == 2;
+  };
+  if (auto* load = e.as<BufferLoadNode>()) return !uses_var(load->index, lanes) || moving_load(load);
   if (auto* sel = e.as<SelectNode>()) {
     auto* zero = sel->false_value.as<FloatImmNode>();
     auto* load = sel->true_value.as<BufferLoadNode>();
-    return zero && zero->value == 0.0 && load && unit_step(load->index, lanes) == 1 && lane_condition(sel->cond, lanes);
+    return zero && zero->value == 0.0 && load && moving_load(load) && lane_condition(sel->cond, lanes);
   }
   if (auto* b = e.as<BinaryNode>())
     return (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul) &&
@@ -423,7 +419,7 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop) {
   if (!tile.lanes || tile.lanes->loop_kind != LoopKind::kVectorized) return std::nullopt;
   const std::string& v = tile.lanes->name();
   tile.fold = as<StoreNode>(single_statement(tile.lanes->body));
-  if (!tile.fold || tile.fold->buffer->dtype != DType::kFloat32 || unit_step(tile.fold->index, v) != 1)
+  if (!tile.fold || tile.fold->buffer->dtype != DType::kFloat32 || lane_step(tile.fold->index, v) != 1)
     return std::nullopt;
   for (const ForNode* r : tile.reduction)
     if (uses_var(tile.fold->index, r->name())) return std::nullopt;
@@ -960,16 +956,16 @@ class CppPrinter {
   void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
     uses_vectors_ = true;
     const std::string& v = tile.lanes->name();
-    auto first_bits = [](int64_t n) {  // a mask of lanes 0 .. n - 1
-      char text[16];
-      std::snprintf(text, sizeof text, "0x%llX", static_cast<unsigned long long>((1u << n) - 1u));
-      return std::string("(__mmask16)") + text;
-    };
     auto chunk_lanes = [&](size_t accumulator) {
       int64_t q = int64_t(accumulator) % tile.chunks;
       return std::min(kMaxVectorLanes, tile.lanes->extent - q * kMaxVectorLanes);
     };
-    auto chunk_mask = [&](size_t accumulator) { return first_bits(chunk_lanes(accumulator)); };
+    auto chunk_mask = [&](size_t accumulator) {  // lanes 0 .. chunk_lanes - 1
+      char text[16];
+      std::snprintf(text, sizeof text, "0x%llX",
+                    static_cast<unsigned long long>((1u << chunk_lanes(accumulator)) - 1u));
+      return std::string("(__mmask16)") + text;
+    };
     auto accumulator = [](size_t n) { return "ingot_t" + std::to_string(n); };
     const std::string acc = lookup(tile.fold->buffer).c_name;
     const std::unordered_map<std::string, Expr> first_lane{{v, Expr(int64_t(0))}};
@@ -991,12 +987,16 @@ class CppPrinter {
       operand_chunk.resize(vector_operands_.size(), n);
     }
     for (size_t i = 0; i < vector_operands_.size(); ++i) {
+      // The operand's lanes are a range [lo, hi): the chunk's, narrowed by each border comparison to the lanes l with
+      // step * l + d0 OP 0 (d0 its value at the chunk's first lane), emptied when a comparison that does not move
+      // with the lanes fails.
       const Expr& operand = vector_operands_[i];
-      std::string mask = chunk_mask(operand_chunk[i]);
+      std::vector<std::string> lo, hi{std::to_string(chunk_lanes(operand_chunk[i]))};
       const BufferLoadNode* load = operand.as<BufferLoadNode>();
+      std::vector<Expr> invariant;
       if (auto* sel = operand.as<SelectNode>()) {
         load = sel->true_value.as<BufferLoadNode>();
-        std::vector<Expr> parts, invariant;
+        std::vector<Expr> parts;
         conjuncts(sel->cond, parts);
         for (const Expr& part : parts) {
           if (!uses_var(part, v)) {
@@ -1005,39 +1005,47 @@ class CppPrinter {
           }
           auto* cmp = part.as<CompareNode>();
           Expr d = simplify(cmp->a - cmp->b);
-          bool rising = unit_step(d, v) == 1;
+          int64_t step = lane_step(d, v);
           Expr d0 = substitute(d, first_lane);
-          // Lanes l with d0 + l OP 0 (rising) or d0 - l OP 0 (falling).
-          std::string helper;
-          Expr bound;
-          switch (cmp->op) {
-            case CompareOp::kGE: helper = rising ? "from" : "below", bound = rising ? -d0 : d0 + int64_t(1); break;
-            case CompareOp::kGT: helper = rising ? "from" : "below", bound = rising ? int64_t(1) - d0 : d0; break;
-            case CompareOp::kLT: helper = rising ? "below" : "from", bound = rising ? -d0 : d0 + int64_t(1); break;
-            case CompareOp::kLE: helper = rising ? "below" : "from", bound = rising ? int64_t(1) - d0 : d0; break;
-            default: fail("lane condition " + to_string(part) + " is not an ordering");
+          CompareOp op = cmp->op;
+          if (step < 0) {  // -step * l - d0 flips the comparison
+            step = -step;
+            d0 = -d0;
+            op = op == CompareOp::kGE   ? CompareOp::kLE
+                 : op == CompareOp::kLE ? CompareOp::kGE
+                 : op == CompareOp::kGT ? CompareOp::kLT
+                                        : CompareOp::kGT;
           }
-          mask += " & ingot_lanes_" + helper + "(" + index_code(simplify(bound)) + ")";
+          // l >= ceil(-d0 / step) for >=; l < ceil(-d0 / step) for <; > and <= shift the bound by one.
+          Expr numerator = op == CompareOp::kGT || op == CompareOp::kLE ? int64_t(1) - d0 : -d0;
+          std::string bound = index_code(simplify(numerator));
+          if (step != 1) bound = "ingot_ceil_div(" + bound + ", " + std::to_string(step) + ")";
+          (op == CompareOp::kGE || op == CompareOp::kGT ? lo : hi).push_back(bound);
         }
-        if (!invariant.empty()) {
-          Expr all = invariant[0];
-          for (size_t n = 1; n < invariant.size(); ++n) all = logical_and(all, invariant[n]);
-          mask = "(" + expr(all).text + " ? (__mmask16)(" + mask + ") : (__mmask16)0)";
-        } else {
-          mask = "(__mmask16)(" + mask + ")";
-        }
+      }
+      auto fold = [](const std::vector<std::string>& bounds, const char* pick, const std::string& none) {
+        if (bounds.empty()) return none;
+        std::string all = bounds[0];
+        for (size_t n = 1; n < bounds.size(); ++n) all = std::string(pick) + "(" + all + ", " + bounds[n] + ")";
+        return all;
+      };
+      std::string first = fold(lo, "ingot_max_i64", "0"), last = fold(hi, "ingot_min_i64", "");
+      if (!invariant.empty()) {
+        Expr all = invariant[0];
+        for (size_t n = 1; n < invariant.size(); ++n) all = logical_and(all, invariant[n]);
+        last = "(" + expr(all).text + " ? " + last + " : 0)";
       }
       std::string address = "&" + lookup(load->buffer).c_name + "[" + at_first_lane(load->index) + "]";
+      bool constant_range = lo.empty() && hi.size() == 1 && invariant.empty();
       if (lane_step(load->index, v) == 2) {
-        // Lanes 0 .. n - 1 are elements 0, 2, ..., 2n - 2 of two vectors (no border: only plain loads step by 2).
-        int64_t elements = 2 * chunk_lanes(operand_chunk[i]) - 1;
-        emit("const ingot_f32xN ingot_v" + std::to_string(i) + " = ingot_load_even_f32xN(" +
-             first_bits(std::min(elements, kMaxVectorLanes)) + ", " +
-             first_bits(std::max<int64_t>(elements - kMaxVectorLanes, 0)) + ", " + address + ");");
-        continue;
+        emit("const ingot_f32xN ingot_v" + std::to_string(i) + " = ingot_load_even_f32xN(" + first + ", " + last +
+             ", " + address + ");");
+      } else {
+        std::string mask =
+            constant_range ? chunk_mask(operand_chunk[i]) : "ingot_lane_range(" + first + ", " + last + ")";
+        emit("const ingot_f32xN ingot_v" + std::to_string(i) + " = ingot_load_masked_f32xN(" + mask + ", " + address +
+             ");");
       }
-      emit("const ingot_f32xN ingot_v" + std::to_string(i) + " = ingot_load_masked_f32xN(" + mask + ", " + address +
-           ");");
     }
     vector_loop_var_ = v;
     for (size_t n = 0; n < tile.terms.size(); ++n) emit(accumulator(n) + " += " + expr(tile.terms[n]).text + ";");
@@ -1347,23 +1355,35 @@ class CppPrinter {
       head.push_back("  __asm__(\"\" : \"+v\"(v));");
       head.push_back("  return v;");
       head.push_back("}");
-      head.push_back("static inline ingot_f32xN ingot_load_even_f32xN(__mmask16 lo, __mmask16 hi, const float* p) {");
+      head.push_back("static inline int64_t ingot_max_i64(int64_t a, int64_t b) { return a < b ? b : a; }");
+      head.push_back("static inline int64_t ingot_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }");
+      head.push_back("static inline int64_t ingot_ceil_div(int64_t a, int64_t b) {  // b > 0");
+      head.push_back("  return a >= 0 ? (a + b - 1) / b : -(-a / b);");
+      head.push_back("}");
+      head.push_back(
+          "static inline uint32_t ingot_bit_range(int64_t lo, int64_t hi, int64_t width) {  // bits [lo, hi)");
+      head.push_back("  lo = lo < 0 ? 0 : lo;");
+      head.push_back("  hi = hi > width ? width : hi;");
+      head.push_back("  return hi <= lo ? 0u : (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1));");
+      head.push_back("}");
+      head.push_back("static inline __mmask16 ingot_lane_range(int64_t lo, int64_t hi) {");
+      head.push_back("  return (__mmask16)ingot_bit_range(lo, hi, 16);");
+      head.push_back("}");
+      // Lanes lo .. hi - 1 of a stride-2 window are its even elements 2 lo .. 2 hi - 2, from two vectors.
+      head.push_back("static inline ingot_f32xN ingot_load_even_f32xN(int64_t lo, int64_t hi, const float* p) {");
       head.push_back(
           "  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);");
-      head.push_back("  ingot_f32xN v = (ingot_f32xN)_mm512_permutex2var_ps(_mm512_maskz_loadu_ps(lo, p), even,");
-      head.push_back("                                                      _mm512_maskz_loadu_ps(hi, p + 16));");
+      head.push_back("  uint32_t m = ingot_bit_range(2 * lo, 2 * hi - 1, 32);");
+      head.push_back(
+          "  ingot_f32xN v = (ingot_f32xN)_mm512_permutex2var_ps(_mm512_maskz_loadu_ps((__mmask16)m, p), even,");
+      head.push_back(
+          "                                                      _mm512_maskz_loadu_ps((__mmask16)(m >> 16), p + "
+          "16));");
       head.push_back("  __asm__(\"\" : \"+v\"(v));");
       head.push_back("  return v;");
       head.push_back("}");
       head.push_back("static inline void ingot_store_masked_f32xN(__mmask16 m, float* p, ingot_f32xN v) {");
       head.push_back("  _mm512_mask_storeu_ps(p, m, (__m512)v);");
-      head.push_back("}");
-      head.push_back("static inline __mmask16 ingot_lanes_from(int64_t lo) {");
-      head.push_back("  return lo <= 0 ? (__mmask16)0xFFFF : lo >= 16 ? (__mmask16)0 : (__mmask16)(0xFFFFu << lo);");
-      head.push_back("}");
-      head.push_back("static inline __mmask16 ingot_lanes_below(int64_t hi) {");
-      head.push_back(
-          "  return hi >= 16 ? (__mmask16)0xFFFF : hi <= 0 ? (__mmask16)0 : (__mmask16)(0xFFFFu >> (16 - hi));");
       head.push_back("}");
       head.push_back("#endif");
     }

@@ -571,16 +571,14 @@ class StrategyScheduler {
     if (n < 3 || options_.simd_fp32_lanes < kStencilLanes || r->reduction()->op != ReduceOp::kSum) return std::nullopt;
     const std::string& w = r->axes[n - 1].name();
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    std::vector<Expr> conditions;
-    folded_reads(r->body, folded_into(r), reads, &conditions);
-    bool border = std::any_of(conditions.begin(), conditions.end(), [&](const Expr& c) { return uses_var(c, w); });
+    folded_reads(r->body, folded_into(r), reads);
     for (const auto& [tensor, indices] : reads) {
       for (size_t d = 0; d + 1 < indices.size(); ++d)
         if (uses_var(indices[d], w)) return std::nullopt;
       if (indices.empty() || !uses_var(indices.back(), w)) continue;
-      // Contiguous loads, or every other element (a stride-2 window) where no padded border masks them.
+      // Contiguous loads, or every other element (a stride-2 window).
       Expr step = simplify(substitute(indices.back(), {{w, r->axes[n - 1].var + int64_t(1)}}) - indices.back());
-      if (!is_const_int(step, 1) && !(is_const_int(step, 2) && !border)) return std::nullopt;
+      if (!is_const_int(step, 1) && !is_const_int(step, 2)) return std::nullopt;
     }
     const int64_t chunks = (t->axes[n - 1].extent + kStencilLanes - 1) / kStencilLanes;
     const int64_t budget = accumulator_vectors() / chunks;

@@ -360,8 +360,10 @@ TEST(CppPrinter, HoldsASpatialTileInVectorRegistersAcrossItsReduction) {
   LoopFunction f{"stencil", {x, k}, {y}, {}, body};
   std::string source = print_cpp(f);
   for (const char* line :
-       {"ingot_f32xN ingot_t11 = ingot_load_masked_f32xN((__mmask16)0xF, &y[", "ingot_lanes_from(",
-        "ingot_lanes_below(", "ingot_t0 += ingot_v0 * K[", "ingot_store_masked_f32xN((__mmask16)0xFFFF, &y[", "#else"})
+       {"ingot_f32xN ingot_t11 = ingot_load_masked_f32xN((__mmask16)0xF, &y[",
+        "ingot_v0 = ingot_load_masked_f32xN(ingot_lane_range(rx * -1 + 1, (ho * 3 + ry >= 1 && ho * 3 + ry < 7 ? "
+        "ingot_min_i64(16, rx * -1 + 21) : 0)), &X[",
+        "ingot_t0 += ingot_v0 * K[", "ingot_store_masked_f32xN((__mmask16)0xFFFF, &y[", "#else"})
     EXPECT_NE(source.find(line), std::string::npos) << line << "\n" << source;
   EXPECT_EQ(source.find("ingot_t12"), std::string::npos) << source;  // 12 accumulators, no more
 

@@ -197,8 +197,8 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
   Conv2dAttrs strided;
   strided.stride = {2, 2};
   Program p2({relu("y", conv2d("c", x, w, b, strided))}, "strided");
-  for (const auto& [program, loads] : {std::pair{p3, "ingot_lanes_from("},
-                                       std::pair{p2, "= ingot_load_even_f32xN((__mmask16)0x1F, (__mmask16)0x0, &x["}}) {
+  for (const auto& [program, loads] :
+       {std::pair{p3, "ingot_lane_range("}, std::pair{p2, "= ingot_load_even_f32xN(0, 3, &x["}}) {
     Schedule tiled = make_strategy_program(program, "global", cpu()).schedule;
     EXPECT_FALSE(has_decision(tiled, DecisionKind::kFuse, "c_conv", "l")) << tiled.to_json();
     EXPECT_TRUE(has_decision(tiled, DecisionKind::kVectorize, "c_conv", "m")) << tiled.to_json();
