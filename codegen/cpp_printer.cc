@@ -282,7 +282,7 @@ std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
 
 // Register tiles of kMinVectorAccumulators to kMaxVectorAccumulators folds print as explicit vectors
 // (print_vector_reduction). More would not leave registers for the operands; fewer wait on the latency of their few
-// add chains: a GEMV's two-row tiles made the paper LSTM 1.2-1.45x slower as vectors than as an OpenMP simd
+// add chains: GEMV tiles of two rows made the paper LSTM 1.2-1.45x slower as vectors than as an OpenMP simd
 // reduction, which g++ unrolls.
 constexpr size_t kMinVectorAccumulators = 4;
 constexpr size_t kMaxVectorAccumulators = 24;

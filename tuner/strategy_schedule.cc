@@ -264,9 +264,11 @@ class StrategyScheduler {
     return axis + ".i";
   }
   static constexpr int64_t kRegisterTile = 4;
-  // A GEMV (one output axis) computes 2 rows at once: the paper LSTM ran in 12.9 ms with 2, 13.7 with 4, 14.7 with 1
-  // (global, same run; its GEMVs read their weights from L2, and more rows at once did not pay).
-  static constexpr int64_t kGemvTile = 2;
+  // A GEMV (one output axis) computes 8 rows at once, each load of x shared by 8 rows of W. The paper LSTM (global,
+  // interleaved runs) took 12.6 ms with 2 rows, 11.1 with 4, 9.8 with 8 and 10.9 with 16, since the printer loads
+  // each operand of an explicit-vector tile once into a register; before that, as `omp simd` reductions, 4 rows had
+  // been slower than 2 (13.7 against 12.9 ms).
+  static constexpr int64_t kGemvTile = 8;
 
   Tensor hosted_reduction_along_memory(const Tensor& t) { return hosted_reduction(t, InnerLoops::kVectorizeReduction); }
 
@@ -384,7 +386,7 @@ class StrategyScheduler {
   // A GEMV over stacked gates laid out like its readers (gate_period): its parallel loop runs over the same chunks
   // of j as theirs and computes every gate of its chunk, so each reader iteration reads only what the same
   // iteration wrote and codegen merges them with no barrier between (codegen/merge_parallel_stages.h): one barrier
-  // per LSTM step, as Souffle's persistent kernel has. Inner loops as every GEMV's: gates, then rows four at a time
+  // per LSTM step, as Souffle's persistent kernel has. Inner loops as every GEMV's: gates, then kGemvTile rows at once
   // inside the vectorized reduction.
   void gate_aligned_gemv(const Tensor& t, int64_t period, Schedule& s) {
     const std::string& name = t->name;
