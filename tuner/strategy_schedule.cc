@@ -191,28 +191,10 @@ class StrategyScheduler {
   void attached_loops(const Tensor& t, Schedule& s) {
     const ReduceNode* r = t->reduction();
     if (!r || t->axes.empty() || t->axes.back().extent < 2) return;
-    if (auto plane = hosted_planes_.find(t->name); plane != hosted_planes_.end()) {
-      PlaneLoops loops = plane_loops(t, plane->second, s);
-      std::vector<std::string> order = loops.outer;
-      for (const IterVar& k : r->axes) order.push_back(k.name());
-      if (!loops.rows.empty()) order.push_back(loops.rows);
-      order.push_back(loops.lanes);
-      s.reorder(t->name, order);
-      if (!loops.rows.empty()) s.unroll(t->name, loops.rows);
-      s.vectorize(t->name, loops.lanes);
-      return;
-    }
-    if (auto stencil = hosted_stencils_.find(t->name); stencil != hosted_stencils_.end()) {
-      StencilLoops loops = stencil_loops(t, stencil->second, s);
-      std::vector<std::string> order = loops.outer;
-      for (const IterVar& k : r->axes) order.push_back(k.name());
-      for (const std::string& tile : loops.tile) order.push_back(tile);
-      order.push_back(loops.lanes);
-      s.reorder(t->name, order);
-      for (const std::string& tile : loops.tile) s.unroll(t->name, tile);
-      s.vectorize(t->name, loops.lanes);
-      return;
-    }
+    if (auto plane = hosted_planes_.find(t->name); plane != hosted_planes_.end())
+      return hosted_tile_loops(t, plane_loops(t, plane->second, s), s);
+    if (auto stencil = hosted_stencils_.find(t->name); stencil != hosted_stencils_.end())
+      return hosted_tile_loops(t, stencil_loops(t, stencil->second, s), s);
     InnerLoops inner = inner_loops(t);
     std::vector<std::string> order;
     auto rows = hosted_rows_.find(t->name);
@@ -498,45 +480,21 @@ class StrategyScheduler {
     return tile;
   }
 
-  // t's loops for a plane tile: its last two axes fused into the plane loop, split into whole rows of the plane when
-  // the tile holds fewer, and the channel axis split by the tile's rows.
-  struct PlaneLoops {
-    std::vector<std::string> outer;
-    std::string rows, lanes;
+  // The loops of a plane or stencil tile: outer ones (fused and parallel in a root), the tile's (unrolled inside the
+  // reduction) and the vectorized lanes.
+  struct TileLoops {
+    std::vector<std::string> outer, tile;
+    std::string lanes;
   };
-  static PlaneLoops plane_loops(const Tensor& t, const PlaneTile& tile, Schedule& s) {
-    size_t n = t->axes.size();
-    std::string plane = t->axes[n - 2].name() + "+" + t->axes[n - 1].name();
-    s.fuse(t->name, t->axes[n - 2].name(), t->axes[n - 1].name());
-    PlaneLoops loops;
-    for (size_t d = 0; d + 2 < n; ++d) {
-      const std::string& axis = t->axes[d].name();
-      if (d != tile.row_axis || tile.rows == 1) {
-        loops.outer.push_back(axis);
-        continue;
-      }
-      s.split(t->name, axis, tile.rows);
-      loops.outer.push_back(axis + ".o");
-      loops.rows = axis + ".i";
-    }
-    loops.lanes = plane;
-    if (tile.lanes < t->axes[n - 2].extent * t->axes[n - 1].extent) {
-      s.split(t->name, plane, tile.lanes);
-      loops.outer.push_back(plane + ".o");
-      loops.lanes = plane + ".i";
-    }
-    return loops;
-  }
 
-  // A root over a plane tile: the outer loops fused and parallel; inside, r's reduction (when t is r), the tile's
-  // rows and the plane's lanes, vectorized. A hosted r follows in attached_loops.
-  void plane_root(const Tensor& t, const Tensor& r, const PlaneTile& tile, Schedule& s) {
+  // A root over a tile: the outer loops fused and parallel; inside, r's reduction (when t is r), the tile's loops
+  // unrolled and the lanes vectorized. A hosted r follows in attached_loops (hosted_tile_loops).
+  void tiled_root(const Tensor& t, const Tensor& r, const TileLoops& loops, Schedule& s) {
     const std::string& name = t->name;
-    PlaneLoops loops = plane_loops(t, tile, s);
     std::vector<std::string> order = loops.outer;
     if (r.same_as(t))
       for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
-    if (!loops.rows.empty()) order.push_back(loops.rows);
+    for (const std::string& inner : loops.tile) order.push_back(inner);
     order.push_back(loops.lanes);
     s.reorder(name, order);
     std::string parallel = loops.outer[0];
@@ -548,11 +506,52 @@ class StrategyScheduler {
     attach_loop_[name] = parallel;
     if (r.same_as(t)) {
       s.cache_write(name, parallel);
-      if (!loops.rows.empty()) s.unroll(name, loops.rows);
-    } else {
-      hosted_planes_[r->name] = tile;
+      for (const std::string& inner : loops.tile) s.unroll(name, inner);
     }
     s.vectorize(name, loops.lanes);
+  }
+
+  // A reduction computed inside a tiled root's loop: its outer loops (one iteration each), the reduction, the tile's
+  // loops unrolled, the lanes vectorized.
+  static void hosted_tile_loops(const Tensor& t, const TileLoops& loops, Schedule& s) {
+    std::vector<std::string> order = loops.outer;
+    for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
+    for (const std::string& inner : loops.tile) order.push_back(inner);
+    order.push_back(loops.lanes);
+    s.reorder(t->name, order);
+    for (const std::string& inner : loops.tile) s.unroll(t->name, inner);
+    s.vectorize(t->name, loops.lanes);
+  }
+
+  // t's loops for a plane tile: its last two axes fused into the plane loop, split into whole rows of the plane when
+  // the tile holds fewer, and the channel axis split by the tile's rows.
+  static TileLoops plane_loops(const Tensor& t, const PlaneTile& tile, Schedule& s) {
+    size_t n = t->axes.size();
+    std::string plane = t->axes[n - 2].name() + "+" + t->axes[n - 1].name();
+    s.fuse(t->name, t->axes[n - 2].name(), t->axes[n - 1].name());
+    TileLoops loops;
+    for (size_t d = 0; d + 2 < n; ++d) {
+      const std::string& axis = t->axes[d].name();
+      if (d != tile.row_axis || tile.rows == 1) {
+        loops.outer.push_back(axis);
+        continue;
+      }
+      s.split(t->name, axis, tile.rows);
+      loops.outer.push_back(axis + ".o");
+      loops.tile.push_back(axis + ".i");
+    }
+    loops.lanes = plane;
+    if (tile.lanes < t->axes[n - 2].extent * t->axes[n - 1].extent) {
+      s.split(t->name, plane, tile.lanes);
+      loops.outer.push_back(plane + ".o");
+      loops.lanes = plane + ".i";
+    }
+    return loops;
+  }
+
+  void plane_root(const Tensor& t, const Tensor& r, const PlaneTile& tile, Schedule& s) {
+    tiled_root(t, r, plane_loops(t, tile, s), s);
+    if (!r.same_as(t)) hosted_planes_[r->name] = tile;
   }
 
   // A sum over a window of an NCHW map (a k x k convolution, padded or not; a batched product whose innermost
@@ -602,14 +601,10 @@ class StrategyScheduler {
   static constexpr int64_t kMinStencilIterations = 64;  // of the parallel loop, so that 2 to 64 threads share it
 
   // t's loops for a stencil tile: the channel axis split by the tile's channels and the plane's rows by its rows,
-  // both inner parts in `tile`; w whole.
-  struct StencilLoops {
-    std::vector<std::string> outer, tile;
-    std::string lanes;
-  };
-  static StencilLoops stencil_loops(const Tensor& t, const StencilTile& tile, Schedule& s) {
+  // both inner parts in the tile; w whole.
+  static TileLoops stencil_loops(const Tensor& t, const StencilTile& tile, Schedule& s) {
     size_t n = t->axes.size();
-    StencilLoops loops;
+    TileLoops loops;
     for (size_t d = 0; d + 1 < n; ++d) {
       const std::string& axis = t->axes[d].name();
       int64_t inner = d == tile.channel_axis ? tile.channels : d == n - 2 ? tile.rows : 1;
@@ -627,31 +622,9 @@ class StrategyScheduler {
     return loops;
   }
 
-  // A root over a stencil tile: the outer loops fused and parallel; inside, r's reduction (when t is r), the tile's
-  // channels and rows unrolled, and w vectorized. A hosted r follows in attached_loops.
   void stencil_root(const Tensor& t, const Tensor& r, const StencilTile& tile, Schedule& s) {
-    const std::string& name = t->name;
-    StencilLoops loops = stencil_loops(t, tile, s);
-    std::vector<std::string> order = loops.outer;
-    if (r.same_as(t))
-      for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
-    for (const std::string& inner : loops.tile) order.push_back(inner);
-    order.push_back(loops.lanes);
-    s.reorder(name, order);
-    std::string parallel = loops.outer[0];
-    for (size_t n = 1; n < loops.outer.size(); ++n) {
-      s.fuse(name, parallel, loops.outer[n]);
-      parallel += "+" + loops.outer[n];
-    }
-    s.parallel(name, parallel);
-    attach_loop_[name] = parallel;
-    if (r.same_as(t)) {
-      s.cache_write(name, parallel);
-      for (const std::string& inner : loops.tile) s.unroll(name, inner);
-    } else {
-      hosted_stencils_[r->name] = tile;
-    }
-    s.vectorize(name, loops.lanes);
+    tiled_root(t, r, stencil_loops(t, tile, s), s);
+    if (!r.same_as(t)) hosted_stencils_[r->name] = tile;
   }
 
   void cpu_root(const Tensor& t, Schedule& s) {
