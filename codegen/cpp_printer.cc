@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -383,7 +384,9 @@ bool spatial_term(const Expr& e, const std::string& lanes) {
   if (auto* sel = e.as<SelectNode>()) {
     auto* zero = sel->false_value.as<FloatImmNode>();
     auto* load = sel->true_value.as<BufferLoadNode>();
-    return zero && zero->value == 0.0 && load && moving_load(load) && lane_condition(sel->cond, lanes);
+    // Masked lanes are +0.0: a -0.0 fill would change the sign of a zero sum.
+    return zero && zero->value == 0.0 && !std::signbit(zero->value) && load && moving_load(load) &&
+           lane_condition(sel->cond, lanes);
   }
   if (auto* b = e.as<BinaryNode>())
     return (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul) &&
@@ -444,10 +447,18 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop) {
       values[v] = var(v) + q * kMaxVectorLanes;
       Expr index = simplify(substitute(tile.fold->index, values)), term = simplify(substitute(tile.term, values));
       if (!spatial_term(term, v)) return std::nullopt;
-      for (const Expr& other : tile.indices)  // one element, two accumulators would lose a sum
-        if (structural_equal(other, index)) return std::nullopt;
       tile.indices.push_back(index);
       tile.terms.push_back(term);
+    }
+  // Accumulators whose lanes overlap would each store the shared elements at the end, and one would lose its sums:
+  // every two must lie a constant distance apart, at least the lanes of the lower one.
+  auto lanes = [&](size_t n) {
+    return std::min(kMaxVectorLanes, tile.lanes->extent - int64_t(n) % tile.chunks * kMaxVectorLanes);
+  };
+  for (size_t a = 0; a < tile.indices.size(); ++a)
+    for (size_t b = a + 1; b < tile.indices.size(); ++b) {
+      auto* gap = simplify(tile.indices[b] - tile.indices[a]).as<IntImmNode>();
+      if (!gap || (gap->value < lanes(a) && -gap->value < lanes(b))) return std::nullopt;
     }
   return tile;
 }
@@ -960,12 +971,12 @@ class CppPrinter {
       int64_t q = int64_t(accumulator) % tile.chunks;
       return std::min(kMaxVectorLanes, tile.lanes->extent - q * kMaxVectorLanes);
     };
-    auto chunk_mask = [&](size_t accumulator) {  // lanes 0 .. chunk_lanes - 1
+    auto lane_mask = [](int64_t lanes) {  // lanes 0 .. lanes - 1
       char text[16];
-      std::snprintf(text, sizeof text, "0x%llX",
-                    static_cast<unsigned long long>((1u << chunk_lanes(accumulator)) - 1u));
+      std::snprintf(text, sizeof text, "0x%llX", static_cast<unsigned long long>((1u << lanes) - 1u));
       return std::string("(__mmask16)") + text;
     };
+    auto chunk_mask = [&](size_t accumulator) { return lane_mask(chunk_lanes(accumulator)); };
     auto accumulator = [](size_t n) { return "ingot_t" + std::to_string(n); };
     const std::string acc = lookup(tile.fold->buffer).c_name;
     const std::unordered_map<std::string, Expr> first_lane{{v, Expr(int64_t(0))}};
@@ -980,18 +991,32 @@ class CppPrinter {
       open(for_header(r));
       scopes.push_back(std::make_unique<VarScope>(*this, r->name()));
     }
+    // Operands: each distinct one loaded once, with as many lanes as the widest chunk that uses it (every such chunk's
+    // loops read those lanes). uses[n]: the operands accumulator n's term reads.
     vector_operands_.clear();
-    std::vector<size_t> operand_chunk;  // the accumulator whose chunk each operand's lanes are
+    std::vector<int64_t> operand_lanes;
+    std::vector<std::vector<size_t>> uses(tile.terms.size());
     for (size_t n = 0; n < tile.terms.size(); ++n) {
-      collect_lane_operands(tile.terms[n], v, vector_operands_);
-      operand_chunk.resize(vector_operands_.size(), n);
+      std::vector<Expr> mine;
+      collect_lane_operands(tile.terms[n], v, mine);
+      for (const Expr& e : mine) {
+        size_t i = 0;
+        while (i < vector_operands_.size() && !structural_equal(vector_operands_[i], e)) ++i;
+        if (i == vector_operands_.size()) {
+          vector_operands_.push_back(e);
+          operand_lanes.push_back(0);
+        }
+        operand_lanes[i] = std::max(operand_lanes[i], chunk_lanes(n));
+        uses[n].push_back(i);
+      }
     }
+    std::vector<std::string> operand_loads(vector_operands_.size());
     for (size_t i = 0; i < vector_operands_.size(); ++i) {
       // The operand's lanes are a range [lo, hi): the chunk's, narrowed by each border comparison to the lanes l with
       // step * l + d0 OP 0 (d0 its value at the chunk's first lane), emptied when a comparison that does not move
       // with the lanes fails.
       const Expr& operand = vector_operands_[i];
-      std::vector<std::string> lo, hi{std::to_string(chunk_lanes(operand_chunk[i]))};
+      std::vector<std::string> lo, hi{std::to_string(operand_lanes[i])};
       const BufferLoadNode* load = operand.as<BufferLoadNode>();
       std::vector<Expr> invariant;
       if (auto* sel = operand.as<SelectNode>()) {
@@ -1037,18 +1062,34 @@ class CppPrinter {
       }
       std::string address = "&" + lookup(load->buffer).c_name + "[" + at_first_lane(load->index) + "]";
       bool constant_range = lo.empty() && hi.size() == 1 && invariant.empty();
+      std::string load_code;
       if (lane_step(load->index, v) == 2) {
-        emit("const ingot_f32xN ingot_v" + std::to_string(i) + " = ingot_load_even_f32xN(" + first + ", " + last +
-             ", " + address + ");");
+        load_code = "ingot_load_even_f32xN(" + first + ", " + last + ", " + address + ")";
       } else {
         std::string mask =
-            constant_range ? chunk_mask(operand_chunk[i]) : "ingot_lane_range(" + first + ", " + last + ")";
-        emit("const ingot_f32xN ingot_v" + std::to_string(i) + " = ingot_load_masked_f32xN(" + mask + ", " + address +
-             ");");
+            constant_range ? lane_mask(operand_lanes[i]) : "ingot_lane_range(" + first + ", " + last + ")";
+        load_code = "ingot_load_masked_f32xN(" + mask + ", " + address + ")";
       }
+      operand_loads[i] = "const ingot_f32xN ingot_v" + std::to_string(i) + " = " + load_code + ";";
     }
+    // The FMAs grouped by the first operand they read, each operand loaded just before its first FMA: an operand is
+    // then live only while its group runs (a stencil's input row across its channels), and the accumulators keep
+    // the registers. Loaded all at once, a 4 x 7 stencil tile spilled 4 accumulators.
+    std::vector<size_t> order(tile.terms.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    auto first_operand = [&](size_t n) { return uses[n].empty() ? size_t(0) : uses[n][0]; };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return first_operand(a) < first_operand(b); });
+    std::vector<bool> loaded(vector_operands_.size());
     vector_loop_var_ = v;
-    for (size_t n = 0; n < tile.terms.size(); ++n) emit(accumulator(n) + " += " + expr(tile.terms[n]).text + ";");
+    for (size_t n : order) {
+      for (size_t i : uses[n])
+        if (!loaded[i]) {
+          emit(operand_loads[i]);
+          loaded[i] = true;
+        }
+      emit(accumulator(n) + " += " + expr(tile.terms[n]).text + ";");
+    }
     vector_loop_var_.clear();
     for (size_t n = 0; n < tile.reduction.size(); ++n) close();
     scopes.clear();

@@ -452,8 +452,10 @@ class StrategyScheduler {
     for (int64_t d = height; d >= 1 && !plane_rows; --d)
       if (height % d == 0 && d * width <= cap) plane_rows = d;
     if (plane_rows == 0 || plane_rows * width < lanes || !plane_is_contiguous(t) ||
-        (!r.same_as(t) && !plane_is_contiguous(r)))
+        (!r.same_as(t) && !plane_is_contiguous(r)) || r->axes.size() != n)
       return std::nullopt;
+    for (size_t d = 0; d < n; ++d)  // r is split like t: a larger r (read through a slice) would not divide
+      if (r->axes[d].extent != t->axes[d].extent) return std::nullopt;
     PlaneTile tile;
     tile.lanes = plane_rows * width;
     // The channels: the innermost other axis that no read moving along the plane indexes, so rows share those loads.
@@ -561,18 +563,36 @@ class StrategyScheduler {
   // masked, padded borders masked lane by lane). A ResNeXt 3 x 3 grouped convolution of 1024 channels on a 14 x 14
   // map ran at 12 GFLOP/s one row at a time and at 167 four channels x seven rows at once (hand-written, 2 cores).
   struct StencilTile {
-    size_t channel_axis = 0;
-    int64_t channels = 1;  // of channel_axis, computed together
+    int64_t channels = 1;  // of the channel axis (n - 3), computed together
     int64_t rows = 1;      // of the plane's rows (axis n - 2), computed together
   };
   static constexpr int64_t kStencilLanes = 16;  // the printer's spatial tiles are AVX-512 vectors
 
   std::optional<StencilTile> stencil_tile(const Tensor& t, const Tensor& r) {
     size_t n = t->axes.size();
-    if (n < 3 || options_.simd_fp32_lanes < kStencilLanes || r->reduction()->op != ReduceOp::kSum) return std::nullopt;
+    if (n < 3 || r->axes.size() != n || options_.simd_fp32_lanes < kStencilLanes ||
+        r->reduction()->op != ReduceOp::kSum)
+      return std::nullopt;
+    for (size_t d = 0; d < n; ++d)  // r is split like t: a larger r (read through a slice) would not divide
+      if (r->axes[d].extent != t->axes[d].extent) return std::nullopt;
     const std::string& w = r->axes[n - 1].name();
+    // What the printer's spatial tile computes: f32 +, -, * of loads, borders compared by <, <=, >, >=. Anything else
+    // would keep the tile's loops as loops, slower than one row at a time.
+    std::set<std::string> folded = folded_into(r);
+    bool printable = true;
+    std::vector<Tensor> bodies{r};
+    for (const std::string& name : folded) bodies.push_back(program_.find(name));
+    for (const Tensor& body : bodies)
+      for_each_node(body->body, [&](const Expr& e) {
+        if (auto* b = e.as<BinaryNode>(); b && e.dtype() == DType::kFloat32)
+          printable &= b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul;
+        if (auto* c = e.as<CompareNode>(); c && uses_var(e, w))
+          printable &= c->op != CompareOp::kEQ && c->op != CompareOp::kNE;
+        printable &= !e.as<CallNode>() && !e.as<CastNode>();
+      });
+    if (!printable) return std::nullopt;
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    folded_reads(r->body, folded_into(r), reads);
+    folded_reads(r->body, folded, reads);
     for (const auto& [tensor, indices] : reads) {
       for (size_t d = 0; d + 1 < indices.size(); ++d)
         if (uses_var(indices[d], w)) return std::nullopt;
@@ -585,7 +605,6 @@ class StrategyScheduler {
     const int64_t budget = accumulator_vectors() / chunks;
     if (budget < 1) return std::nullopt;
     StencilTile tile;
-    tile.channel_axis = n - 3;
     const int64_t channel_extent = t->axes[n - 3].extent, height = t->axes[n - 2].extent;
     tile.channels = largest_divisor_up_to(channel_extent, std::min(kRegisterTile, budget));
     if (tile.channels == channel_extent) tile.channels = 1;  // split only: whole, it would leave few iterations
@@ -607,7 +626,7 @@ class StrategyScheduler {
     TileLoops loops;
     for (size_t d = 0; d + 1 < n; ++d) {
       const std::string& axis = t->axes[d].name();
-      int64_t inner = d == tile.channel_axis ? tile.channels : d == n - 2 ? tile.rows : 1;
+      int64_t inner = d == n - 3 ? tile.channels : d == n - 2 ? tile.rows : 1;
       if (inner == 1) {
         loops.outer.push_back(axis);
       } else if (inner == t->axes[d].extent) {

@@ -392,6 +392,79 @@ TEST(CppPrinter, HoldsASpatialTileInVectorRegistersAcrossItsReduction) {
   }
 }
 
+// Runs a printed y = f(X) kernel compiled with and without AVX-512 and checks y against `want` exactly (small
+// integers keep every sum exact in any order).
+void expect_exact_both_ways(const std::string& source, const LoopFunction& f, const HostTensor& x,
+                            const std::vector<float>& want) {
+  CompileOptions avx2;
+  avx2.flags += " -mno-avx512f";
+  for (const CompiledLibrary& library : {compile_cpp(source), compile_cpp(source, avx2)}) {
+    KernelModule module(library.path, f);
+    HostTensor y(DType::kFloat32, {int64_t(want.size())});
+    module.run({&x}, {&y});
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(y.f32()[i], want[i]) << i << "\n" << source;
+  }
+}
+
+// Spatial tiles whose chunks share an operand or whose accumulators would overlap, and a padded stride-2 window
+// whose border comparisons move backwards.
+TEST(CppPrinter, SpatialTilesKeepEveryLaneTheyRead) {
+  Expr ci = var("ci"), v = var("v"), r = var("r"), flat = var("flat");
+  auto tile_of = [&](const Buffer& y, int64_t copies, int64_t lanes, int64_t taps, const Expr& element,
+                     const Expr& term) {
+    return seq(
+        {for_loop(flat, y->num_elements(), LoopKind::kSerial, store(y, flat, Expr(0.0))),
+         for_loop(r, taps, LoopKind::kSerial,
+                  for_loop(ci, copies, LoopKind::kUnrolled,
+                           for_loop(v, lanes, LoopKind::kVectorized, store(y, element, load(y, element) + term))))});
+  };
+  HostTensor xs(DType::kFloat32, {48});
+  for (int64_t i = 0; i < 48; ++i) xs.f32()[i] = float(i % 7) - 3.0f;
+
+  // Rows of 20 lanes (a chunk of 16 and one of 4) reading X at 16 ci + v + r: the second chunk of row 0 and the
+  // first chunk of row 1 both read X[r + 16 ..], which must be loaded with the wider chunk's 16 lanes.
+  Buffer x = global_buffer("X", {48}), y = global_buffer("y", {40});
+  LoopFunction shared{"shared", {x}, {y}, {}, tile_of(y, 2, 20, 2, ci * 20 + v, load(x, ci * 16 + v + r))};
+  std::string source = print_cpp(shared);
+  EXPECT_NE(source.find("ingot_t3 = "), std::string::npos) << source;
+  std::vector<float> want(40, 0.0f);
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t l = 0; l < 20; ++l)
+      for (int64_t t = 0; t < 2; ++t) want[c * 20 + l] += xs.f32()[c * 16 + l + t];
+  expect_exact_both_ways(source, shared, xs, want);
+
+  // Rows 8 elements apart but 16 lanes wide overlap: no spatial tile, the loops as written.
+  Buffer y24 = global_buffer("y", {24});
+  LoopFunction overlap{"overlap", {x}, {y24}, {}, tile_of(y24, 2, 16, 2, ci * 8 + v, load(x, v + r))};
+  source = print_cpp(overlap);
+  EXPECT_EQ(source.find("ingot_t0"), std::string::npos) << source;
+  want.assign(24, 0.0f);
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t l = 0; l < 16; ++l)
+      for (int64_t t = 0; t < 2; ++t) want[c * 8 + l] += xs.f32()[l + t];
+  expect_exact_both_ways(source, overlap, xs, want);
+
+  // A padded stride-2 window of 3 taps over a row of 40 (18 outputs, one chunk): X[2 v + r - 1] inside
+  // 0 <= 2 v + r - 1 <= 39, written as comparisons that move forwards and backwards by two lanes.
+  Buffer y36 = global_buffer("y", {36});
+  Expr at = v * 2 + r - 1;
+  Expr inside = logical_and(logical_and(ge(at, 0), ge(int64_t(39) - at, 0)), lt(int64_t(0) - at, 1));
+  LoopFunction strided{"strided",
+                       {x},
+                       {y36},
+                       {},
+                       tile_of(y36, 2, 18, 3, ci * 18 + v, select(inside, load(x, at), Expr(0.0)) * load(x, ci + 40))};
+  source = print_cpp(strided);
+  EXPECT_NE(source.find("ingot_load_even_f32xN(ingot_max_i64("), std::string::npos) << source;
+  EXPECT_NE(source.find("ingot_ceil_div("), std::string::npos) << source;
+  want.assign(36, 0.0f);
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t l = 0; l < 18; ++l)
+      for (int64_t t = 0; t < 3; ++t)
+        if (2 * l + t - 1 >= 0 && 2 * l + t - 1 <= 39) want[c * 18 + l] += xs.f32()[2 * l + t - 1] * xs.f32()[c + 40];
+  expect_exact_both_ways(source, strided, xs, want);
+}
+
 // A tile of one element (an unrolled loop of extent 1, as hand-written IR may have) still names no loop variable
 // that the printed code does not declare.
 TEST(CppPrinter, FoldsATileOfOneElement) {
