@@ -457,7 +457,8 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop) {
   };
   for (size_t a = 0; a < tile.indices.size(); ++a)
     for (size_t b = a + 1; b < tile.indices.size(); ++b) {
-      auto* gap = simplify(tile.indices[b] - tile.indices[a]).as<IntImmNode>();
+      Expr distance = simplify(tile.indices[b] - tile.indices[a]);
+      auto* gap = distance.as<IntImmNode>();
       if (!gap || (gap->value < lanes(a) && -gap->value < lanes(b))) return std::nullopt;
     }
   return tile;
