@@ -344,6 +344,11 @@ struct SpatialTile {
   // Per accumulator (combo-major, then chunk): the fold's index and term with the unrolled loops' values and the
   // vectorized loop at the chunk's first lane (its variable then counts lanes within the chunk).
   std::vector<Expr> indices, terms;
+
+  // The lanes of accumulator n's chunk: 16, or fewer in the last chunk of a row.
+  int64_t lanes_of(size_t n) const {
+    return std::min(kMaxVectorLanes, lanes->extent - int64_t(n) % chunks * kMaxVectorLanes);
+  }
 };
 constexpr int64_t kMaxTileAccumulators = 28;  // of AVX-512's 32 vector registers; the rest hold operands
 
@@ -452,14 +457,11 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop) {
     }
   // Accumulators whose lanes overlap would each store the shared elements at the end, and one would lose its sums:
   // every two must lie a constant distance apart, at least the lanes of the lower one.
-  auto lanes = [&](size_t n) {
-    return std::min(kMaxVectorLanes, tile.lanes->extent - int64_t(n) % tile.chunks * kMaxVectorLanes);
-  };
   for (size_t a = 0; a < tile.indices.size(); ++a)
     for (size_t b = a + 1; b < tile.indices.size(); ++b) {
       Expr distance = simplify(tile.indices[b] - tile.indices[a]);
       auto* gap = distance.as<IntImmNode>();
-      if (!gap || (gap->value < lanes(a) && -gap->value < lanes(b))) return std::nullopt;
+      if (!gap || (gap->value < tile.lanes_of(a) && -gap->value < tile.lanes_of(b))) return std::nullopt;
     }
   return tile;
 }
@@ -968,16 +970,12 @@ class CppPrinter {
   void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
     uses_vectors_ = true;
     const std::string& v = tile.lanes->name();
-    auto chunk_lanes = [&](size_t accumulator) {
-      int64_t q = int64_t(accumulator) % tile.chunks;
-      return std::min(kMaxVectorLanes, tile.lanes->extent - q * kMaxVectorLanes);
-    };
     auto lane_mask = [](int64_t lanes) {  // lanes 0 .. lanes - 1
       char text[16];
       std::snprintf(text, sizeof text, "0x%llX", static_cast<unsigned long long>((1u << lanes) - 1u));
       return std::string("(__mmask16)") + text;
     };
-    auto chunk_mask = [&](size_t accumulator) { return lane_mask(chunk_lanes(accumulator)); };
+    auto chunk_mask = [&](size_t accumulator) { return lane_mask(tile.lanes_of(accumulator)); };
     auto accumulator = [](size_t n) { return "ingot_t" + std::to_string(n); };
     const std::string acc = lookup(tile.fold->buffer).c_name;
     const std::unordered_map<std::string, Expr> first_lane{{v, Expr(int64_t(0))}};
@@ -1007,7 +1005,7 @@ class CppPrinter {
           vector_operands_.push_back(e);
           operand_lanes.push_back(0);
         }
-        operand_lanes[i] = std::max(operand_lanes[i], chunk_lanes(n));
+        operand_lanes[i] = std::max(operand_lanes[i], tile.lanes_of(n));
         uses[n].push_back(i);
       }
     }
