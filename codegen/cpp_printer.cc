@@ -289,15 +289,21 @@ constexpr size_t kMinVectorAccumulators = 4;
 constexpr size_t kMaxVectorAccumulators = 24;
 constexpr int64_t kMaxVectorLanes = 16;  // INGOT_F32_LANES on AVX-512; the loop must have at least this many
 
+// How far d moves per iteration of loop_var when that is a constant other than 0; 0 otherwise.
+int64_t lane_step(const Expr& d, const std::string& loop_var) {
+  if (!uses_var(d, loop_var)) return 0;
+  Expr step = simplify(substitute(d, {{loop_var, var(loop_var) + int64_t(1)}}) - d);
+  auto* imm = step.as<IntImmNode>();
+  return imm ? imm->value : 0;
+}
+
 // What the explicit-vector form can compute of a fold's term: f32 constants, f32 loads at an index invariant in the
 // loop or moving by one element per iteration, and +, -, * of those.
 bool vector_term(const Expr& e, const std::string& loop_var) {
   if (e.dtype() != DType::kFloat32) return false;
   if (e.as<FloatImmNode>()) return true;
   if (auto* load = e.as<BufferLoadNode>()) {
-    if (!uses_var(load->index, loop_var)) return true;
-    Expr next = substitute(load->index, {{loop_var, var(loop_var) + 1}});
-    return is_const_int(simplify(next - load->index), 1);
+    return !uses_var(load->index, loop_var) || lane_step(load->index, loop_var) == 1;
   }
   if (auto* b = e.as<BinaryNode>())
     return (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul) &&
@@ -351,14 +357,6 @@ struct SpatialTile {
   }
 };
 constexpr int64_t kMaxTileAccumulators = 28;  // of AVX-512's 32 vector registers; the rest hold operands
-
-// How far d moves per iteration of loop_var when that is a constant other than 0; 0 otherwise.
-int64_t lane_step(const Expr& d, const std::string& loop_var) {
-  if (!uses_var(d, loop_var)) return 0;
-  Expr step = simplify(substitute(d, {{loop_var, var(loop_var) + int64_t(1)}}) - d);
-  auto* imm = step.as<IntImmNode>();
-  return imm ? imm->value : 0;
-}
 
 // A condition on a padded border that a range of lanes can express: a comparison of integers that moves by one or
 // two per iteration of `lanes` (a stride-2 window's), or one that `lanes` does not change.
@@ -924,14 +922,7 @@ class CppPrinter {
     const std::string k = names_.loop_var(loop->name()), extent = std::to_string(loop->extent);
     for (size_t n = 0; n < r.folds.size(); ++n) emit("ingot_f32xN ingot_vacc" + std::to_string(n) + " = {};");
     vector_operands_.clear();
-    for (const Expr& term : terms)
-      for_each_node(term, [&](const Expr& e) {
-        auto* load = e.as<BufferLoadNode>();
-        if (!load || !uses_var(load->index, loop->name())) return;
-        for (const Expr& known : vector_operands_)
-          if (structural_equal(known, e)) return;
-        vector_operands_.push_back(e);
-      });
+    for (const Expr& term : terms) collect_lane_operands(term, loop->name(), vector_operands_);
     for (size_t i = 0; i < vector_operands_.size(); ++i) {
       auto* load = vector_operands_[i].as<BufferLoadNode>();
       Expr first = simplify(substitute(load->index, {{loop->name(), int_imm(0)}}));

@@ -441,6 +441,15 @@ class StrategyScheduler {
     return true;
   }
 
+  // Whether a hosted reduction r has its host t's axes: a tile splits both alike, and a larger r (read through a
+  // slice) would not divide.
+  static bool same_extents(const Tensor& t, const Tensor& r) {
+    if (r->axes.size() != t->axes.size()) return false;
+    for (size_t d = 0; d < t->axes.size(); ++d)
+      if (r->axes[d].extent != t->axes[d].extent) return false;
+    return true;
+  }
+
   // The tile for root t hosting reduction r (or r == t), when both run over a contiguous plane.
   std::optional<PlaneTile> plane_tile(const Tensor& t, const Tensor& r) {
     size_t n = t->axes.size();
@@ -454,10 +463,8 @@ class StrategyScheduler {
     for (int64_t d = height; d >= 1 && !plane_rows; --d)
       if (height % d == 0 && d * width <= cap) plane_rows = d;
     if (plane_rows == 0 || plane_rows * width < lanes || !plane_is_contiguous(t) ||
-        (!r.same_as(t) && !plane_is_contiguous(r)) || r->axes.size() != n)
+        (!r.same_as(t) && !plane_is_contiguous(r)) || !same_extents(t, r))
       return std::nullopt;
-    for (size_t d = 0; d < n; ++d)  // r is split like t: a larger r (read through a slice) would not divide
-      if (r->axes[d].extent != t->axes[d].extent) return std::nullopt;
     PlaneTile tile;
     tile.lanes = plane_rows * width;
     // The channels: the innermost other axis that no read moving along the plane indexes, so rows share those loads.
@@ -572,11 +579,9 @@ class StrategyScheduler {
 
   std::optional<StencilTile> stencil_tile(const Tensor& t, const Tensor& r) {
     size_t n = t->axes.size();
-    if (n < 3 || r->axes.size() != n || options_.simd_fp32_lanes < kStencilLanes ||
+    if (n < 3 || !same_extents(t, r) || options_.simd_fp32_lanes < kStencilLanes ||
         r->reduction()->op != ReduceOp::kSum)
       return std::nullopt;
-    for (size_t d = 0; d < n; ++d)  // r is split like t: a larger r (read through a slice) would not divide
-      if (r->axes[d].extent != t->axes[d].extent) return std::nullopt;
     const std::string& w = r->axes[n - 1].name();
     // What the printer's spatial tile computes: f32 +, -, * of loads, borders compared by <, <=, >, >=. Anything else
     // would keep the tile's loops as loops, slower than one row at a time.
