@@ -823,6 +823,7 @@ class CppPrinter {
         if (loop->loop_kind == LoopKind::kSerial && !printing_spatial_fallback_)
           if (std::optional<SpatialTile> tile = spatial_tile(s)) return print_spatial_tile(s, *tile);
         bool simd = false;
+        int first = int(body_.size());
         if (loop->loop_kind == LoopKind::kVectorized) {
           if (safe_to_simd(loop)) {
             emit("#pragma omp simd");
@@ -848,7 +849,6 @@ class CppPrinter {
         } else if (loop->loop_kind == LoopKind::kUnrolled) {
           emit("#pragma GCC unroll " + std::to_string(std::min<int64_t>(loop->extent, 65534)));
         }
-        int first = int(body_.size());
         open(for_header(loop));
         {
           VarScope scope(*this, loop->name());
@@ -882,8 +882,8 @@ class CppPrinter {
       emit(std::string(type) + " " + accumulator(n) + " = " + element(r.folds[n]) + ";");
       names += (n ? ", " : "") + accumulator(n);
     }
-    emit(std::string("#pragma omp simd reduction(") + r.op + ":" + names + ")");
     int first = int(body_.size());
+    emit(std::string("#pragma omp simd reduction(") + r.op + ":" + names + ")");
     open(for_header(loop));
     {
       VarScope scope(*this, loop->name());

@@ -36,8 +36,9 @@ struct SourceLines {
 
 struct PrintedCpp {
   std::string source;
-  // Each kVectorized loop printed with `#pragma omp simd`: from its `for` line to its closing brace. A
-  // vectorization report (g++ -fopt-info-vec) names a line inside this range (g++ uses the loop body's line).
+  // Each kVectorized loop printed with `#pragma omp simd`: from its pragma line to its closing brace. A
+  // vectorization report (g++ -fopt-info-vec) names a line inside this range: a line of the loop's body, or, for
+  // a simd reduction compiled for AVX2, the pragma's line.
   std::vector<SourceLines> vectorized_loops;
 };
 

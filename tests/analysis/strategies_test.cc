@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/fixed_targets.h"
+#include "tests/support/golden_file.h"
 #include "workloads/examples.h"
 #include "workloads/lstm.h"
 #include "workloads/registry.h"
@@ -15,7 +17,10 @@
 namespace ingot {
 namespace {
 
-ProgramAnalysis on(const Program& p, const std::string& target) { return analyze(p, *find_target(target)); }
+// The built-in GPU targets, or for "cpu" a fixed AVX-512 CPU (plans must not depend on the machine running the test).
+Target fixed(const std::string& target) { return target == "cpu" ? test_support::avx512_cpu() : *find_target(target); }
+
+ProgramAnalysis on(const Program& p, const std::string& target) { return analyze(p, fixed(target)); }
 
 // The printed plan, checked for validity first.
 std::string printed(const std::string& strategy, const ProgramAnalysis& a) {
@@ -243,7 +248,7 @@ TEST(Strategies, GpuStagesMustFitACooperativeLaunch) {
   // 256 threads x 64 registers per block: registers allow 4 blocks per SM.
   EXPECT_EQ(cooperative_block_limit(*find_target("sm_80"), true), 108 * 4);
   EXPECT_EQ(cooperative_block_limit(*find_target("sm_90"), false), 132 * 4);
-  EXPECT_EQ(cooperative_block_limit(*find_target("cpu"), true), 0);
+  EXPECT_EQ(cooperative_block_limit(fixed("cpu"), true), 0);
   EXPECT_EQ(resident_capacity_bytes(*find_target("sm_80")), 108 * (167936 + 131072));
   // H = X * W1 has 1024 x 1024 outputs: 1024 blocks of 1024 outputs, more than 432, so on the A100 it is a
   // kernel of its own and Y starts another; the CPU runs both in one parallel region.
@@ -288,24 +293,8 @@ TEST(Strategies, KernelCountsFallFromUnfusedToGlobal) {
   }
 }
 
-std::filesystem::path golden_path(const std::string& name) {
-  return std::filesystem::path(__FILE__).parent_path() / "golden" / (name + ".txt");
-}
-
-// Compares text with the golden file; INGOT_UPDATE_GOLDEN=1 rewrites the file instead.
 void expect_golden(const std::string& name, const std::string& text) {
-  std::filesystem::path path = golden_path(name);
-  const char* update = std::getenv("INGOT_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-    return;
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path << " is missing; run with INGOT_UPDATE_GOLDEN=1 to write it";
-  std::stringstream golden;
-  golden << in.rdbuf();
-  EXPECT_EQ(text, golden.str()) << "plan differs from " << path;
+  test_support::expect_golden(test_support::repo_path("tests/analysis/golden") / (name + ".txt"), text);
 }
 
 TEST(Strategies, GoldenGlobalPlans) {
@@ -321,7 +310,7 @@ TEST(Strategies, GoldenGlobalPlans) {
 // each within the capacity, in layer order; when they fit, it stays one kernel.
 TEST(Strategies, GlobalKernelsKeepSharedWeightsWithinTheCapacity) {
   Program program = lstm(LstmSizes{4, 3, 8, 8});  // per layer: W and U 32 x 8 floats (1 KB each), b 128 B
-  Target small_cache = *find_target("cpu");
+  Target small_cache = fixed("cpu");
   small_cache.cpu.cores = 2;
   small_cache.cpu.l2_bytes = 2250;
   small_cache.cpu.l3_bytes = 1 << 20;  // not counted: weights streamed from the shared L3 are not kept on chip
@@ -363,7 +352,7 @@ Program three_gemm() {
 }
 
 TEST(Strategies, GlobalPrefetchesTheNextStagesWeightsWithinTheCapacity) {
-  Target cpu = *find_target("cpu");
+  Target cpu = fixed("cpu");
   cpu.cpu.cores = 2;
   cpu.cpu.l2_bytes = 1024;
   ASSERT_EQ(prefetch_capacity_bytes(cpu), 1024);  // half of the two private L2s

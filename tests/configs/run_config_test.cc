@@ -17,7 +17,7 @@ namespace ingot {
 namespace {
 
 // The repository root, found from this file's path (tests/configs/run_config_test.cc).
-std::filesystem::path repo_root() { return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path(); }
+std::filesystem::path repo_root() { return std::filesystem::path(INGOT_SOURCE_DIR); }
 
 // Lines joined with newlines, so that a test reads like the file it stands for and line numbers are visible.
 std::string yaml(const std::vector<std::string>& lines) {

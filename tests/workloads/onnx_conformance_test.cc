@@ -34,7 +34,7 @@ std::string node_test_dir() {
 
 // known_gaps.txt: one "test_name  reason" per line; '#' starts a comment.
 std::map<std::string, std::string> read_known_gaps() {
-  fs::path file = fs::path(__FILE__).parent_path().parent_path() / "onnx" / "known_gaps.txt";
+  fs::path file = fs::path(INGOT_SOURCE_DIR) / "tests" / "onnx" / "known_gaps.txt";
   std::map<std::string, std::string> gaps;
   std::ifstream in(file);
   std::string line;
