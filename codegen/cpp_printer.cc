@@ -18,6 +18,7 @@
 
 #include "codegen/kernels.h"
 #include "codegen/merge_parallel_stages.h"
+#include "codegen/vector_tiles.h"
 #include "ir/functor.h"
 #include "ir/simplify.h"
 
@@ -169,312 +170,6 @@ struct Code {
 };
 
 bool loop_is_parallel(LoopKind k) { return k == LoopKind::kParallel || is_gpu_block(k); }
-
-// `#pragma omp simd` promises the compiler there is no dependence between iterations. A store whose index
-// does not move with the loop variable (an accumulation into one element) would break that promise, so such
-// loops are printed without the pragma.
-bool safe_to_simd(const ForNode* loop) {
-  bool safe = true;
-  for_each_stmt(loop->body, [&](const Stmt& s) {
-    if (auto* st = as<StoreNode>(s))
-      if (!uses_var(st->index, loop->name())) safe = false;
-  });
-  return safe;
-}
-
-// A vectorized loop whose one statement folds every iteration into one element, acc[i] = acc[i] OP e with i fixed
-// (an innermost reduction loop, which lowering lets a schedule vectorize): the folds and the OpenMP reduction
-// operator. An OpenMP simd reduction reassociates the iterations, as every vectorized sum
-// does; without it a reduction along memory (a GEMV over W[row, k]) stays scalar.
-// A guarded fold (a split with tail=guard) keeps its guard: the conjuncts that do not use the loop variable
-// guard the whole reduction, element load included (they keep a spatial tail's element in bounds); the others
-// guard each iteration.
-// A register tile (unguarded unrolled spatial loops inside the loop, at most kMaxAccumulators elements) gives one
-// fold per element, each with its own accumulator: the folds share the loads of the operand they have in common
-// (x in a GEMV, A's row in a GEMM), and their independent chains hide the FMA latency that one dot product waits on.
-struct SimdReduction {
-  std::vector<Stmt> folds;  // StoreNodes, the unrolled loop variables replaced by constants
-  const char* op;
-  std::vector<Expr> outer_guard, iteration_guard;
-};
-constexpr int64_t kMaxAccumulators = 32;
-
-void conjuncts(const Expr& e, std::vector<Expr>& out) {
-  if (auto* l = e.as<LogicalNode>(); l && l->op == LogicalOp::kAnd) {
-    conjuncts(l->a, out);
-    conjuncts(l->b, out);
-  } else {
-    out.push_back(e);
-  }
-}
-
-Stmt single_statement(Stmt body) {
-  if (auto* seq = as<SeqNode>(body); seq && seq->stmts.size() == 1) return seq->stmts[0];
-  return body;
-}
-
-// The OpenMP operator of a store acc[i] = acc[i] OP e (or e OP acc[i]) where e does not read acc, i does not use
-// loop_var; nullptr when the store is not such a fold.
-const char* fold_operator(const StoreNode* store, const std::string& loop_var) {
-  if (uses_var(store->index, loop_var)) return nullptr;
-  auto* combine = store->value.as<BinaryNode>();
-  if (!combine) return nullptr;
-  const char* op = combine->op == BinaryOp::kAdd   ? "+"
-                   : combine->op == BinaryOp::kMul ? "*"
-                   : combine->op == BinaryOp::kMax ? "max"
-                   : combine->op == BinaryOp::kMin ? "min"
-                                                   : nullptr;
-  if (!op) return nullptr;
-  auto is_element = [&](const Expr& e) {
-    auto* load = e.as<BufferLoadNode>();
-    return load && load->buffer->name == store->buffer->name && structural_equal(load->index, store->index);
-  };
-  auto reads_buffer = [&](const Expr& e) {
-    bool reads = false;
-    for_each_node(e, [&](const Expr& n) {
-      if (auto* load = n.as<BufferLoadNode>()) reads |= load->buffer->name == store->buffer->name;
-    });
-    return reads;
-  };
-  bool element_first = is_element(combine->a) && !reads_buffer(combine->b);
-  bool element_second = is_element(combine->b) && !reads_buffer(combine->a);
-  return element_first || element_second ? op : nullptr;
-}
-
-std::optional<SimdReduction> simd_reduction(const ForNode* loop) {
-  Stmt body = single_statement(loop->body);
-  std::vector<Expr> outer_guard, iteration_guard;
-  if (auto* guard = as<IfThenElseNode>(body); guard && !guard->else_case) {
-    std::vector<Expr> parts;
-    conjuncts(guard->cond, parts);
-    for (const Expr& c : parts) (uses_var(c, loop->name()) ? iteration_guard : outer_guard).push_back(c);
-    body = single_statement(guard->then_case);
-  }
-  // The register tile: every combination of the unrolled loops' values, innermost fastest.
-  std::vector<std::unordered_map<std::string, Expr>> tile(1);
-  while (auto* unrolled = as<ForNode>(body)) {
-    if (unrolled->loop_kind != LoopKind::kUnrolled || !iteration_guard.empty() ||
-        int64_t(tile.size()) * unrolled->extent > kMaxAccumulators)
-      return std::nullopt;
-    std::vector<std::unordered_map<std::string, Expr>> wider;
-    for (const auto& values : tile)
-      for (int64_t v = 0; v < unrolled->extent; ++v) {
-        wider.push_back(values);
-        wider.back()[unrolled->name()] = Expr(v);
-      }
-    tile = std::move(wider);
-    body = single_statement(unrolled->body);
-  }
-  auto* store = as<StoreNode>(body);
-  if (!store) return std::nullopt;
-  const char* op = fold_operator(store, loop->name());
-  if (!op) return std::nullopt;
-  SimdReduction r{{}, op, outer_guard, iteration_guard};
-  for (const auto& values : tile) {
-    Stmt fold = values.empty() ? body : simplify(map_exprs(body, [&](const Expr& e) { return substitute(e, values); }));
-    auto* s = as<StoreNode>(fold);
-    if (!s || !fold_operator(s, loop->name())) return std::nullopt;
-    for (const Stmt& other : r.folds)
-      if (structural_equal(as<StoreNode>(other)->index, s->index)) return std::nullopt;  // one element, two chains
-    r.folds.push_back(fold);
-  }
-  return r;
-}
-
-// Register tiles of kMinVectorAccumulators to kMaxVectorAccumulators folds print as explicit vectors
-// (print_vector_reduction). More would not leave registers for the operands; fewer wait on the latency of their few
-// add chains: GEMV tiles of two rows made the paper LSTM 1.2-1.45x slower as vectors than as an OpenMP simd
-// reduction, which g++ unrolls.
-constexpr size_t kMinVectorAccumulators = 4;
-constexpr size_t kMaxVectorAccumulators = 24;
-constexpr int64_t kMaxVectorLanes = 16;  // INGOT_F32_LANES on AVX-512; the loop must have at least this many
-
-// How far d moves per iteration of loop_var when that is a constant other than 0; 0 otherwise.
-int64_t lane_step(const Expr& d, const std::string& loop_var) {
-  if (!uses_var(d, loop_var)) return 0;
-  Expr step = simplify(substitute(d, {{loop_var, var(loop_var) + int64_t(1)}}) - d);
-  auto* imm = step.as<IntImmNode>();
-  return imm ? imm->value : 0;
-}
-
-// What the explicit-vector form can compute of a fold's term: f32 constants, f32 loads at an index invariant in the
-// loop or moving by one element per iteration, and +, -, * of those.
-bool vector_term(const Expr& e, const std::string& loop_var) {
-  if (e.dtype() != DType::kFloat32) return false;
-  if (e.as<FloatImmNode>()) return true;
-  if (auto* load = e.as<BufferLoadNode>()) {
-    return !uses_var(load->index, loop_var) || lane_step(load->index, loop_var) == 1;
-  }
-  if (auto* b = e.as<BinaryNode>())
-    return (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul) &&
-           vector_term(b->a, loop_var) && vector_term(b->b, loop_var);
-  return false;
-}
-
-// The term each fold adds (acc = acc + term, either order), when every fold of an unguarded + tile of
-// kMinVectorAccumulators to kMaxVectorAccumulators folds is one vector_term; std::nullopt otherwise.
-std::optional<std::vector<Expr>> vector_terms(const ForNode* loop, const SimdReduction& r) {
-  if (std::string(r.op) != "+" || !r.iteration_guard.empty() || r.folds.size() < kMinVectorAccumulators ||
-      r.folds.size() > kMaxVectorAccumulators || loop->extent < kMaxVectorLanes)
-    return std::nullopt;
-  std::vector<Expr> terms;
-  for (const Stmt& fold : r.folds) {
-    auto* store = as<StoreNode>(fold);
-    auto* sum = store->value.as<BinaryNode>();
-    if (store->buffer->dtype != DType::kFloat32 || !sum) return std::nullopt;
-    auto* first = sum->a.as<BufferLoadNode>();
-    bool element_first =
-        first && first->buffer->name == store->buffer->name && structural_equal(first->index, store->index);
-    Expr term = element_first ? sum->b : sum->a;
-    if (!vector_term(term, loop->name())) return std::nullopt;
-    terms.push_back(term);
-  }
-  return terms;
-}
-
-// A spatial register tile: serial loops (a reduction: the accumulators' index uses none of them), then unrolled loops
-// (two or more elements in all), then one vectorized loop that folds acc[i] = acc[i] + term with i moving by one
-// element per iteration (a convolution's rows of output pixels, several channels and rows at once). It prints as
-// explicit vectors held in registers across the whole reduction (print_spatial_tile): 16 lanes of the vectorized loop
-// each, the last chunk masked, loads at a padded border masked lane by lane. Left to g++, a ResNeXt 3 x 3 grouped
-// convolution ran at 12 GFLOP/s one row at a time, 55 with four channels x seven rows written as loops (a 14-lane loop
-// became pieces of 8, 4 and 2 lanes, and the accumulators lived on the stack), and 167 as explicit vectors
-// (hand-written, 2 cores).
-struct SpatialTile {
-  std::vector<const ForNode*> reduction;                      // serial loops, outermost first
-  std::vector<std::unordered_map<std::string, Expr>> combos;  // the unrolled loops' values, innermost fastest
-  const ForNode* lanes = nullptr;                             // the vectorized loop
-  const StoreNode* fold = nullptr;                            // acc[i] = acc[i] + term, as written
-  Expr term;
-  int64_t chunks = 0;  // vectors of 16 lanes per row of the tile
-  // Per accumulator (combo-major, then chunk): the fold's index and term with the unrolled loops' values and the
-  // vectorized loop at the chunk's first lane (its variable then counts lanes within the chunk).
-  std::vector<Expr> indices, terms;
-
-  // The lanes of accumulator n's chunk: 16, or fewer in the last chunk of a row.
-  int64_t lanes_of(size_t n) const {
-    return std::min(kMaxVectorLanes, lanes->extent - int64_t(n) % chunks * kMaxVectorLanes);
-  }
-};
-constexpr int64_t kMaxTileAccumulators = 28;  // of AVX-512's 32 vector registers; the rest hold operands
-
-// A condition on a padded border that a range of lanes can express: a comparison of integers that moves by one or
-// two per iteration of `lanes` (a stride-2 window's), or one that `lanes` does not change.
-bool lane_condition(const Expr& c, const std::string& lanes) {
-  std::vector<Expr> parts;
-  conjuncts(c, parts);
-  for (const Expr& part : parts) {
-    if (!uses_var(part, lanes)) continue;
-    auto* cmp = part.as<CompareNode>();
-    if (!cmp || cmp->op == CompareOp::kEQ || cmp->op == CompareOp::kNE || !is_int(cmp->a.dtype())) return false;
-    int64_t step = lane_step(simplify(cmp->a - cmp->b), lanes);
-    if (step == 0 || step < -2 || step > 2) return false;
-  }
-  return true;
-}
-
-// What print_spatial_tile computes of a term: f32 constants, f32 loads invariant in `lanes` or moving by one element
-// per iteration (or two: a strided window, whose even elements a permute picks from two vectors), such a moving load
-// under a lane_condition (select(cond, load, 0): a padded border), and +, -, *.
-bool spatial_term(const Expr& e, const std::string& lanes) {
-  if (e.dtype() != DType::kFloat32) return false;
-  if (e.as<FloatImmNode>()) return true;
-  auto moving_load = [&](const BufferLoadNode* load) {
-    int64_t step = lane_step(load->index, lanes);
-    return step == 1 || step == 2;
-  };
-  if (auto* load = e.as<BufferLoadNode>()) return !uses_var(load->index, lanes) || moving_load(load);
-  if (auto* sel = e.as<SelectNode>()) {
-    auto* zero = sel->false_value.as<FloatImmNode>();
-    auto* load = sel->true_value.as<BufferLoadNode>();
-    // Masked lanes are +0.0: a -0.0 fill would change the sign of a zero sum.
-    return zero && zero->value == 0.0 && !std::signbit(zero->value) && load && moving_load(load) &&
-           lane_condition(sel->cond, lanes);
-  }
-  if (auto* b = e.as<BinaryNode>())
-    return (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul) &&
-           spatial_term(b->a, lanes) && spatial_term(b->b, lanes);
-  return false;
-}
-
-std::optional<SpatialTile> spatial_tile(const Stmt& loop) {
-  SpatialTile tile;
-  Stmt body = loop;
-  while (auto* serial = as<ForNode>(body)) {
-    if (serial->loop_kind != LoopKind::kSerial) break;
-    tile.reduction.push_back(serial);
-    body = single_statement(serial->body);
-  }
-  if (tile.reduction.empty()) return std::nullopt;
-  tile.combos.resize(1);
-  while (auto* unrolled = as<ForNode>(body)) {
-    if (unrolled->loop_kind != LoopKind::kUnrolled) break;
-    std::vector<std::unordered_map<std::string, Expr>> wider;
-    for (const auto& values : tile.combos)
-      for (int64_t v = 0; v < unrolled->extent; ++v) {
-        wider.push_back(values);
-        wider.back()[unrolled->name()] = Expr(v);
-      }
-    tile.combos = std::move(wider);
-    if (int64_t(tile.combos.size()) > kMaxTileAccumulators) return std::nullopt;
-    body = single_statement(unrolled->body);
-  }
-  // A tile is what a schedule asks for by unrolling loops inside the reduction; a lone row stays a simd loop.
-  if (tile.combos.size() < 2) return std::nullopt;
-  tile.lanes = as<ForNode>(body);
-  if (!tile.lanes || tile.lanes->loop_kind != LoopKind::kVectorized) return std::nullopt;
-  const std::string& v = tile.lanes->name();
-  tile.fold = as<StoreNode>(single_statement(tile.lanes->body));
-  if (!tile.fold || tile.fold->buffer->dtype != DType::kFloat32 || lane_step(tile.fold->index, v) != 1)
-    return std::nullopt;
-  for (const ForNode* r : tile.reduction)
-    if (uses_var(tile.fold->index, r->name())) return std::nullopt;
-  auto* sum = tile.fold->value.as<BinaryNode>();
-  if (!sum || sum->op != BinaryOp::kAdd) return std::nullopt;
-  auto is_element = [&](const Expr& e) {
-    auto* load = e.as<BufferLoadNode>();
-    return load && load->buffer->name == tile.fold->buffer->name && structural_equal(load->index, tile.fold->index);
-  };
-  tile.term = is_element(sum->a) ? sum->b : is_element(sum->b) ? sum->a : Expr();
-  if (!tile.term || !spatial_term(tile.term, v)) return std::nullopt;
-  bool reads_accumulators = false;
-  for_each_node(tile.term, [&](const Expr& n) {
-    if (auto* load = n.as<BufferLoadNode>()) reads_accumulators |= load->buffer->name == tile.fold->buffer->name;
-  });
-  if (reads_accumulators) return std::nullopt;
-  tile.chunks = (tile.lanes->extent + kMaxVectorLanes - 1) / kMaxVectorLanes;
-  if (int64_t(tile.combos.size()) * tile.chunks > kMaxTileAccumulators) return std::nullopt;
-  for (const auto& combo : tile.combos)
-    for (int64_t q = 0; q < tile.chunks; ++q) {
-      auto values = combo;
-      values[v] = var(v) + q * kMaxVectorLanes;
-      Expr index = simplify(substitute(tile.fold->index, values)), term = simplify(substitute(tile.term, values));
-      if (!spatial_term(term, v)) return std::nullopt;
-      tile.indices.push_back(index);
-      tile.terms.push_back(term);
-    }
-  // Accumulators whose lanes overlap would each store the shared elements at the end, and one would lose its sums:
-  // every two must lie a constant distance apart, at least the lanes of the lower one.
-  for (size_t a = 0; a < tile.indices.size(); ++a)
-    for (size_t b = a + 1; b < tile.indices.size(); ++b) {
-      Expr distance = simplify(tile.indices[b] - tile.indices[a]);
-      auto* gap = distance.as<IntImmNode>();
-      if (!gap || (gap->value < tile.lanes_of(a) && -gap->value < tile.lanes_of(b))) return std::nullopt;
-    }
-  return tile;
-}
-
-// The loads and selects of a spatial term that move with `lanes`, each once, in order.
-void collect_lane_operands(const Expr& e, const std::string& lanes, std::vector<Expr>& out) {
-  if ((e.as<BufferLoadNode>() || e.as<SelectNode>()) && uses_var(e, lanes)) {
-    for (const Expr& known : out)
-      if (structural_equal(known, e)) return;
-    out.push_back(e);
-  } else if (auto* b = e.as<BinaryNode>()) {
-    collect_lane_operands(b->a, lanes, out);
-    collect_lane_operands(b->b, lanes, out);
-  }
-}
 
 class CppPrinter {
  public:
@@ -821,7 +516,7 @@ class CppPrinter {
       case StmtKind::kFor: {
         auto* loop = as<ForNode>(s);
         if (loop->loop_kind == LoopKind::kSerial && !printing_spatial_fallback_)
-          if (std::optional<SpatialTile> tile = spatial_tile(s)) return print_spatial_tile(s, *tile);
+          if (std::optional<SpatialTile> tile = explicit_spatial_tile(s)) return print_spatial_tile(s, *tile);
         bool simd = false;
         int first = int(body_.size());
         if (loop->loop_kind == LoopKind::kVectorized) {
@@ -829,7 +524,9 @@ class CppPrinter {
             emit("#pragma omp simd");
             simd = true;
           } else if (std::optional<SimdReduction> r = simd_reduction(loop)) {
-            if (std::optional<std::vector<Expr>> terms = vector_terms(loop, *r)) {
+            if (loop->explicit_lanes > 0) {
+              std::optional<std::vector<Expr>> terms = vector_terms(loop, *r, loop->explicit_lanes);
+              if (!terms) fail("loop '" + loop->name() + "' is marked explicit but holds no vector register tile");
               // AVX2 has 16 vector registers, too few for a 4 x 4 tile and its operands: there the explicit form ran
               // a BERT FFN GEMM no faster than the simd reduction (8.5-9.9 against 8.5 ms), so it stays.
               emit("#if defined(__AVX512F__)");
@@ -907,6 +604,7 @@ class CppPrinter {
   // With `omp simd reduction`, g++ kept one operand register and reloaded the others for every fold: a BERT FFN
   // GEMM's 4 x 4 tiles ran at 62 GFLOP/s that way and at 138 this way (2 cores, AVX-512).
   void print_vector_reduction(const ForNode* loop, const SimdReduction& r, const std::vector<Expr>& terms) {
+    require_avx512_lanes(loop);
     uses_vectors_ = true;
     auto element = [&](const Stmt& fold) {
       auto* store = as<StoreNode>(fold);
@@ -958,7 +656,15 @@ class CppPrinter {
   // The accumulators are loaded before the reduction loops and stored after them; inside, each operand moving with
   // the vectorized loop is loaded once per iteration (masked to the chunk's lanes and, under a padded border, to the
   // lanes inside it: a masked load reads nothing outside them) and every accumulator takes its FMA.
+  // The explicit forms are AVX-512's (zmm registers, 16-bit lane masks); lowering refuses other lane counts.
+  void require_avx512_lanes(const ForNode* loop) {
+    if (loop->explicit_lanes != kExplicitVectorLanes)
+      fail("loop '" + loop->name() + "' asks for explicit vectors of " + std::to_string(loop->explicit_lanes) +
+           " lanes; the C++ printer writes 16-lane (AVX-512) vectors only");
+  }
+
   void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
+    require_avx512_lanes(tile.lanes);
     uses_vectors_ = true;
     const std::string& v = tile.lanes->name();
     auto lane_mask = [](int64_t lanes) {  // lanes 0 .. lanes - 1

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "codegen/vector_tiles.h"
 #include "ir/affine.h"
 #include "ir/bound.h"
 #include "ir/functor.h"
@@ -19,6 +20,7 @@ struct Leaf {
   bool reduce;
   LoopKind kind = LoopKind::kSerial;
   bool annotated = false;
+  int64_t explicit_lanes = 0;  // explicit_vectors: the register tile of this (vectorized) loop in vectors
 };
 
 struct SplitRelation {
@@ -479,6 +481,7 @@ class Lowering {
         Leaf parent = s.leaves[p];
         if (parent.annotated)
           fail("loop '" + parent.name + "' is already " + loop_kind_name(parent.kind) + "; split it first");
+        if (parent.explicit_lanes) fail("loop '" + parent.name + "' already has explicit vectors; split it first");
         if (d.factor < 1) fail("split factor must be positive");
         std::string where = " of '" + parent.name + "' (extent " + std::to_string(parent.extent) +
                             (s.attach_stage.empty() ? "" : ", the region computed at '" + s.attach_stage + "'") + ")";
@@ -516,7 +519,8 @@ class Lowering {
           fail("loops '" + d.axes[0] + "' and '" + d.axes[1] + "' are not adjacent (outer, inner); reorder first");
         Leaf outer = s.leaves[a], inner = s.leaves[b];
         if (outer.reduce != inner.reduce) fail("cannot fuse a reduction axis with a spatial axis");
-        if (outer.annotated || inner.annotated) fail("cannot fuse annotated loops; fuse before annotating");
+        if (outer.annotated || inner.annotated || outer.explicit_lanes || inner.explicit_lanes)
+          fail("cannot fuse annotated loops; fuse before annotating");
         Leaf fused{outer.name + "+" + inner.name, outer.extent * inner.extent, outer.reduce};
         s.leaves[a] = fused;
         s.leaves.erase(s.leaves.begin() + b);
@@ -536,6 +540,14 @@ class Lowering {
         if (!s.cache_write_axis.empty()) fail("stage already has a cache_write at '" + s.cache_write_axis + "'");
         require_leaf(s, d.axes[0]);
         s.cache_write_axis = d.axes[0];
+        return;
+      }
+      case DecisionKind::kExplicitVectors: {
+        Leaf& l = s.leaves[require_leaf(s, d.axes[0])];
+        if (d.factor != kExplicitVectorLanes)
+          fail("explicit vectors of " + std::to_string(d.factor) +
+               " lanes: the C++ printer writes 16-lane (AVX-512) vectors only");
+        l.explicit_lanes = d.factor;
         return;
       }
       case DecisionKind::kCacheRead: {
@@ -558,6 +570,9 @@ class Lowering {
     bool outer_prefix = true;
     for (size_t p = 0; p < s.leaves.size(); ++p) {
       const Leaf& l = s.leaves[p];
+      if (l.explicit_lanes && l.kind != LoopKind::kVectorized)
+        fail("stage '" + name + "': loop '" + l.name + "' has explicit vectors but is " + loop_kind_name(l.kind) +
+             "; vectorize it");
       bool outer_kind = l.kind == LoopKind::kParallel || is_gpu_block(l.kind);
       if (outer_kind && (!outer_prefix || !root))
         fail("stage '" + name + "': " + loop_kind_name(l.kind) + " loop '" + l.name +
@@ -821,7 +836,7 @@ class Lowering {
         else
           stmt = allocate(child.buffer, seq({child_nest, stmt}));
       }
-      stmt = for_loop(loop_var(s, leaf.name), leaf.extent, leaf.kind, stmt);
+      stmt = for_loop(loop_var(s, leaf.name), leaf.extent, leaf.kind, stmt, leaf.explicit_lanes);
       if (red && (write_at < 0 || accumulate) && p == first_reduce)
         stmt = seq({init_nest(s, p, s.buffer, flat_index(dom, s.buffer->shape), red), stmt});
     }
@@ -933,6 +948,13 @@ class Lowering {
 
 }  // namespace
 
-LoopFunction lower(const Program& program, const Schedule& schedule) { return Lowering(program, schedule).run(); }
+LoopFunction lower(const Program& program, const Schedule& schedule) {
+  LoopFunction f = Lowering(program, schedule).run();
+  // Explicit vectors are checked on the loops as lowered: the tile's shape comes from every decision of the stage
+  // and of the stages computed inside it.
+  if (std::vector<std::string> problems = explicit_vector_problems(f.body); !problems.empty())
+    throw ScheduleError("explicit_vectors: " + problems.front());
+  return f;
+}
 
 }  // namespace ingot

@@ -7,10 +7,10 @@ namespace ingot {
 
 namespace {
 
-constexpr DecisionKind kAllKinds[] = {DecisionKind::kSplit,      DecisionKind::kReorder,   DecisionKind::kFuse,
-                                      DecisionKind::kParallel,   DecisionKind::kVectorize, DecisionKind::kUnroll,
-                                      DecisionKind::kBind,       DecisionKind::kComputeAt, DecisionKind::kComputeInline,
-                                      DecisionKind::kCacheWrite, DecisionKind::kCacheRead};
+constexpr DecisionKind kAllKinds[] = {
+    DecisionKind::kSplit,         DecisionKind::kReorder,    DecisionKind::kFuse,      DecisionKind::kParallel,
+    DecisionKind::kVectorize,     DecisionKind::kUnroll,     DecisionKind::kBind,      DecisionKind::kComputeAt,
+    DecisionKind::kComputeInline, DecisionKind::kCacheWrite, DecisionKind::kCacheRead, DecisionKind::kExplicitVectors};
 
 DecisionKind parse_kind(const std::string& name) {
   for (DecisionKind k : kAllKinds)
@@ -45,6 +45,7 @@ const char* decision_kind_name(DecisionKind k) {
     case DecisionKind::kComputeInline: return "compute_inline";
     case DecisionKind::kCacheWrite: return "cache_write";
     case DecisionKind::kCacheRead: return "cache_read";
+    case DecisionKind::kExplicitVectors: return "explicit_vectors";
   }
   return "?";
 }
@@ -67,6 +68,7 @@ std::string Decision::to_string() const {
     case DecisionKind::kBind: os << " to " << loop_kind_name(bind); break;
     case DecisionKind::kComputeAt: os << " at " << target; break;
     case DecisionKind::kCacheRead: os << " reading " << tensor << " into " << memory_scope_name(scope); break;
+    case DecisionKind::kExplicitVectors: os << " of " << factor << " lanes"; break;
     default: break;
   }
   return os.str();
@@ -119,6 +121,12 @@ Schedule& Schedule::cache_write(const std::string& stage, const std::string& axi
   append(make_decision(DecisionKind::kCacheWrite, stage, {axis}));
   return *this;
 }
+Schedule& Schedule::explicit_vectors(const std::string& stage, const std::string& axis, int64_t lanes) {
+  Decision d = make_decision(DecisionKind::kExplicitVectors, stage, {axis});
+  d.factor = lanes;
+  append(d);
+  return *this;
+}
 Schedule& Schedule::cache_read(const std::string& stage, const std::string& tensor, MemoryScope scope,
                                const std::string& axis) {
   Decision d = make_decision(DecisionKind::kCacheRead, stage, {axis});
@@ -149,6 +157,7 @@ std::string Schedule::to_json() const {
         j["tensor"] = d.tensor;
         j["scope"] = memory_scope_name(d.scope);
         break;
+      case DecisionKind::kExplicitVectors: j["lanes"] = d.factor; break;
       default: break;
     }
     list.push_back(std::move(j));
@@ -218,6 +227,11 @@ Schedule Schedule::from_json(const std::string& text) {
         case DecisionKind::kCacheRead:
           d.tensor = str("tensor");
           d.scope = parse_memory_scope(str("scope"));
+          break;
+        case DecisionKind::kExplicitVectors:
+          if (!j.contains("lanes") || !j["lanes"].is_number_integer())
+            throw ScheduleError(where + ": key \"lanes\" must be an integer");
+          d.factor = j["lanes"].get<int64_t>();
           break;
         default: break;
       }

@@ -1,7 +1,7 @@
 // A schedule is a replayable list of decisions about how to run a program's computes (split, reorder, fuse,
-// parallel, vectorize, unroll, bind, compute_at, compute_inline, cache_write, cache_read), and optionally the
-// stage layout a partition plan fixes (the order of stages, their barriers and kernels). It is plain data with
-// a canonical JSON form: the tuner samples it, the database stores it, lowering replays it.
+// parallel, vectorize, unroll, bind, compute_at, compute_inline, cache_write, cache_read, explicit_vectors), and
+// optionally the stage layout a partition plan fixes (the order of stages, their barriers and kernels). It is plain
+// data with a canonical JSON form: the tuner samples it, the database stores it, lowering replays it.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +25,8 @@ enum class DecisionKind : uint8_t {
   kComputeAt,
   kComputeInline,
   kCacheWrite,
-  kCacheRead
+  kCacheRead,
+  kExplicitVectors
 };
 const char* decision_kind_name(DecisionKind k);  // "split", "reorder", ... as in the JSON
 
@@ -36,7 +37,7 @@ struct Decision {
   std::string stage;              // the compute this decision is about
   std::vector<std::string> axes;  // split/parallel/vectorize/unroll/bind/compute_at/cache_write/cache_read: one
                                   // axis; reorder: the new order; fuse: outer then inner
-  int64_t factor = 0;             // split: extent of the inner axis
+  int64_t factor = 0;             // split: extent of the inner axis; explicit_vectors: fp32 lanes per vector
   bool guard_tail = false;        // split: allow a factor that does not divide, guarding the tail
   std::string target;             // compute_at: the consumer stage whose loop `axes[0]` hosts this stage
   std::string tensor;             // cache_read: the tensor read through the cache
@@ -86,6 +87,9 @@ class Schedule {
   Schedule& compute_inline(const std::string& stage);
   Schedule& cache_write(const std::string& stage, const std::string& axis);
   Schedule& cache_read(const std::string& stage, const std::string& tensor, MemoryScope scope, const std::string& axis);
+  // The register tile of the vectorized loop `axis` (a reduction's folds inside it, or the accumulators of a spatial
+  // tile it ends) is held in explicit vectors of `lanes` fp32 lanes (docs/schedules.md says which tiles qualify).
+  Schedule& explicit_vectors(const std::string& stage, const std::string& axis, int64_t lanes);
   void append(Decision d) { decisions_.push_back(std::move(d)); }
   const StageLayout& layout() const { return layout_; }
   void set_layout(StageLayout layout) { layout_ = std::move(layout); }

@@ -698,7 +698,7 @@ class StmtSimplifier {
         scope.set(n->name(), IntRange{0, n->extent - 1});
         Stmt body = simplify(n->body);
         if (is_empty(body)) return seq({});
-        return body == n->body ? s : for_loop(n->var, n->extent, n->loop_kind, body);
+        return body == n->body ? s : with_body(n, body);
       }
       case StmtKind::kSeq: {
         auto* n = as<SeqNode>(s);

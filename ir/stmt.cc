@@ -37,11 +37,18 @@ LoopKind parse_loop_kind(const std::string& name) {
                               "' (expected serial, parallel, vectorized, unrolled, blockIdx.x/y/z or threadIdx.x/y/z)");
 }
 
-Stmt for_loop(Expr v, int64_t extent, LoopKind kind, Stmt body) {
+Stmt for_loop(Expr v, int64_t extent, LoopKind kind, Stmt body, int64_t explicit_lanes) {
   if (!v.as<VarNode>()) throw std::invalid_argument("for loop needs a variable");
   if (extent <= 0) throw std::invalid_argument("loop '" + v.as<VarNode>()->name + "' needs a positive extent");
   if (!body) throw std::invalid_argument("loop '" + v.as<VarNode>()->name + "' has no body");
-  return std::make_shared<const ForNode>(std::move(v), extent, kind, std::move(body));
+  if (explicit_lanes < 0 || (explicit_lanes > 0 && kind != LoopKind::kVectorized))
+    throw std::invalid_argument("loop '" + v.as<VarNode>()->name +
+                                "': explicit vector lanes need a vectorized loop and a positive count");
+  return std::make_shared<const ForNode>(std::move(v), extent, kind, std::move(body), explicit_lanes);
+}
+
+Stmt with_body(const ForNode* loop, Stmt body) {
+  return for_loop(loop->var, loop->extent, loop->loop_kind, std::move(body), loop->explicit_lanes);
 }
 
 Stmt seq(std::vector<Stmt> stmts) {
@@ -92,7 +99,7 @@ Stmt map_exprs(const Stmt& s, const std::function<Expr(const Expr&)>& fn) {
     case StmtKind::kFor: {
       auto* n = as<ForNode>(s);
       Stmt b = map_exprs(n->body, fn);
-      return b == n->body ? s : for_loop(n->var, n->extent, n->loop_kind, b);
+      return b == n->body ? s : with_body(n, b);
     }
     case StmtKind::kSeq: {
       auto* n = as<SeqNode>(s);
@@ -152,7 +159,7 @@ bool structural_equal(const Stmt& a, const Stmt& b) {
     case StmtKind::kFor: {
       auto *x = as<ForNode>(a), *y = as<ForNode>(b);
       return x->name() == y->name() && x->extent == y->extent && x->loop_kind == y->loop_kind &&
-             structural_equal(x->body, y->body);
+             x->explicit_lanes == y->explicit_lanes && structural_equal(x->body, y->body);
     }
     case StmtKind::kSeq: {
       auto *x = as<SeqNode>(a), *y = as<SeqNode>(b);
@@ -200,6 +207,7 @@ void print(std::ostream& os, const Stmt& s, int indent) {
       auto* n = as<ForNode>(s);
       os << pad << "for " << n->name() << " in 0.." << n->extent;
       if (n->loop_kind != LoopKind::kSerial) os << " " << loop_kind_name(n->loop_kind);
+      if (n->explicit_lanes > 0) os << " explicit(" << n->explicit_lanes << ")";
       os << " {\n";
       print(os, n->body, indent + 1);
       os << pad << "}\n";

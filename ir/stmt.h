@@ -58,12 +58,15 @@ const T* as(const Stmt& s) {
 
 struct ForNode final : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kFor;
-  ForNode(Expr v, int64_t e, LoopKind k, Stmt b)
-      : StmtNode(kKind), var(std::move(v)), extent(e), loop_kind(k), body(std::move(b)) {}
+  ForNode(Expr v, int64_t e, LoopKind k, Stmt b, int64_t lanes)
+      : StmtNode(kKind), var(std::move(v)), extent(e), loop_kind(k), body(std::move(b)), explicit_lanes(lanes) {}
   const Expr var;  // a VarNode, i64
   const int64_t extent;
   const LoopKind loop_kind;
   const Stmt body;
+  // A vectorized loop's register tile held in explicit vectors of this many fp32 lanes (a schedule's
+  // explicit_vectors decision, validated by lowering; docs/loop_semantics.md); 0 for every other loop.
+  const int64_t explicit_lanes;
   const std::string& name() const { return var.as<VarNode>()->name; }
 };
 struct SeqNode final : StmtNode {
@@ -110,7 +113,10 @@ struct PrefetchNode final : StmtNode {
 };
 
 // Builders; they check what they can (positive extents, integer indices, matching value types).
-Stmt for_loop(Expr var, int64_t extent, LoopKind kind, Stmt body);
+// explicit_lanes > 0 only on a kVectorized loop (std::invalid_argument otherwise).
+Stmt for_loop(Expr var, int64_t extent, LoopKind kind, Stmt body, int64_t explicit_lanes = 0);
+// The same loop (variable, extent, kind, explicit lanes) around another body.
+Stmt with_body(const ForNode* loop, Stmt body);
 Stmt seq(std::vector<Stmt> stmts);  // flattens nested sequences, drops nulls; one statement stays itself
 Stmt store(Buffer buffer, Expr index, Expr value);
 Stmt allocate(Buffer buffer, Stmt body);

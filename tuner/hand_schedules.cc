@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "codegen/vector_tiles.h"
+#include "tuner/explicit_vectors.h"
+
 namespace ingot {
 
 Schedule tiled_gemm_schedule(const std::string& stage, const std::string& b_tensor, int64_t rows_per_tile,
@@ -25,9 +28,8 @@ int64_t tile(int64_t extent, int64_t preferred) {
   return preferred;
 }
 
-}  // namespace
-
-Schedule hand_schedule(const Program& program) {
+// The loops of the hand schedule, before the explicit-vectors rule.
+Schedule hand_loops(const Program& program) {
   const std::string& name = program.name();
   if (name == "matmul") {
     const auto& shape = program.find("C")->shape;
@@ -64,6 +66,13 @@ Schedule hand_schedule(const Program& program) {
   }
   throw std::invalid_argument("no hand schedule for program '" + name +
                               "' (hand schedules exist for matmul, matmul_bias_relu, softmax, two_gemm)");
+}
+
+}  // namespace
+
+// Written for AVX-512: the register tiles are explicit 16-lane vectors (a fallback where AVX-512 is missing).
+Schedule hand_schedule(const Program& program) {
+  return with_explicit_vectors(program, hand_loops(program), kExplicitVectorLanes);
 }
 
 }  // namespace ingot

@@ -9,10 +9,12 @@
 
 #include "analysis/access.h"
 #include "analysis/strategies.h"
+#include "codegen/vector_tiles.h"
 #include "ir/affine.h"
 #include "ir/flops.h"
 #include "ir/functor.h"
 #include "ir/simplify.h"
+#include "tuner/explicit_vectors.h"
 #include "tuner/gpu_binding.h"
 
 namespace ingot {
@@ -48,7 +50,7 @@ class StrategyScheduler {
     for (const Tensor& t : computes)
       for (const Decision& d : per_stage_[t->name]) out.append(d);
     out.set_layout(plan_layout(plan_));
-    return out;
+    return options_.gpu ? out : with_explicit_vectors(program_, std::move(out), options_.simd_fp32_lanes);
   }
 
  private:
@@ -575,11 +577,10 @@ class StrategyScheduler {
     int64_t channels = 1;  // of the channel axis (n - 3), computed together
     int64_t rows = 1;      // of the plane's rows (axis n - 2), computed together
   };
-  static constexpr int64_t kStencilLanes = 16;  // the printer's spatial tiles are AVX-512 vectors
 
   std::optional<StencilTile> stencil_tile(const Tensor& t, const Tensor& r) {
     size_t n = t->axes.size();
-    if (n < 3 || !same_extents(t, r) || options_.simd_fp32_lanes < kStencilLanes ||
+    if (n < 3 || !same_extents(t, r) || options_.simd_fp32_lanes != kExplicitVectorLanes ||
         r->reduction()->op != ReduceOp::kSum)
       return std::nullopt;
     const std::string& w = r->axes[n - 1].name();
@@ -608,7 +609,7 @@ class StrategyScheduler {
       Expr step = simplify(substitute(indices.back(), {{w, r->axes[n - 1].var + int64_t(1)}}) - indices.back());
       if (!is_const_int(step, 1) && !is_const_int(step, 2)) return std::nullopt;
     }
-    const int64_t chunks = (t->axes[n - 1].extent + kStencilLanes - 1) / kStencilLanes;
+    const int64_t chunks = (t->axes[n - 1].extent + kExplicitVectorLanes - 1) / kExplicitVectorLanes;
     const int64_t budget = accumulator_vectors() / chunks;
     if (budget < 1) return std::nullopt;
     StencilTile tile;

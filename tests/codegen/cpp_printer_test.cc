@@ -10,6 +10,7 @@
 
 #include "codegen/cpp_compiler.h"
 #include "codegen/kernel_module.h"
+#include "codegen/vector_tiles.h"
 #include "tests/codegen/cpu_test_kernels.h"
 
 namespace ingot {
@@ -243,12 +244,13 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
   Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
   Expr ro = var("ro"), ri = var("ri"), k = var("k");
   Expr row = ro * 4 + ri;
-  // y[row] = sum_k term, four rows at a time: the rows zeroed, then folded inside the vectorized k loop.
-  auto four_row_tiles = [&](const Expr& term) {
+  // y[row] = sum_k term, four rows at a time: the rows zeroed, then folded inside the vectorized k loop, whose
+  // register tile is held in explicit vectors of `lanes` lanes (an explicit_vectors decision), or 0 for none.
+  auto four_row_tiles = [&](const Expr& term, int64_t lanes = kExplicitVectorLanes) {
     return for_loop(ro, rows / 4, LoopKind::kSerial,
                     seq({for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
                          for_loop(k, n, LoopKind::kVectorized,
-                                  for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, load(y, row) + term)))}));
+                                  for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, load(y, row) + term)), lanes)}));
   };
   LoopFunction f{"tiled_gemv", {w, x}, {y}, {}, four_row_tiles(load(w, row * n + k) * load(x, k))};
   PrintedCpp printed = print_cpp_with_lines(f);
@@ -325,13 +327,21 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
     EXPECT_EQ(ys.f32()[r], want) << r;
   }
 
-  // Terms the vectors cannot compute (a call) keep the OpenMP simd reduction, one scalar accumulator per row.
-  LoopFunction g{"exp_tile", {w, x}, {y}, {}, four_row_tiles(math::exp(load(w, row * n + k)) * load(x, k))};
-  std::string source = print_cpp(g);
-  EXPECT_NE(source.find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3)"),
+  // Without the decision the same tile is an OpenMP simd reduction, one scalar accumulator per row: the printer
+  // prints what the schedule asked for.
+  std::string plain = print_cpp(LoopFunction{"plain_tile", {w, x}, {y}, {}, four_row_tiles(load(x, k), 0)});
+  EXPECT_NE(plain.find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3)"),
             std::string::npos)
-      << source;
-  EXPECT_EQ(source.find("ingot_vacc"), std::string::npos) << source;
+      << plain;
+  EXPECT_EQ(plain.find("ingot_vacc"), std::string::npos) << plain;
+
+  // Terms the vectors cannot compute (a call): lowering refuses the decision (vector_tiles.h), the printer too.
+  Stmt exp_tile = four_row_tiles(math::exp(load(w, row * n + k)) * load(x, k));
+  EXPECT_EQ(explicit_vector_problems(exp_tile),
+            std::vector<std::string>{"loop 'k' holds no register tile that explicit vectors of 16 lanes can compute "
+                                     "(docs/schedules.md: a vectorized + reduction of 4 to 24 folds of f32 +, -, * "
+                                     "terms, or a spatial tile's vectorized loop)"});
+  EXPECT_THROW(print_cpp(LoopFunction{"exp_tile", {w, x}, {y}, {}, exp_tile}), std::invalid_argument);
 }
 
 // A padded 3 x 3 convolution, four output channels x three rows of a 20-wide map at a time: serial reduction loops
@@ -347,13 +357,15 @@ TEST(CppPrinter, HoldsASpatialTileInVectorRegistersAcrossItsReduction) {
   Expr inside = logical_and(logical_and(ge(yy, 0), lt(yy, H)), logical_and(ge(xx, 0), lt(xx, W)));
   Expr tap = select(inside, load(x, (rc * H + yy) * W + xx), Expr(0.0)) * load(k, ((c * R + rc) * 3 + ry) * 3 + rx);
   Expr element = (c * H + h) * W + w;
-  Stmt tile = for_loop(rc, R, LoopKind::kSerial,
-                       for_loop(ry, 3, LoopKind::kSerial,
-                                for_loop(rx, 3, LoopKind::kSerial,
-                                         for_loop(ci, 2, LoopKind::kUnrolled,
-                                                  for_loop(hi, 3, LoopKind::kUnrolled,
-                                                           for_loop(w, W, LoopKind::kVectorized,
-                                                                    store(y, element, load(y, element) + tap)))))));
+  Stmt tile = for_loop(
+      rc, R, LoopKind::kSerial,
+      for_loop(
+          ry, 3, LoopKind::kSerial,
+          for_loop(rx, 3, LoopKind::kSerial,
+                   for_loop(ci, 2, LoopKind::kUnrolled,
+                            for_loop(hi, 3, LoopKind::kUnrolled,
+                                     for_loop(w, W, LoopKind::kVectorized, store(y, element, load(y, element) + tap),
+                                              kExplicitVectorLanes))))));
   Expr flat = var("flat");
   Stmt body = seq({for_loop(flat, C * H * W, LoopKind::kSerial, store(y, flat, Expr(0.0))),
                    for_loop(co, C / 2, LoopKind::kSerial, for_loop(ho, H / 3, LoopKind::kSerial, tile))});
@@ -412,11 +424,11 @@ TEST(CppPrinter, SpatialTilesKeepEveryLaneTheyRead) {
   Expr ci = var("ci"), v = var("v"), r = var("r"), flat = var("flat");
   auto tile_of = [&](const Buffer& y, int64_t copies, int64_t lanes, int64_t taps, const Expr& element,
                      const Expr& term) {
-    return seq(
-        {for_loop(flat, y->num_elements(), LoopKind::kSerial, store(y, flat, Expr(0.0))),
-         for_loop(r, taps, LoopKind::kSerial,
-                  for_loop(ci, copies, LoopKind::kUnrolled,
-                           for_loop(v, lanes, LoopKind::kVectorized, store(y, element, load(y, element) + term))))});
+    return seq({for_loop(flat, y->num_elements(), LoopKind::kSerial, store(y, flat, Expr(0.0))),
+                for_loop(r, taps, LoopKind::kSerial,
+                         for_loop(ci, copies, LoopKind::kUnrolled,
+                                  for_loop(v, lanes, LoopKind::kVectorized, store(y, element, load(y, element) + term),
+                                           kExplicitVectorLanes)))});
   };
   HostTensor xs(DType::kFloat32, {48});
   for (int64_t i = 0; i < 48; ++i) xs.f32()[i] = float(i % 7) - 3.0f;
@@ -433,9 +445,12 @@ TEST(CppPrinter, SpatialTilesKeepEveryLaneTheyRead) {
       for (int64_t t = 0; t < 2; ++t) want[c * 20 + l] += xs.f32()[c * 16 + l + t];
   expect_exact_both_ways(source, shared, xs, want);
 
-  // Rows 8 elements apart but 16 lanes wide overlap: no spatial tile, the loops as written.
+  // Rows 8 elements apart but 16 lanes wide overlap: no spatial tile (lowering refuses the decision), the loops as
+  // written.
   Buffer y24 = global_buffer("y", {24});
   LoopFunction overlap{"overlap", {x}, {y24}, {}, tile_of(y24, 2, 16, 2, ci * 8 + v, load(x, v + r))};
+  EXPECT_EQ(explicit_vector_problems(overlap.body).size(), 1u);
+  EXPECT_EQ(explicit_vector_problems(shared.body).size(), 0u);
   source = print_cpp(overlap);
   EXPECT_EQ(source.find("ingot_t0"), std::string::npos) << source;
   want.assign(24, 0.0f);

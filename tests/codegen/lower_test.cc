@@ -169,6 +169,35 @@ TEST(Lower, VectorizedReductionAroundAnUnrolledTile) {
                         "or a reduction loop with only unrolled spatial loops inside");
 }
 
+// A GEMV's register tile of four rows in explicit vectors: the decision marks the vectorized reduction loop, and
+// lowering checks that the loop holds a tile the printer can compute in vectors.
+// y[i, j] = sum_k A[i, k] W[j, k]: both operands move along k by one element.
+Program dot_products(int64_t rows, int64_t cols, int64_t depth) {
+  Tensor A = placeholder("A", {rows, depth}), W = placeholder("W", {cols, depth});
+  IterVar k = reduce_axis(depth, "k");
+  Tensor C =
+      compute("C", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * W(i[1], k.var), {k}); });
+  return Program({C}, "dot_products");
+}
+
+TEST(Lower, ExplicitVectorsMarkARegisterTile) {
+  Program gemv = dot_products(8, 4, 32);
+  Schedule tile = Schedule().reorder("C", {"i", "k", "j"}).vectorize("C", "k").unroll("C", "j");
+  EXPECT_NE(
+      lowered(gemv, Schedule(tile).explicit_vectors("C", "k", 16)).find("for C.k in 0..32 vectorized explicit(16) {"),
+      std::string::npos);
+  expect_schedule_error(gemv, Schedule(tile).explicit_vectors("C", "k", 8),
+                        "explicit vectors of 8 lanes: the C++ printer writes 16-lane (AVX-512) vectors only");
+  expect_schedule_error(gemv, Schedule().explicit_vectors("C", "k", 16),
+                        "stage 'C': loop 'k' has explicit vectors but is serial; vectorize it");
+  expect_schedule_error(gemv, Schedule().explicit_vectors("C", "k", 16).split("C", "k", 4),
+                        "loop 'k' already has explicit vectors; split it first");
+  // Two rows are too few accumulators for vectors (the simd reduction is faster): refused once lowered.
+  expect_schedule_error(dot_products(8, 2, 32), Schedule(tile).explicit_vectors("C", "k", 16),
+                        "explicit_vectors: loop 'C.k' holds no register tile that explicit vectors of 16 lanes can "
+                        "compute");
+}
+
 TEST(Lower, ComputeInline) {
   EXPECT_EQ(lowered(elementwise(), Schedule().compute_inline("B")), R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
   for C.i in 0..4 {

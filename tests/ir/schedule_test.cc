@@ -18,7 +18,8 @@ Schedule every_kind() {
       .compute_at("P", "C", "i.o+j.o")
       .compute_inline("Q")
       .cache_write("C", "i.o+j.o")
-      .cache_read("C", "B", MemoryScope::kShared, "k");
+      .cache_read("C", "B", MemoryScope::kShared, "k")
+      .explicit_vectors("C", "k", 16);
   return s;
 }
 
@@ -36,6 +37,16 @@ TEST(Schedule, CanonicalJsonIsStableAndSorted) {
   s.split("C", "i", 32).cache_read("C", "B", MemoryScope::kShared, "k");
   EXPECT_EQ(s.to_json(), R"({"decisions":[{"axis":"i","factor":32,"kind":"split","stage":"C","tail":"exact"},)"
                          R"({"axis":"k","kind":"cache_read","scope":"shared","stage":"C","tensor":"B"}],"version":1})");
+}
+
+TEST(Schedule, ExplicitVectorsJsonNamesItsLanes) {
+  Schedule s;
+  s.explicit_vectors("C", "k", 16);
+  EXPECT_EQ(s.to_json(),
+            R"({"decisions":[{"axis":"k","kind":"explicit_vectors","lanes":16,"stage":"C"}],"version":1})");
+  EXPECT_EQ(s.decisions()[0].to_string(), "explicit_vectors C [k] of 16 lanes");
+  expect_json_error(R"({"decisions":[{"axis":"k","kind":"explicit_vectors","stage":"C"}],"version":1})",
+                    "schedule decision #0: key \"lanes\" must be an integer");
 }
 
 TEST(Schedule, JsonRoundTripsEveryDecisionKind) {

@@ -243,10 +243,16 @@ TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
     EXPECT_TRUE(has_decision(s, DecisionKind::kUnroll, "C", unfused ? "i.i" : "i")) << strategy << ": " << s.to_json();
     EXPECT_TRUE(has_decision(s, DecisionKind::kUnroll, "C", unfused ? "j.i.i" : "j.i"))
         << strategy << ": " << s.to_json();
+    // The tile is held in explicit vectors because the schedule says so, for the target's 16 lanes.
+    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "C", "k")) << strategy << ": " << s.to_json();
     std::string cpp = print_cpp(lower(p, s));
     EXPECT_NE(cpp.find("ingot_vacc15 += "), std::string::npos) << strategy << cpp;
     EXPECT_EQ(cpp.find("ingot_vacc16"), std::string::npos) << strategy << cpp;
     expect_matches_interpreter(p, s);
+    // With 8-lane vectors (AVX2) there are no explicit vectors to write: the same tile is a simd reduction.
+    Schedule narrow = make_strategy_program(p, strategy, test_support::avx2_cpu()).schedule;
+    EXPECT_FALSE(has_decision(narrow, DecisionKind::kExplicitVectors, "C", "k")) << strategy << narrow.to_json();
+    EXPECT_EQ(print_cpp(lower(p, narrow)).find("ingot_vacc"), std::string::npos) << strategy;
   }
   // Four rows in all: tiling them would leave the parallel loop one iteration per column tile only, so they stay
   // an outer loop of their own.

@@ -1,0 +1,99 @@
+// Register tiles in loop IR: the loop shapes the C++ printer can hold in explicit vectors (a vectorized reduction's
+// folds, a spatial tile's accumulators), found and checked here so that lowering can validate a schedule's
+// explicit_vectors decisions and the printer prints only what they asked for. Use on lowered loop IR.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/stmt.h"
+
+namespace ingot {
+
+// The lanes of the explicit vectors the C++ printer writes: AVX-512's 16 fp32 lanes (zmm registers, 16-bit masks),
+// guarded by `#if defined(__AVX512F__)` with the plain loops as the fallback.
+constexpr int64_t kExplicitVectorLanes = 16;
+
+// `#pragma omp simd` promises the compiler there is no dependence between iterations. A store whose index does not
+// move with the loop variable (an accumulation into one element) would break that promise.
+bool safe_to_simd(const ForNode* loop);
+
+// A vectorized loop whose one statement folds every iteration into one element, acc[i] = acc[i] OP e with i fixed
+// (an innermost reduction loop, which lowering lets a schedule vectorize): the folds and the OpenMP reduction
+// operator. An OpenMP simd reduction reassociates the iterations, as every vectorized sum does; without it a
+// reduction along memory (a GEMV over W[row, k]) stays scalar.
+// A guarded fold (a split with tail=guard) keeps its guard: the conjuncts that do not use the loop variable guard the
+// whole reduction, element load included (they keep a spatial tail's element in bounds); the others guard each
+// iteration.
+// A register tile (unguarded unrolled spatial loops inside the loop, at most kMaxAccumulators elements) gives one
+// fold per element, each with its own accumulator: the folds share the loads of the operand they have in common
+// (x in a GEMV, A's row in a GEMM), and their independent chains hide the FMA latency that one dot product waits on.
+struct SimdReduction {
+  std::vector<Stmt> folds;  // StoreNodes, the unrolled loop variables replaced by constants
+  const char* op;
+  std::vector<Expr> outer_guard, iteration_guard;
+};
+constexpr int64_t kMaxAccumulators = 32;
+std::optional<SimdReduction> simd_reduction(const ForNode* loop);
+
+// Register tiles of kMinVectorAccumulators to kMaxVectorAccumulators folds can be explicit vectors
+// (the printer's print_vector_reduction). More would not leave registers for the operands; fewer wait on the latency
+// of their few add chains: GEMV tiles of two rows made the paper LSTM 1.2-1.45x slower as vectors than as an OpenMP
+// simd reduction, which g++ unrolls.
+constexpr size_t kMinVectorAccumulators = 4;
+constexpr size_t kMaxVectorAccumulators = 24;
+
+// The term each fold adds (acc = acc + term, either order), when every fold of an unguarded + tile of
+// kMinVectorAccumulators to kMaxVectorAccumulators folds is f32 constants, loads invariant in the loop or moving by
+// one element per iteration, and +, -, * of those, and the loop has at least vector_lanes iterations;
+// std::nullopt otherwise.
+std::optional<std::vector<Expr>> vector_terms(const ForNode* loop, const SimdReduction& r, int64_t vector_lanes);
+
+// A spatial register tile: serial loops (a reduction: the accumulators' index uses none of them), then unrolled loops
+// (two or more elements in all), then one vectorized loop that folds acc[i] = acc[i] + term with i moving by one
+// element per iteration (a convolution's rows of output pixels, several channels and rows at once). Held in explicit
+// vectors across the whole reduction: vector_lanes lanes of the vectorized loop each, the last chunk masked, loads at
+// a padded border masked lane by lane. Left to g++, a ResNeXt 3 x 3 grouped convolution ran at 12 GFLOP/s one row at
+// a time, 55 with four channels x seven rows written as loops (a 14-lane loop became pieces of 8, 4 and 2 lanes, and
+// the accumulators lived on the stack), and 167 as explicit vectors (hand-written, 2 cores).
+struct SpatialTile {
+  std::vector<const ForNode*> reduction;                      // serial loops, outermost first
+  std::vector<std::unordered_map<std::string, Expr>> combos;  // the unrolled loops' values, innermost fastest
+  const ForNode* lanes = nullptr;                             // the vectorized loop
+  const StoreNode* fold = nullptr;                            // acc[i] = acc[i] + term, as written
+  Expr term;
+  int64_t vector_lanes = 0;  // lanes of one vector
+  int64_t chunks = 0;        // vectors per row of the tile
+  // Per accumulator (combo-major, then chunk): the fold's index and term with the unrolled loops' values and the
+  // vectorized loop at the chunk's first lane (its variable then counts lanes within the chunk).
+  std::vector<Expr> indices, terms;
+
+  // The lanes of accumulator n's chunk: vector_lanes, or fewer in the last chunk of a row.
+  int64_t lanes_of(size_t n) const;
+};
+constexpr int64_t kMaxTileAccumulators = 28;  // of AVX-512's 32 vector registers; the rest hold operands
+// The tile that starts at `loop` (its outermost serial loop), or std::nullopt.
+std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes);
+
+// The spatial tile starting at `loop` whose vectorized loop is marked explicit (ForNode::explicit_lanes), matched
+// with those lanes; std::nullopt otherwise.
+std::optional<SpatialTile> explicit_spatial_tile(const Stmt& loop);
+
+// How far d moves per iteration of loop_var when that is a constant other than 0; 0 otherwise.
+int64_t lane_step(const Expr& d, const std::string& loop_var);
+// The conjuncts of a && b && ...
+void conjuncts(const Expr& e, std::vector<Expr>& out);
+// The loads and selects of a spatial term that move with `lanes`, each once, in order.
+void collect_lane_operands(const Expr& e, const std::string& lanes, std::vector<Expr>& out);
+
+// The vectorized loops of `body` whose register tiles explicit vectors of vector_lanes lanes could hold (by loop
+// variable name), found as the printer walks: a spatial tile at its outermost serial loop, else a vectorized
+// reduction. What an explicit_vectors decision may name.
+std::vector<std::string> explicit_vector_sites(const Stmt& body, int64_t vector_lanes);
+
+// One message per loop marked explicit (ForNode::explicit_lanes) that is not such a site for its lanes.
+std::vector<std::string> explicit_vector_problems(const Stmt& body);
+
+}  // namespace ingot
