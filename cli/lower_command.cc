@@ -2,10 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "codegen/cpp_printer.h"
-#include "codegen/cuda_printer.h"
-#include "codegen/kernels.h"
-#include "codegen/lower.h"
+#include "codegen/pipeline.h"
 
 namespace ingot::cli {
 
@@ -30,13 +27,12 @@ void add_lower_command(CLI::App& app) {
       std::cout << s.to_json() << "\n";
       return;
     }
-    LoopFunction f = lower(program, s);
     if (emit == "loop")
-      std::cout << to_string(f);
+      std::cout << to_string(lower_program(program, s));
     else if (emit == "cpp")
-      std::cout << print_cpp(f);
+      std::cout << compile_to_cpp_source(program, s).source;
     else
-      for (const LoopFunction& kernel : split_kernels(f)) std::cout << print_cuda(kernel);
+      for (const std::string& source : compile_to_cuda_sources(program, s)) std::cout << source;
   });
 }
 

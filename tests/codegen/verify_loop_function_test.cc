@@ -1,12 +1,20 @@
 // The loop-IR verifier: hand-built functions that each break one rule of docs/loop_semantics.md (the IR as it
-// prints, then the exact problem).
+// prints, then the exact problem), and every small paper model, under each fusion strategy and a few sampled
+// schedules, passing it after every pass of the CPU and GPU recipes.
 #include "codegen/verify_loop_function.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "analysis/target.h"
+#include "codegen/pipeline.h"
 #include "ir/tensor.h"
 #include "tests/codegen/cpu_test_kernels.h"
+#include "tuner/schedule_sampler.h"
+#include "tuner/strategy_schedule.h"
+#include "workloads/registry.h"
 
 namespace ingot {
 namespace {
@@ -464,6 +472,62 @@ TEST(VerifyLoopFunction, ThrowsNamingThePassAfterWhichTheIrBroke) {
                                  "  stage 0, in i: variable 'j' is used outside any loop that binds it")));
   EXPECT_NO_THROW(verify_loop_function(cpu_test::tiny_two_stage_function(), "lower"));
 }
+
+// ---- every lowered program keeps the contract ----
+
+// A fixed CPU, not this machine's: strategy schedules depend on its cores, SIMD width and caches, and the test
+// must see the same programs on AVX2 and AVX-512 machines.
+const Target& fixed_cpu() {
+  static const Target target = parse_target(R"(name: verifier_test_cpu
+kind: cpu
+peak_fp32_gflops: 2000
+memory_bandwidth_gb_s: 100
+cpu:
+  cores: 16
+  threads: 32
+  simd_fp32_lanes: 16
+  l1d_bytes: 49152
+  l2_bytes: 2097152
+  l3_bytes: 33554432
+)",
+                                            "verifier_test_cpu.yaml");
+  return target;
+}
+
+PipelineOptions verified() {
+  PipelineOptions options;
+  options.verify = true;
+  return options;
+}
+
+class EveryLoweredModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryLoweredModel, PassesTheVerifierAfterEveryPass) {
+  const std::string& model = GetParam();
+  Program p = make_workload(model, find_workload(model)->small);
+  const Target& cpu = fixed_cpu();
+  const Target gpu = resolve_target("sm_80");
+  FixedScheduleOptions gpu_schedule;
+  gpu_schedule.gpu = true;
+  for (const char* strategy : {"unfused", "rules", "subgraph", "global"}) {
+    Schedule s = make_strategy_program(p, strategy, cpu).schedule;
+    EXPECT_NO_THROW(lower_for_cpu(p, s, verified())) << model << " " << strategy << " (CPU)";
+    s = make_strategy_program(p, strategy, gpu, gpu_schedule).schedule;
+    EXPECT_NO_THROW(lower_for_gpu(p, s, verified())) << model << " " << strategy << " (GPU)";
+  }
+  std::mt19937_64 rng(15);
+  SamplerOptions gpu_sampler;
+  gpu_sampler.gpu = true;
+  for (int n = 0; n < 2; ++n) {
+    Schedule s = sample_schedule(p, rng);
+    EXPECT_NO_THROW(lower_for_cpu(p, s, verified())) << model << " sample " << n << ": " << s.to_json();
+    s = sample_schedule(p, rng, gpu_sampler);
+    EXPECT_NO_THROW(lower_for_gpu(p, s, verified())) << model << " GPU sample " << n << ": " << s.to_json();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SmallModels, EveryLoweredModel,
+                         ::testing::Values("lstm", "mmoe", "bert", "resnext", "efficientnet", "swin"));
 
 }  // namespace
 }  // namespace ingot
