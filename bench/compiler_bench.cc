@@ -6,9 +6,8 @@
 #include <random>
 
 #include "codegen/cpp_compiler.h"
-#include "codegen/cpp_printer.h"
 #include "codegen/kernel_module.h"
-#include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "ir/interpreter.h"
 #include "tuner/hand_schedules.h"
 #include "tuner/schedule_sampler.h"
@@ -27,7 +26,7 @@ void BM_LowerAndEmitCpp(benchmark::State& state) {
   for (int n = 0; n < 64; ++n) schedules.push_back(sample_schedule(p, rng));
   size_t n = 0, bytes = 0;
   for (auto _ : state) {
-    std::string source = print_cpp(lower(p, schedules[n++ % schedules.size()]));
+    std::string source = compile_to_cpp_source(p, schedules[n++ % schedules.size()]).source;
     bytes += source.size();
     benchmark::DoNotOptimize(source);
   }
@@ -43,15 +42,16 @@ void BM_Interpreter(benchmark::State& state) {
   double macs = state.range(0) == 0 ? 256.0 * 256 * 256 : 0;
   for (auto _ : state) benchmark::DoNotOptimize(interpret(p, inputs));
   state.SetLabel(p.name());
-  if (macs > 0) state.counters["MAC/s"] = benchmark::Counter(macs * double(state.iterations()), benchmark::Counter::kIsRate);
+  if (macs > 0)
+    state.counters["MAC/s"] = benchmark::Counter(macs * double(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Interpreter)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_Matmul512(benchmark::State& state) {
   Program p = matmul(512, 512, 512);
   Schedule s = state.range(0) ? hand_schedule(p) : Schedule();
-  LoopFunction f = lower(p, s);
-  CompiledLibrary lib = compile_cpp(print_cpp(f));
+  LoopFunction f = lower_program(p, s);
+  CompiledLibrary lib = compile_cpp(cpp_source(f).source);
   KernelModule module(lib.path, f);
   module.set_num_threads(1);
   TensorMap inputs = random_inputs(p, 7);
@@ -61,11 +61,18 @@ void BM_Matmul512(benchmark::State& state) {
   for (auto _ : state) module.run(in, {&out});
   double flops = 2.0 * 512 * 512 * 512;
   state.SetLabel(state.range(0) ? "hand schedule, 1 thread" : "naive lowering, 1 thread");
-  state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9 * double(state.iterations()), benchmark::Counter::kIsRate);
-  state.counters["%peak"] =
-      benchmark::Counter(flops * 1e-9 * double(state.iterations()) * 100 / kOneCorePeakGflops, benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops * 1e-9 * double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["%peak"] = benchmark::Counter(flops * 1e-9 * double(state.iterations()) * 100 / kOneCorePeakGflops,
+                                               benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Matmul512)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(1.0)->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_Matmul512)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(1.0)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 
 }  // namespace
 }  // namespace ingot

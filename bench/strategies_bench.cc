@@ -10,10 +10,9 @@
 
 #include "analysis/strategies.h"
 #include "codegen/cpp_compiler.h"
-#include "codegen/cpp_printer.h"
 #include "codegen/kernel_module.h"
 #include "codegen/kernels.h"
-#include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "ir/interpreter.h"
 #include "tuner/strategy_schedule.h"
 #include "workloads/registry.h"
@@ -60,8 +59,8 @@ PreparedStrategy& prepared(const std::string& model, const std::string& strategy
   static const Target cpu = resolve_target("cpu");
   const ModelCase& c = model_case(model);
   p = std::make_unique<PreparedStrategy>();
-  p->function = lower(c.program, make_strategy_program(c.program, strategy, cpu).schedule);
-  p->library = compile_cpp(print_cpp(p->function));
+  p->function = lower_program(c.program, make_strategy_program(c.program, strategy, cpu).schedule);
+  p->library = compile_cpp(cpp_source(p->function).source);
   p->module = std::make_unique<KernelModule>(p->library.path, p->function);
   for (const Buffer& b : p->function.inputs) p->in.push_back(&c.inputs.at(b->name));
   for (const Buffer& b : p->function.outputs) p->outputs.emplace_back(b->dtype, b->shape);

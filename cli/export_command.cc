@@ -5,7 +5,7 @@
 
 #include "cli/commands.h"
 #include "codegen/export_cpp.h"
-#include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "configs/run_config.h"
 #include "results/database.h"
 #include "tuner/tuning_loop.h"
@@ -37,7 +37,7 @@ void add_export_command(CLI::App& app) {
                                "' no longer builds the program that was measured (this ingot builds a different "
                                "program from the recorded config" +
                                (config.workload.onnx.empty() ? "" : ", or " + config.workload.onnx + " changed") + ")");
-    LoopFunction f = lower(w.program, Schedule::from_json(best->candidate.schedule_json));
+    LoopFunction f = lower_program(w.program, Schedule::from_json(best->candidate.schedule_json));
     ExportedProgram e = export_cpp(f, config.seed, w.input_ranges);
     for (const std::string& path : write_exported_program(e, out)) std::cout << "wrote " << path << "\n";
     std::cout << "build: cd " << out << " && " << e.build_command << "\n";

@@ -2,16 +2,14 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "codegen/cpp_printer.h"
-#include "codegen/cuda_printer.h"
-#include "codegen/kernels.h"
-#include "codegen/lower.h"
+#include "codegen/pipeline.h"
 
 namespace ingot::cli {
 
 void add_lower_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("lower", "Print the loop IR or generated source of a workload");
   static std::string workload = "matmul_bias_relu", size = "small", schedule = "naive", emit = "loop";
+  static bool dump_passes = false;
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
       ->capture_default_str();
@@ -19,6 +17,9 @@ void add_lower_command(CLI::App& app) {
   cmd->add_option("--emit", emit, "loop, cpp, cuda, schedule or program")
       ->check(CLI::IsMember({"loop", "cpp", "cuda", "schedule", "program"}))
       ->capture_default_str();
+  cmd->add_flag("--dump-passes", dump_passes,
+                "Print the loop IR after each pass of codegen's pipeline before the output (loop: lower; cpp: lower, "
+                "merge_parallel_stages; cuda: lower, split_kernels)");
   cmd->callback([] {
     Program program = workload_program(workload, size);
     Schedule s = schedule_from_spec(schedule, program, emit == "cuda");
@@ -30,13 +31,14 @@ void add_lower_command(CLI::App& app) {
       std::cout << s.to_json() << "\n";
       return;
     }
-    LoopFunction f = lower(program, s);
+    PipelineOptions options;
+    if (dump_passes) options.dump_after_each_pass = &std::cout;
     if (emit == "loop")
-      std::cout << to_string(f);
+      std::cout << to_string(lower_program(program, s, options));
     else if (emit == "cpp")
-      std::cout << print_cpp(f);
+      std::cout << compile_to_cpp_source(program, s, options).source;
     else
-      for (const LoopFunction& kernel : split_kernels(f)) std::cout << print_cuda(kernel);
+      for (const std::string& source : compile_to_cuda_sources(program, s, options)) std::cout << source;
   });
 }
 

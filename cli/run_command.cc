@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "codegen/kernels.h"
-#include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "ir/flops.h"
 #include "ir/interpreter.h"
 #include "runtime/cuda_run.h"
@@ -52,7 +52,7 @@ void add_run_command(CLI::App& app) {
       size_t runs = 0;
       std::vector<Comparison> checks;
       if (gpu) {
-        LoopFunction f = lower(program, s);
+        LoopFunction f = lower_program(program, s);
         CudaRunResult r = cuda_run(program, f, inputs, expected, gpu_options);
         KernelTraffic traffic = kernel_traffic(f);
         int max_registers = 0;

@@ -17,7 +17,6 @@
 #include <utility>
 
 #include "codegen/kernels.h"
-#include "codegen/merge_parallel_stages.h"
 #include "codegen/vector_tiles.h"
 #include "ir/functor.h"
 #include "ir/simplify.h"
@@ -1222,10 +1221,7 @@ CppWorkspaceLayout cpp_workspace_layout(const LoopFunction& f) {
   return layout;
 }
 
-PrintedCpp print_cpp_with_lines(const LoopFunction& f) {
-  LoopFunction merged = merge_parallel_stages(f);
-  return CppPrinter(merged).print();
-}
+PrintedCpp print_cpp_with_lines(const LoopFunction& f) { return CppPrinter(f).print(); }
 
 std::string print_cpp(const LoopFunction& f) { return print_cpp_with_lines(f).source; }
 

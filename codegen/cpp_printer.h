@@ -42,9 +42,10 @@ struct PrintedCpp {
   std::vector<SourceLines> vectorized_loops;
 };
 
-// Throws std::invalid_argument (naming the buffer, loop or expression) for what the CPU backend cannot
-// print: f16/bf16 values, tensor reads or reductions (not loop IR), unbound variables, unknown buffers, global
-// allocations, and grid barriers that not every thread reaches (inside a loop or a condition).
+// Prints f as it is: the CPU recipe (codegen/pipeline.h, cpp_source) merges its parallel stages first. Throws
+// std::invalid_argument (naming the buffer, loop or expression) for what the CPU backend cannot print: f16/bf16
+// values, tensor reads or reductions (not loop IR), unbound variables, unknown buffers, global allocations, and
+// grid barriers that not every thread reaches (inside a loop or a condition).
 PrintedCpp print_cpp_with_lines(const LoopFunction& f);
 std::string print_cpp(const LoopFunction& f);
 

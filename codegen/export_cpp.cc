@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "codegen/cpp_compiler.h"
-#include "codegen/cpp_printer.h"
+#include "codegen/pipeline.h"
 
 namespace ingot {
 
@@ -52,7 +52,7 @@ std::string shape_text(const Buffer& b) {
 ExportedProgram export_cpp(const LoopFunction& f, uint64_t input_seed, const InputRanges& input_ranges) {
   ExportedProgram e;
   e.name = c_identifier(f.name);
-  e.kernel_source = "#include \"" + e.name + ".h\"\n" + print_cpp(f);
+  e.kernel_source = "#include \"" + e.name + ".h\"\n" + cpp_source(f).source;
   e.build_command = "g++ -O3 -march=native -fopenmp " + e.name + ".cpp " + e.name + "_main.cpp -o " + e.name;
   if (std::string math = vector_math_flags(); !math.empty()) e.build_command += " " + math;
 

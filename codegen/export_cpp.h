@@ -1,7 +1,7 @@
-// Export of a built program as standalone C++: the kernel source (the C++ printer's output), a header that
-// documents its C entry point and buffers, and a small example main that fills the inputs exactly as
-// ingot's random_inputs does, runs the kernel and writes each output to <name>.bin. The three files compile
-// alone with one plain command (see ExportedProgram::build_command).
+// Export of a built program as standalone C++: the kernel source (what the CPU recipe of codegen/pipeline.h
+// prints), a header that documents its C entry point and buffers, and a small example main that fills the inputs
+// exactly as ingot's random_inputs does, runs the kernel and writes each output to <name>.bin. The three files
+// compile alone with one plain command (see ExportedProgram::build_command).
 #pragma once
 
 #include <cstdint>

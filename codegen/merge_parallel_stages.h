@@ -1,7 +1,7 @@
 // Merges consecutive parallel stages of a kernel that run over the same parallel loops into one loop nest, when no
 // iteration of a later stage reads what another iteration of an earlier one wrote: each thread then runs the
 // stages' bodies back to back per iteration, the grid barriers between them go, and what one stage writes is still
-// in cache when the next reads it. Runs on a lowered function for the CPU (the C++ printer calls it first).
+// in cache when the next reads it. Runs on a lowered function for the CPU (codegen/pipeline.h, before print_cpp).
 #pragma once
 
 #include "ir/stmt.h"

@@ -8,8 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "codegen/cpp_printer.h"
-#include "codegen/lower.h"
+#include "codegen/pipeline.h"
 
 namespace ingot {
 
@@ -24,14 +23,14 @@ BuildResult lower_and_print(const BuildInput& input, std::string& source) {
     return result;
   }
   try {
-    result.function = lower(*input.program, input.schedule);
+    result.function = lower_program(*input.program, input.schedule);
   } catch (const ScheduleError& e) {
     result.error_class = ErrorClass::kInvalidSchedule;
     result.error_message = e.what();
     return result;
   }
   try {
-    source = print_cpp(result.function);
+    source = cpp_source(result.function).source;
   } catch (const std::invalid_argument& e) {
     // The printer rejects only what the CPU backend cannot run (e.g. GPU thread bindings): a property of
     // the schedule, so the candidate is invalid for this target rather than ingot broken.

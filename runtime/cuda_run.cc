@@ -5,7 +5,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "codegen/kernels.h"
+#include "codegen/pipeline.h"
 #include "results/run_statistics.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/repeat_timing.h"
@@ -72,7 +72,7 @@ CudaRunResult cuda_run(const Program& program, const LoopFunction& function, con
   std::map<std::string, LoadedKernel> binaries;  // canonical source -> kernel
   std::vector<QueuedKernel> queue;
   Clock::time_point compile_start = Clock::now();
-  for (const LoopFunction& k : split_kernels(function)) {
+  for (const LoopFunction& k : prepare_for_gpu(function)) {
     std::string source = print_cuda_canonical(k);
     auto [it, is_new] = binaries.try_emplace(source);
     if (is_new) {

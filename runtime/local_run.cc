@@ -4,9 +4,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "codegen/cpp_printer.h"
 #include "codegen/kernel_module.h"
-#include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "runtime/repeat_timing.h"
 
 namespace ingot {
@@ -14,8 +13,8 @@ namespace ingot {
 LocalRunResult local_run(const Program& program, const Schedule& schedule, const TensorMap& inputs,
                          const TensorMap& expected, const LocalRunOptions& options) {
   LocalRunResult result;
-  result.function = lower(program, schedule);
-  result.library = compile_cpp(print_cpp(result.function), options.compile);
+  result.function = lower_program(program, schedule);
+  result.library = compile_cpp(cpp_source(result.function).source, options.compile);
   KernelModule module(result.library.path, result.function);
   if (options.threads > 0) module.set_num_threads(options.threads);
 

@@ -6,10 +6,7 @@
 
 #include <random>
 
-#include "codegen/cpp_printer.h"
-#include "codegen/cuda_printer.h"
-#include "codegen/kernels.h"
-#include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "tests/support/fixed_targets.h"
 #include "tests/support/golden_file.h"
 #include "tuner/hand_schedules.h"
@@ -28,12 +25,14 @@ std::filesystem::path golden(const std::string& name) { return test_support::rep
 
 Program small_model(const std::string& model) { return make_workload(model, find_workload(model)->small); }
 
-std::string cpp_of(const Program& program, const Schedule& schedule) { return print_cpp(lower(program, schedule)); }
+std::string cpp_of(const Program& program, const Schedule& schedule) {
+  return compile_to_cpp_source(program, schedule).source;
+}
 
 // Every kernel of the function, in order, as the CUDA runtime compiles them one at a time.
 std::string cuda_of(const Program& program, const Schedule& schedule) {
   std::string text;
-  for (const LoopFunction& kernel : split_kernels(lower(program, schedule))) text += print_cuda(kernel) + "\n";
+  for (const std::string& kernel : compile_to_cuda_sources(program, schedule)) text += kernel + "\n";
   return text;
 }
 

@@ -1,9 +1,10 @@
-// Lowering: one Before/Expected test per schedule primitive (printed loop IR), and must-fail tests for
-// invalid decisions matched on their message.
+// Lowering: one Before/Expected test per schedule primitive (printed loop IR, which the loop-IR verifier accepts),
+// and must-fail tests for invalid decisions matched on their message.
 #include "codegen/lower.h"
 
 #include <gtest/gtest.h>
 
+#include "codegen/verify_loop_function.h"
 #include "workloads/examples.h"
 
 namespace ingot {
@@ -18,7 +19,12 @@ Program elementwise() {
   return Program({C}, "chain");
 }
 
-std::string lowered(const Program& p, const Schedule& s) { return to_string(lower(p, s)); }
+// The lowered function's IR; it must keep the contract of docs/loop_semantics.md.
+std::string lowered(const Program& p, const Schedule& s) {
+  LoopFunction f = lower(p, s);
+  EXPECT_EQ(loop_function_problems(f), std::vector<std::string>{}) << to_string(f);
+  return to_string(f);
+}
 
 void expect_schedule_error(const Program& p, const Schedule& s, const std::string& fragment) {
   try {

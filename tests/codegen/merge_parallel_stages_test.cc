@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "codegen/cpp_compiler.h"
-#include "codegen/cpp_printer.h"
 #include "codegen/kernel_module.h"
+#include "codegen/pipeline.h"
 #include "tests/codegen/cpu_test_kernels.h"
 
 namespace ingot {
@@ -249,7 +249,7 @@ TEST(MergeParallelStages, MergedProgramComputesTheSameValues) {
                  {a, b},
                  seq({stage(x, a, "A", 2.0), barrier(BarrierKind::kGrid), stage(a, b, "B", 3.0),
                       barrier(BarrierKind::kGrid), stage(b, c, "C", 0.5)})};
-  std::string source = print_cpp(f);
+  std::string source = cpp_source(f).source;
   EXPECT_EQ(source.find("omp barrier"), std::string::npos) << source;
   KernelModule module(compile_cpp(source).path, f);
   HostTensor in(DType::kFloat32, {n}), out(DType::kFloat32, {n});

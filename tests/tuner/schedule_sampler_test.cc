@@ -5,8 +5,8 @@
 #include <optional>
 #include <set>
 
-#include "codegen/cpp_printer.h"
 #include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "ir/interpreter.h"
 #include "runtime/local_run.h"
 #include "workloads/examples.h"
@@ -99,7 +99,7 @@ TEST(ScheduleSampler, SamplesVectorizedReductionsAlongMemory) {
   }
   ASSERT_TRUE(found) << "no sample vectorized the reduction of a GEMV along memory";
   // A simd reduction, or explicit vectors for a register tile of 4 or more rows.
-  std::string cpp = print_cpp(lower(gemv, *found));
+  std::string cpp = compile_to_cpp_source(gemv, *found).source;
   EXPECT_TRUE(cpp.find("#pragma omp simd reduction(+:ingot_acc") != std::string::npos ||
               cpp.find("ingot_vacc0 += ") != std::string::npos)
       << found->to_json();
@@ -113,7 +113,8 @@ TEST(ScheduleSampler, SamplesVectorizedReductionsAlongMemory) {
   std::optional<Schedule> tiled;
   for (int n = 0; n < 200 && !tiled; ++n) {
     Schedule s = sample_schedule(gemv, rng);
-    if (vectorizes_reduction(gemv, s) && print_cpp(lower(gemv, s)).find("ingot_acc1") != std::string::npos) tiled = s;
+    if (vectorizes_reduction(gemv, s) && compile_to_cpp_source(gemv, s).source.find("ingot_acc1") != std::string::npos)
+      tiled = s;
   }
   ASSERT_TRUE(tiled) << "no sample computed a register tile";
   EXPECT_TRUE(local_run(gemv, *tiled, inputs, interpret(gemv, inputs), options).correct) << tiled->to_json();

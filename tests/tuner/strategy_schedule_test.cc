@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "analysis/strategies.h"
-#include "codegen/cpp_printer.h"
 #include "codegen/kernels.h"
 #include "codegen/lower.h"
+#include "codegen/pipeline.h"
 #include "ir/interpreter.h"
 #include "ops/conv.h"
 #include "ops/elementwise.h"
@@ -122,7 +122,7 @@ TEST(StrategySchedule, StoresDataMovementThatWouldLeaveAReductionLoadNonAffine) 
   ASSERT_EQ(global.plan.kernel_count(), 1);
   EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kComputeInline, "m")) << global.schedule.to_json();
   EXPECT_FALSE(has_decision(global.schedule, DecisionKind::kComputeInline, "t")) << global.schedule.to_json();
-  std::string cpp = print_cpp(lower(p, global.schedule));
+  std::string cpp = compile_to_cpp_source(p, global.schedule).source;
   EXPECT_EQ(cpp.find("/ 8"), std::string::npos) << cpp;
   expect_matches_interpreter(p, global.schedule);
 }
@@ -141,7 +141,7 @@ TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
     Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
     EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "gemv", "k")) << strategy << ": " << s.to_json();
     // Eight rows at once, each load of x shared by them: explicit vectors with AVX-512, a simd reduction elsewhere.
-    std::string source = print_cpp(lower(p, s));
+    std::string source = compile_to_cpp_source(p, s).source;
     EXPECT_NE(source.find("ingot_vacc7 += "), std::string::npos) << strategy << "\n" << source;
     EXPECT_EQ(source.find("ingot_vacc8"), std::string::npos) << strategy << "\n" << source;
     EXPECT_NE(source.find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3, ingot_acc4, "
@@ -215,7 +215,7 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
     expect_matches_interpreter(program, tiled);
     if (cpu().cpu.simd_fp32_lanes < 16) continue;
     EXPECT_TRUE(has_decision(tiled, DecisionKind::kUnroll, "c_conv", "j.i")) << tiled.to_json();
-    std::string source = print_cpp(lower(program, tiled));
+    std::string source = compile_to_cpp_source(program, tiled).source;
     EXPECT_NE(source.find("ingot_t3 = ingot_load_masked_f32xN("), std::string::npos) << source;
     EXPECT_NE(source.find(loads), std::string::npos) << source;
   }
@@ -245,14 +245,14 @@ TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
         << strategy << ": " << s.to_json();
     // The tile is held in explicit vectors because the schedule says so, for the target's 16 lanes.
     EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "C", "k")) << strategy << ": " << s.to_json();
-    std::string cpp = print_cpp(lower(p, s));
+    std::string cpp = compile_to_cpp_source(p, s).source;
     EXPECT_NE(cpp.find("ingot_vacc15 += "), std::string::npos) << strategy << cpp;
     EXPECT_EQ(cpp.find("ingot_vacc16"), std::string::npos) << strategy << cpp;
     expect_matches_interpreter(p, s);
     // With 8-lane vectors (AVX2) there are no explicit vectors to write: the same tile is a simd reduction.
     Schedule narrow = make_strategy_program(p, strategy, test_support::avx2_cpu()).schedule;
     EXPECT_FALSE(has_decision(narrow, DecisionKind::kExplicitVectors, "C", "k")) << strategy << narrow.to_json();
-    EXPECT_EQ(print_cpp(lower(p, narrow)).find("ingot_vacc"), std::string::npos) << strategy;
+    EXPECT_EQ(compile_to_cpp_source(p, narrow).source.find("ingot_vacc"), std::string::npos) << strategy;
   }
   // Four rows in all: tiling them would leave the parallel loop one iteration per column tile only, so they stay
   // an outer loop of their own.
@@ -288,7 +288,7 @@ TEST(StrategySchedule, GlobalPrefetchesTheNextStagesWeightsBeforeTheBarrier) {
     EXPECT_TRUE(as<BarrierNode>(top[next])) << to_string(f);
   }
   EXPECT_EQ(lowered, planned);
-  EXPECT_NE(print_cpp(f).find("__builtin_prefetch("), std::string::npos);
+  EXPECT_NE(cpp_source(f).source.find("__builtin_prefetch("), std::string::npos);
   expect_matches_interpreter(p, global.schedule);
 
   // A layout may only prefetch a buffer of the function, after some stage has run.
@@ -323,7 +323,7 @@ TEST(StrategySchedule, LstmStepsHaveOneBarrierEach) {
   StrategyProgram global = make_strategy_program(p, "global", cpu());
   EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kParallel, "uh_l0_t1", "i.i.o")) << global.schedule.to_json();
   EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kCacheWrite, "uh_l0_t1", "i.o")) << global.schedule.to_json();
-  std::string cpp = print_cpp(lower(p, global.schedule));
+  std::string cpp = compile_to_cpp_source(p, global.schedule).source;
   size_t barriers = 0;
   for (size_t at = cpp.find("#pragma omp barrier"); at != std::string::npos;
        at = cpp.find("#pragma omp barrier", at + 1))
