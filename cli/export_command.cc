@@ -7,6 +7,7 @@
 #include "codegen/export_cpp.h"
 #include "codegen/lower.h"
 #include "configs/run_config.h"
+#include "ir/hash.h"
 #include "results/database.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/registry.h"

@@ -16,7 +16,7 @@
 namespace ingot {
 
 // Timestamps everywhere are UTC ISO-8601 with milliseconds, e.g. "2024-05-01T12:34:56.789Z", so they sort
-// as text. Hashes are 16 lowercase hex digits (see hash_hex in codegen/cpp_compiler.h).
+// as text. Hashes are 16 lowercase hex digits (see hash_hex in ir/hash.h).
 
 struct RunInfo {
   int64_t id = 0;           // set by begin_run

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "codegen/cpp_compiler.h"
+#include "ir/hash.h"
 #include "ir/interpreter.h"
 #include "results/database.h"
 #include "tuner/search_strategy.h"

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "codegen/cpp_compiler.h"
 #include "configs/run_config.h"
+#include "ir/hash.h"
 #include "results/database.h"
 #include "tests/workloads/onnx_test_models.h"
 #include "tuner/tuning_loop.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "analysis/strategies.h"
-#include "codegen/cpp_compiler.h"
 #include "configs/run_config.h"
+#include "ir/hash.h"
 #include "tuner/search_strategy.h"
 #include "tuner/strategy_schedule.h"
 
