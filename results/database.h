@@ -37,7 +37,8 @@ struct WorkloadRecord {
 };
 
 struct CandidateRecord {
-  std::string hash;           // identifies program + schedule + target; the caller decides what it covers
+  std::string hash;           // identifies program + schedule + target; the caller decides what it covers (the
+                              // tuner's: Candidate::hash_hex, tuner/candidate.h)
   std::string workload_hash;  // must already be added
   std::string target;         // short target key, e.g. "cpu"; what claims and has_measurement match on
   std::string schedule_json;  // Schedule::to_json(), canonical and replayable

@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "codegen/cpp_compiler.h"
-#include "ir/hash.h"
 #include "ir/interpreter.h"
 #include "results/database.h"
+#include "tuner/candidate.h"
 #include "tuner/search_strategy.h"
 
 namespace ingot {
@@ -31,10 +31,6 @@ std::string cpu_model() {
 
 int effective_threads(int threads) {
   return threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-std::string candidate_hash(const std::string& workload_hash, const std::string& target, const Schedule& s) {
-  return hash_hex(fnv1a64(workload_hash + "\n" + target + "\n" + s.to_json()));
 }
 
 }  // namespace
@@ -61,7 +57,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   TuneSummary summary;
   summary.target = cpu_target_key(options.threads);
   const std::string description = cpu_target_description(options.threads, options.builder.compile);
-  summary.workload_hash = hash_hex(program.structural_hash());
+  summary.workload_hash = workload_key(program);
   db.add_workload(WorkloadRecord{summary.workload_hash, workload_name, program.to_string(), ""});
   RunInfo info;
   info.config_text = options.config_text;
@@ -107,8 +103,9 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
     for (const Schedule& s : proposals) {
       int64_t index = trial_index++;
       if (options.trials > 0 && progress.trials_done + int64_t(claimed.size()) >= options.trials) break;
-      std::string hash = candidate_hash(summary.workload_hash, summary.target, s);
-      db.add_candidate(CandidateRecord{hash, summary.workload_hash, summary.target, s.to_json(), ""});
+      Candidate candidate(summary.workload_hash, summary.target, s);
+      std::string hash = candidate.hash_hex();
+      db.add_candidate(candidate.record());
       // Measured before (an earlier run, or another process now): it counts, it is not measured again.
       if (db.has_measurement(hash, summary.target) || !db.claim(hash, summary.target, summary.run_id)) {
         ++progress.trials_done;

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "configs/run_config.h"
-#include "ir/hash.h"
 #include "results/database.h"
 #include "tests/workloads/onnx_test_models.h"
+#include "tuner/candidate.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/onnx_import.h"
 
@@ -217,8 +217,7 @@ TEST_F(OnnxWorkloadConfig, TuningAnOnnxConfigMeasuresCandidatesAgainstTheModelsW
   ASSERT_TRUE(run.has_value());
   RunConfig recorded = parse_run_config(run->config_text, "recorded", "/");
   EXPECT_EQ(recorded, config);
-  EXPECT_EQ(hash_hex(make_configured_workload(recorded.workload).program.structural_hash()),
-            best->candidate.workload_hash);
+  EXPECT_EQ(workload_key(make_configured_workload(recorded.workload).program), best->candidate.workload_hash);
 }
 
 TEST_F(OnnxWorkloadConfig, TuningFeedsTheFixedInputsToTheReference) {

@@ -1,8 +1,11 @@
-// Pins the first candidates a fixed config and seed propose, by their database keys. The values were computed
-// before the tuner's interfaces were refactored (issue 15): a change here means resumed databases would no longer
-// find their measured candidates.
+// A candidate's identity, and the first candidates a fixed config and seed propose, pinned by their database keys.
+// The pinned keys were computed before the tuner's interfaces were refactored (issue 15), by the tuning loop's own
+// formula then: a change here means resumed databases would no longer find their measured candidates.
+#include "tuner/candidate.h"
+
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,12 +14,52 @@
 #include "ir/hash.h"
 #include "tuner/search_strategy.h"
 #include "tuner/strategy_schedule.h"
+#include "workloads/examples.h"
 
 namespace ingot {
 namespace {
 
 // A target key of no real machine: the real one names this CPU, so keys differ from machine to machine.
 const std::string kPinnedTarget = "cpu:pinned:threads=1";
+
+Schedule split_schedule() {
+  Schedule s;
+  s.split("C", "i", 2);
+  return s;
+}
+
+TEST(Candidate, KeyIsTheHashOfWorkloadTargetAndScheduleLines) {
+  Candidate c("0123456789abcdef", kPinnedTarget, Schedule());
+  EXPECT_EQ(c.schedule_json(), R"({"decisions":[],"version":1})");
+  EXPECT_EQ(c.hash_hex(), "29a4629546f6af06");
+  EXPECT_EQ(c.hash(), fnv1a64("0123456789abcdef\n" + kPinnedTarget + "\n" + c.schedule_json()));
+  EXPECT_EQ(c.hash_hex(), hash_hex(c.hash()));
+}
+
+TEST(Candidate, EqualWhenWorkloadTargetAndScheduleAre) {
+  Candidate a("0123456789abcdef", kPinnedTarget, split_schedule());
+  EXPECT_EQ(a, Candidate("0123456789abcdef", kPinnedTarget, split_schedule()));
+  EXPECT_NE(a.hash(), Candidate("0123456789abcdef", kPinnedTarget, Schedule()).hash());
+  EXPECT_FALSE(a == Candidate("0123456789abcdef", kPinnedTarget, Schedule()));
+  EXPECT_FALSE(a == Candidate("fedcba9876543210", kPinnedTarget, split_schedule()));
+  EXPECT_FALSE(a == Candidate("0123456789abcdef", "cpu:other:threads=1", split_schedule()));
+}
+
+TEST(Candidate, RecordAndPrinter) {
+  Program p = matmul(8, 8, 8);
+  Candidate c(workload_key(p), kPinnedTarget, split_schedule());
+  EXPECT_EQ(c.workload(), hash_hex(p.structural_hash()));
+  CandidateRecord r = c.record();
+  EXPECT_EQ(r.hash, c.hash_hex());
+  EXPECT_EQ(r.workload_hash, c.workload());
+  EXPECT_EQ(r.target, kPinnedTarget);
+  EXPECT_EQ(r.schedule_json, split_schedule().to_json());
+  EXPECT_EQ(Schedule::from_json(r.schedule_json), c.schedule());
+  std::ostringstream text;
+  text << c;
+  EXPECT_EQ(text.str(), "candidate " + c.hash_hex() + " (workload " + c.workload() + ", target " + kPinnedTarget +
+                            ", 1 decisions)");
+}
 
 // Tiny sizes: every tensor fits any cache, so the plan (prefetches included) is the same on every machine.
 std::string config_text(const std::string& fusion, int seed) {
@@ -29,6 +72,7 @@ struct Pinned {
   std::vector<std::string> candidate_hashes;
 };
 
+// The first n candidates of the config, keyed for kPinnedTarget.
 Pinned first_candidates(const std::string& fusion, int seed, int n) {
   RunConfig config = parse_run_config(config_text(fusion, seed), "pinned.yaml");
   ConfiguredWorkload workload = make_configured_workload(config.workload);
@@ -36,9 +80,9 @@ Pinned first_candidates(const std::string& fusion, int seed, int n) {
   options.layout = plan_layout(make_plan(config.search.fusion, workload.program, resolve_target("cpu")));
   RandomSearch search(workload.program, config.seed, options);
   Pinned out;
-  out.workload_hash = hash_hex(workload.program.structural_hash());
-  for (const Schedule& s : search.propose(n))
-    out.candidate_hashes.push_back(hash_hex(fnv1a64(out.workload_hash + "\n" + kPinnedTarget + "\n" + s.to_json())));
+  out.workload_hash = workload_key(workload.program);
+  for (Schedule& s : search.propose(n))
+    out.candidate_hashes.push_back(Candidate(out.workload_hash, kPinnedTarget, std::move(s)).hash_hex());
   return out;
 }
 
