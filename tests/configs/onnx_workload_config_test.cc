@@ -11,6 +11,7 @@
 #include "results/database.h"
 #include "tests/workloads/onnx_test_models.h"
 #include "tuner/candidate.h"
+#include "tuner/search_strategy.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/onnx_import.h"
 
@@ -197,7 +198,8 @@ TEST_F(OnnxWorkloadConfig, TuningAnOnnxConfigMeasuresCandidatesAgainstTheModelsW
                                (dir_ / "tune.db").string() + "\n");
   RunConfig config = load_run_config((dir_ / "run.yaml").string());
   ConfiguredWorkload w = make_configured_workload(config.workload);
-  TuneSummary s = tune(w.program, w.name, quick_options(config, w));
+  RandomSearch search(w.program, config.seed);
+  TuneSummary s = tune(w.program, w.name, quick_options(config, w), search);
   EXPECT_EQ(s.measured_now, 3);
   EXPECT_EQ(s.errors_now, 0);
   ASSERT_TRUE(s.best_seconds.has_value());
@@ -228,7 +230,8 @@ TEST_F(OnnxWorkloadConfig, TuningFeedsTheFixedInputsToTheReference) {
       "x.yaml", dir_.string());
   ConfiguredWorkload w = make_configured_workload(config.workload);
   w.fixed_inputs.at("w1") = HostTensor(DType::kFloat32, {3, 3});
-  EXPECT_THROW(tune(w.program, w.name, quick_options(config, w)), std::invalid_argument);
+  RandomSearch search(w.program, config.seed);
+  EXPECT_THROW(tune(w.program, w.name, quick_options(config, w), search), std::invalid_argument);
 }
 
 }  // namespace

@@ -9,11 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis/strategies.h"
 #include "configs/run_config.h"
 #include "ir/hash.h"
-#include "tuner/search_strategy.h"
-#include "tuner/strategy_schedule.h"
+#include "tuner/tune_job.h"
 #include "workloads/examples.h"
 
 namespace ingot {
@@ -72,16 +70,12 @@ struct Pinned {
   std::vector<std::string> candidate_hashes;
 };
 
-// The first n candidates of the config, keyed for kPinnedTarget.
+// The first n candidates of the config's tuning job (tuner/tune_job.h), keyed for kPinnedTarget.
 Pinned first_candidates(const std::string& fusion, int seed, int n) {
-  RunConfig config = parse_run_config(config_text(fusion, seed), "pinned.yaml");
-  ConfiguredWorkload workload = make_configured_workload(config.workload);
-  SamplerOptions options;
-  options.layout = plan_layout(make_plan(config.search.fusion, workload.program, resolve_target("cpu")));
-  RandomSearch search(workload.program, config.seed, options);
+  TuneJob job = make_tune_job(parse_run_config(config_text(fusion, seed), "pinned.yaml"));
   Pinned out;
-  out.workload_hash = workload_key(workload.program);
-  for (Schedule& s : search.propose(n))
+  out.workload_hash = workload_key(job.program);
+  for (Schedule& s : job.search->propose(n))
     out.candidate_hashes.push_back(Candidate(out.workload_hash, kPinnedTarget, std::move(s)).hash_hex());
   return out;
 }
