@@ -17,8 +17,11 @@
 namespace ingot {
 namespace {
 
-// The repository root, found from this file's path (tests/configs/run_config_test.cc).
-std::filesystem::path repo_root() { return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path(); }
+// The repository root, found from this file's path (tests/configs/run_config_test.cc). Absolute: the compiler may be
+// given a relative path (ccache's base_dir rewrites them), and configs store ONNX paths absolute.
+std::filesystem::path repo_root() {
+  return std::filesystem::absolute(__FILE__).lexically_normal().parent_path().parent_path().parent_path();
+}
 
 // Lines joined with newlines, so that a test reads like the file it stands for and line numbers are visible.
 std::string yaml(const std::vector<std::string>& lines) {
