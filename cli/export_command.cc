@@ -8,6 +8,7 @@
 #include "codegen/pipeline.h"
 #include "configs/run_config.h"
 #include "results/database.h"
+#include "tuner/candidate.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/registry.h"
 
@@ -32,7 +33,7 @@ void add_export_command(CLI::App& app) {
     RunConfig config = parse_run_config(run->config_text, db + ": run " + std::to_string(run->id) + " config");
     // An ONNX workload is imported again from the absolute path the config recorded.
     ConfiguredWorkload w = make_configured_workload(config.workload);
-    if (hash_hex(w.program.structural_hash()) != best->candidate.workload_hash)
+    if (workload_key(w.program) != best->candidate.workload_hash)
       throw std::runtime_error("workload '" + w.name +
                                "' no longer builds the program that was measured (this ingot builds a different "
                                "program from the recorded config" +

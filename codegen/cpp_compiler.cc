@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "codegen/child_process.h"
-#include "ir/expr.h"
+#include "ir/hash.h"
 
 #ifndef INGOT_DEFAULT_CACHE_DIR
 #define INGOT_DEFAULT_CACHE_DIR "kernel_cache"
@@ -131,12 +131,6 @@ std::string read_file_or_empty(const fs::path& path) {
 }
 
 }  // namespace
-
-std::string hash_hex(uint64_t hash) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash));
-  return buf;
-}
 
 std::string default_kernel_cache_dir() {
   const char* env = std::getenv("INGOT_CACHE_DIR");

@@ -35,7 +35,7 @@ struct CompiledLibrary {
   std::string log;             // the compiler's stdout and stderr (warnings, -fopt-info reports), also on a hit
   bool cache_hit = false;      // the library was already in the cache and nothing was compiled
   double compile_seconds = 0;  // wall time of the compiler, 0 on a cache hit
-  uint64_t source_hash = 0;    // fnv1a64 of source, flags, compiler command and compiler version
+  uint64_t source_hash = 0;    // fnv1a64 (ir/hash.h) of source, flags, compiler command and compiler version
 };
 
 // Thrown when the compiler cannot be started, fails, or times out. what() names the source hash, the
@@ -61,8 +61,5 @@ CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& opt
 
 // The cache directory compile_cpp uses when CompileOptions::cache_dir is empty.
 std::string default_kernel_cache_dir();
-
-// 16 lowercase hex digits, as used in cache file names and error messages.
-std::string hash_hex(uint64_t hash);
 
 }  // namespace ingot

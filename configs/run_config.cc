@@ -169,7 +169,8 @@ const std::vector<KeySpec>& key_specs() {
          c.workload.onnx = r.absolute_path(path);
        },
        [](const RunConfig& c) { return c.workload.onnx; }},
-      string_key("target.kind", INGOT_FIELD(target.kind), false, {"cpu"}, "target kind"),
+      // The built-in targets (analysis/target.h); the tuner refuses the GPUs until it can measure on them.
+      string_key("target.kind", INGOT_FIELD(target.kind), false, {"cpu", "sm_80", "sm_90"}, "target kind"),
       integer_key("target.threads", INGOT_FIELD(target.threads), 0),
       string_key("target.compiler", INGOT_FIELD(target.compiler), true),
       string_key("target.flags", INGOT_FIELD(target.flags), true),

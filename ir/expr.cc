@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ir/hash.h"
 #include "ir/tensor.h"
 
 namespace ingot {
@@ -357,15 +358,6 @@ bool structural_equal(const Expr& a, const Expr& b) {
     }
   }
   return false;
-}
-
-uint64_t fnv1a64(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 uint64_t structural_hash(const Expr& e) { return fnv1a64(to_string(e)); }

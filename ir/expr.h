@@ -14,7 +14,18 @@
 namespace ingot {
 
 enum class ExprKind : uint8_t {
-  kIntImm, kFloatImm, kVar, kBinary, kCompare, kLogical, kNot, kSelect, kCast, kCall, kTensorRead, kBufferLoad,
+  kIntImm,
+  kFloatImm,
+  kVar,
+  kBinary,
+  kCompare,
+  kLogical,
+  kNot,
+  kSelect,
+  kCast,
+  kCall,
+  kTensorRead,
+  kBufferLoad,
   kReduce
 };
 
@@ -50,9 +61,9 @@ class Expr {
  public:
   Expr() = default;
   Expr(std::shared_ptr<const ExprNode> node) : node_(std::move(node)) {}  // NOLINT
-  Expr(int value);                                                         // NOLINT
-  Expr(int64_t value);                                                     // NOLINT
-  Expr(double value);                                                      // NOLINT
+  Expr(int value);                                                        // NOLINT
+  Expr(int64_t value);                                                    // NOLINT
+  Expr(double value);                                                     // NOLINT
 
   const ExprNode* get() const { return node_.get(); }
   const ExprNode* operator->() const { return node_.get(); }
@@ -246,9 +257,8 @@ bool is_const_int(const Expr& e, int64_t value);
 
 // Structural equality: same tree; variables compare by name, tensors by name and shape, buffers by name.
 bool structural_equal(const Expr& a, const Expr& b);
-// A stable 64-bit hash consistent with structural_equal (FNV-1a of the printed form).
+// A stable 64-bit hash consistent with structural_equal (fnv1a64 of the printed form, ir/hash.h).
 uint64_t structural_hash(const Expr& e);
-uint64_t fnv1a64(const std::string& text);
 
 std::string to_string(const Expr& e);
 std::ostream& operator<<(std::ostream& os, const Expr& e);

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "ir/hash.h"
+
 namespace ingot {
 
 Program::Program(std::vector<Tensor> outputs, std::string name) : name_(std::move(name)), outputs_(std::move(outputs)) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/expr.h"
+#include "ir/hash.h"
 #include "ir/stmt.h"
 
 namespace ingot {

@@ -16,7 +16,7 @@
 namespace ingot {
 
 // Timestamps everywhere are UTC ISO-8601 with milliseconds, e.g. "2024-05-01T12:34:56.789Z", so they sort
-// as text. Hashes are 16 lowercase hex digits (see hash_hex in codegen/cpp_compiler.h).
+// as text. Hashes are 16 lowercase hex digits (see hash_hex in ir/hash.h).
 
 struct RunInfo {
   int64_t id = 0;           // set by begin_run
@@ -37,7 +37,8 @@ struct WorkloadRecord {
 };
 
 struct CandidateRecord {
-  std::string hash;           // identifies program + schedule + target; the caller decides what it covers
+  std::string hash;           // identifies program + schedule + target; the caller decides what it covers (the
+                              // tuner's: Candidate::hash_hex, tuner/candidate.h)
   std::string workload_hash;  // must already be added
   std::string target;         // short target key, e.g. "cpu"; what claims and has_measurement match on
   std::string schedule_json;  // Schedule::to_json(), canonical and replayable

@@ -1,5 +1,7 @@
 #include "tuner/search_strategy.h"
 
+#include <stdexcept>
+
 namespace ingot {
 
 namespace {
@@ -7,14 +9,18 @@ namespace {
 constexpr int kMaxRepeatsInARow = 200;
 }  // namespace
 
+RandomSearch::RandomSearch(std::shared_ptr<const SpaceGenerator> space, uint64_t seed)
+    : space_(std::move(space)), rng_(seed) {}
+
 RandomSearch::RandomSearch(Program program, uint64_t seed, SamplerOptions options)
-    : program_(std::move(program)), rng_(seed), options_(options) {}
+    : RandomSearch(std::make_shared<SamplerSpace>(std::move(program), std::move(options)), seed) {}
 
 std::vector<Schedule> RandomSearch::propose(int n) {
   std::vector<Schedule> out;
+  std::optional<int64_t> size = space_->size();
   int repeats = 0;
-  while (int(out.size()) < n && repeats < kMaxRepeatsInARow) {
-    Schedule s = sample_schedule(program_, rng_, options_);
+  while (int(out.size()) < n && repeats < kMaxRepeatsInARow && (!size || int64_t(proposed_.size()) < *size)) {
+    Schedule s = space_->sample(rng_);
     if (!proposed_.insert(s.hash()).second) {
       ++repeats;
       continue;
@@ -23,6 +29,12 @@ std::vector<Schedule> RandomSearch::propose(int n) {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+std::unique_ptr<SearchStrategy> make_search_strategy(const std::string& name,
+                                                     std::shared_ptr<const SpaceGenerator> space, uint64_t seed) {
+  if (name == "random") return std::make_unique<RandomSearch>(std::move(space), seed);
+  throw std::invalid_argument("unknown search strategy '" + name + "' (known: random)");
 }
 
 }  // namespace ingot

@@ -1,24 +1,35 @@
-// Search strategies propose schedules for one program and are told the measured results. Proposals are
-// reproducible: the same program, seed and history give the same sequence, which is what lets an
-// interrupted tuning run resume without measuring anything twice.
+// Search strategies propose schedules for one program, drawn from a search space (tuner/space_generator.h), and are
+// told the results of each batch (as MetaSchedule's SearchStrategy). Proposals are reproducible: the same space, seed
+// and history give the same sequence, which is what lets an interrupted tuning run resume without measuring anything
+// twice.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
-#include <utility>
+#include <string>
 #include <vector>
 
 #include "ir/program.h"
 #include "ir/schedule.h"
+#include "results/error_class.h"
+#include "tuner/candidate.h"
 #include "tuner/schedule_sampler.h"
+#include "tuner/space_generator.h"
 
 namespace ingot {
 
+// What became of one proposed candidate (tuner/tuning_loop.h).
 struct TrialResult {
-  Schedule schedule;
-  std::optional<double> seconds;  // median run time, or nullopt for a failed candidate
+  Candidate candidate;
+  int64_t trial_index = 0;  // its position in the run's candidate sequence
+  // Not measured by this run: measured before (by an earlier run or another tuner) or being measured by another
+  // tuner now. Its result, if there is one yet, is in the database; error_class and seconds say nothing.
+  bool skipped = false;
+  ErrorClass error_class = ErrorClass::kNone;  // of this run's measurement
+  std::optional<double> seconds;               // median run time of a correct measurement; nullopt otherwise
 };
 
 class SearchStrategy {
@@ -26,22 +37,30 @@ class SearchStrategy {
   virtual ~SearchStrategy() = default;
   // Up to n schedules never proposed before; fewer when the space is exhausted.
   virtual std::vector<Schedule> propose(int n) = 0;
+  // The results of the candidates of one batch of proposals, in sequence order, after the batch (tuning_loop.h says
+  // which proposals a batch reports).
   virtual void tell(const std::vector<TrialResult>& results) = 0;
 };
 
-// Random sampling of valid schedules (tuner/schedule_sampler.h), without repeats. It does not learn from
-// results, so its sequence depends only on the program and the seed.
+// Random draws from a space, without repeats. It does not learn from results, so its sequence depends only on the
+// space and the seed.
 class RandomSearch : public SearchStrategy {
  public:
+  RandomSearch(std::shared_ptr<const SpaceGenerator> space, uint64_t seed);
+  // Over SamplerSpace(program, options).
   RandomSearch(Program program, uint64_t seed, SamplerOptions options = {});
   std::vector<Schedule> propose(int n) override;
   void tell(const std::vector<TrialResult>&) override {}
 
  private:
-  Program program_;
+  std::shared_ptr<const SpaceGenerator> space_;
   std::mt19937_64 rng_;
-  SamplerOptions options_;
   std::set<uint64_t> proposed_;
 };
+
+// The strategy a run config's search.strategy names ("random"), over space, seeded by seed. Throws
+// std::invalid_argument for another name, listing the known ones.
+std::unique_ptr<SearchStrategy> make_search_strategy(const std::string& name,
+                                                     std::shared_ptr<const SpaceGenerator> space, uint64_t seed);
 
 }  // namespace ingot

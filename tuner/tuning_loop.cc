@@ -2,14 +2,13 @@
 
 #include <chrono>
 #include <fstream>
-#include <set>
 #include <stdexcept>
 #include <thread>
 
 #include "codegen/cpp_compiler.h"
 #include "ir/interpreter.h"
 #include "results/database.h"
-#include "tuner/search_strategy.h"
+#include "tuner/candidate.h"
 
 namespace ingot {
 
@@ -32,10 +31,6 @@ int effective_threads(int threads) {
   return threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-std::string candidate_hash(const std::string& workload_hash, const std::string& target, const Schedule& s) {
-  return hash_hex(fnv1a64(workload_hash + "\n" + target + "\n" + s.to_json()));
-}
-
 }  // namespace
 
 std::string cpu_target_key(int threads) {
@@ -48,7 +43,7 @@ std::string cpu_target_description(int threads, const CompileOptions& compile) {
 }
 
 TuneSummary tune(const Program& program, const std::string& workload_name, const TuneOptions& options,
-                 const std::function<void(const TuneProgress&)>& on_progress) {
+                 SearchStrategy& search, const std::function<void(const TuneProgress&)>& on_progress) {
   if (options.trials <= 0 && options.minutes <= 0)
     throw std::invalid_argument("a tuning run needs a budget: trials or minutes");
   using clock = std::chrono::steady_clock;
@@ -60,7 +55,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   TuneSummary summary;
   summary.target = cpu_target_key(options.threads);
   const std::string description = cpu_target_description(options.threads, options.builder.compile);
-  summary.workload_hash = hash_hex(program.structural_hash());
+  summary.workload_hash = workload_key(program);
   db.add_workload(WorkloadRecord{summary.workload_hash, workload_name, program.to_string(), ""});
   RunInfo info;
   info.config_text = options.config_text;
@@ -76,9 +71,6 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   RunnerOptions runner_options = options.runner;
   runner_options.threads = options.threads;
   Runner runner(program, inputs, expected, runner_options);
-  SamplerOptions sampler_options;
-  sampler_options.layout = options.layout;
-  RandomSearch search(program, options.seed, sampler_options);
   int workers = options.builder.workers > 0 ? options.builder.workers : effective_threads(0);
   int batch = options.batch_size > 0 ? options.batch_size : 2 * workers;
 
@@ -100,26 +92,26 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       summary.exhausted = true;
       break;
     }
-    std::vector<Schedule> claimed;
-    std::vector<std::string> hashes;
-    std::vector<int64_t> indices;
-    for (const Schedule& s : proposals) {
+    std::vector<TrialResult> results;  // of the batch's candidates that count, in sequence order
+    std::vector<size_t> claimed;       // the positions in results of those to measure now
+    for (Schedule& s : proposals) {
       int64_t index = trial_index++;
       if (options.trials > 0 && progress.trials_done + int64_t(claimed.size()) >= options.trials) break;
-      std::string hash = candidate_hash(summary.workload_hash, summary.target, s);
-      db.add_candidate(CandidateRecord{hash, summary.workload_hash, summary.target, s.to_json(), ""});
+      Candidate candidate(summary.workload_hash, summary.target, std::move(s));
+      const std::string hash = candidate.hash_hex();
+      db.add_candidate(candidate.record());
       // Measured before (an earlier run, or another process now): it counts, it is not measured again.
-      if (db.has_measurement(hash, summary.target) || !db.claim(hash, summary.target, summary.run_id)) {
+      bool skipped = db.has_measurement(hash, summary.target) || !db.claim(hash, summary.target, summary.run_id);
+      results.push_back(TrialResult{std::move(candidate), index, skipped, ErrorClass::kNone, std::nullopt});
+      if (skipped) {
         ++progress.trials_done;
         ++summary.skipped;
         continue;
       }
-      claimed.push_back(s);
-      hashes.push_back(hash);
-      indices.push_back(index);
+      claimed.push_back(results.size() - 1);
     }
     std::vector<BuildInput> inputs_to_build;
-    for (const Schedule& s : claimed) inputs_to_build.emplace_back(program, s);
+    for (size_t r : claimed) inputs_to_build.emplace_back(program, results[r].candidate.schedule());
     // A compile still running when the minutes run out is stopped then; the candidate is not at fault, so it
     // is released unmeasured for a later run rather than recorded as a compile timeout.
     BuilderOptions batch_options = options.builder;
@@ -132,16 +124,23 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       }
     }
     std::vector<BuildResult> built = Builder(batch_options).build(inputs_to_build);
+    std::vector<bool> released(results.size(), false);
     for (size_t n = 0; n < built.size(); ++n) {
+      TrialResult& result = results[claimed[n]];
       if (out_of_time() || (cut_by_budget && built[n].error_class == ErrorClass::kCompileTimeout)) {
-        for (size_t m = n; m < built.size(); ++m) db.release_claim(hashes[m], summary.target);
+        for (size_t m = n; m < built.size(); ++m) {
+          db.release_claim(results[claimed[m]].candidate.hash_hex(), summary.target);
+          released[claimed[m]] = true;
+        }
         break;
       }
       Measurement m = runner.measure(built[n]);
+      result.error_class = m.error_class;
+      if (m.ok()) result.seconds = m.median_seconds;
       MeasurementRecord record;
-      record.candidate_hash = hashes[n];
+      record.candidate_hash = result.candidate.hash_hex();
       record.run_id = summary.run_id;
-      record.trial_index = indices[n];
+      record.trial_index = result.trial_index;
       record.target_description = description;
       record.error_class = m.error_class;
       record.error_message = m.error_message;
@@ -161,10 +160,14 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
         double per_trial = progress.elapsed_seconds / double(progress.measured_now);
         progress.eta_seconds = per_trial * double(std::max<int64_t>(0, options.trials - progress.trials_done));
       }
-      progress.last = "trial " + std::to_string(indices[n]) + ": " + to_string(m.error_class) +
+      progress.last = "trial " + std::to_string(result.trial_index) + ": " + to_string(m.error_class) +
                       (m.ok() ? " " + std::to_string(m.median_seconds * 1e3) + " ms" : ": " + m.error_message);
       if (on_progress) on_progress(progress);
     }
+    std::vector<TrialResult> told;
+    for (size_t r = 0; r < results.size(); ++r)
+      if (!released[r]) told.push_back(std::move(results[r]));
+    if (!told.empty()) search.tell(told);
   }
   db.end_run(summary.run_id);
   refresh_best();

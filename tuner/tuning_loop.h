@@ -1,8 +1,9 @@
-// The tuning loop: proposes schedules for one program (tuner/search_strategy.h), builds them in parallel
-// (runtime/builder.h), measures each alone in a child process against the interpreter's outputs
-// (runtime/runner.h) and commits every measurement to the database as it completes (results/database.h).
-// Running it again with the same options and database continues where it stopped: the candidate sequence
-// is fixed by the seed, measured candidates are skipped, and claims keep concurrent tuners apart.
+// The tuning loop: a search strategy (tuner/search_strategy.h) proposes schedules for one program, batch by batch;
+// each becomes a candidate (tuner/candidate.h) of this CPU's target key. Candidates are built in parallel
+// (runtime/builder.h), measured each alone in a child process against the interpreter's outputs (runtime/runner.h),
+// every measurement committed to the database as it completes (results/database.h), and the batch's results told
+// to the strategy. Running it again with the same options, an equally seeded strategy and the same database
+// continues where it stopped: measured candidates are skipped, and claims keep concurrent tuners apart.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "ir/program.h"
 #include "runtime/builder.h"
 #include "runtime/runner.h"
+#include "tuner/search_strategy.h"
 
 namespace ingot {
 
@@ -21,12 +23,11 @@ struct TuneOptions {
   std::string database_path = "ingot.db";
   int64_t trials = 0;        // candidates of the sequence to have measured (skipped ones count); 0 = no limit
   double minutes = 0;        // stop starting new candidates after this long; 0 = no limit (one of the two is needed)
-  uint64_t seed = 1;         // fixes the candidate sequence and the random inputs
+  uint64_t seed = 1;         // fixes the random inputs; recorded with the run (the strategy's seed fixes candidates)
   InputRanges input_ranges;  // of the random inputs (the workload's, see WorkloadInfo::input_ranges)
   TensorMap fixed_inputs;    // placeholder values used instead of random ones, e.g. an ONNX model's weights
   int batch_size = 0;        // candidates built together before they are measured; 0 = 2 per build worker
   int threads = 0;           // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
-  StageLayout layout;        // the fusion strategy's plan as a layout (SamplerOptions::layout); empty = none
   BuilderOptions builder;
   RunnerOptions runner;
   std::string config_text, config_path;  // recorded with the run
@@ -58,9 +59,13 @@ std::string cpu_target_key(int threads);
 // The full description stored with each measurement: target key, compiler command and flags.
 std::string cpu_target_description(int threads, const CompileOptions& compile);
 
-// Tunes `program` (named workload_name in the database). Throws DatabaseError for an unusable database and
+// Tunes `program` (named workload_name in the database) with the candidates `search` proposes for it. After each
+// batch, search.tell gets every candidate of the batch that counted towards the budget, in sequence order: those
+// measured now (failures included) and those skipped as measured before or claimed by another tuner (skipped =
+// true). Not told: proposals beyond the trials budget, and candidates released unmeasured when the minutes ran out
+// (neither counts; a later run proposes them again). Throws DatabaseError for an unusable database and
 // std::invalid_argument for options without any budget; candidate failures are recorded, never thrown.
 TuneSummary tune(const Program& program, const std::string& workload_name, const TuneOptions& options,
-                 const std::function<void(const TuneProgress&)>& on_progress = {});
+                 SearchStrategy& search, const std::function<void(const TuneProgress&)>& on_progress = {});
 
 }  // namespace ingot

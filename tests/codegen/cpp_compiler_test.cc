@@ -11,6 +11,7 @@
 #include "codegen/child_process.h"
 #include "codegen/cpp_printer.h"
 #include "codegen/kernel_module.h"
+#include "ir/hash.h"
 #include "tests/codegen/cpu_test_kernels.h"
 
 namespace ingot {

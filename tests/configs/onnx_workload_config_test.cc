@@ -7,10 +7,11 @@
 #include <fstream>
 #include <string>
 
-#include "codegen/cpp_compiler.h"
 #include "configs/run_config.h"
 #include "results/database.h"
 #include "tests/workloads/onnx_test_models.h"
+#include "tuner/candidate.h"
+#include "tuner/search_strategy.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/onnx_import.h"
 
@@ -197,7 +198,8 @@ TEST_F(OnnxWorkloadConfig, TuningAnOnnxConfigMeasuresCandidatesAgainstTheModelsW
                                (dir_ / "tune.db").string() + "\n");
   RunConfig config = load_run_config((dir_ / "run.yaml").string());
   ConfiguredWorkload w = make_configured_workload(config.workload);
-  TuneSummary s = tune(w.program, w.name, quick_options(config, w));
+  RandomSearch search(w.program, config.seed);
+  TuneSummary s = tune(w.program, w.name, quick_options(config, w), search);
   EXPECT_EQ(s.measured_now, 3);
   EXPECT_EQ(s.errors_now, 0);
   ASSERT_TRUE(s.best_seconds.has_value());
@@ -217,8 +219,7 @@ TEST_F(OnnxWorkloadConfig, TuningAnOnnxConfigMeasuresCandidatesAgainstTheModelsW
   ASSERT_TRUE(run.has_value());
   RunConfig recorded = parse_run_config(run->config_text, "recorded", "/");
   EXPECT_EQ(recorded, config);
-  EXPECT_EQ(hash_hex(make_configured_workload(recorded.workload).program.structural_hash()),
-            best->candidate.workload_hash);
+  EXPECT_EQ(workload_key(make_configured_workload(recorded.workload).program), best->candidate.workload_hash);
 }
 
 TEST_F(OnnxWorkloadConfig, TuningFeedsTheFixedInputsToTheReference) {
@@ -229,7 +230,8 @@ TEST_F(OnnxWorkloadConfig, TuningFeedsTheFixedInputsToTheReference) {
       "x.yaml", dir_.string());
   ConfiguredWorkload w = make_configured_workload(config.workload);
   w.fixed_inputs.at("w1") = HostTensor(DType::kFloat32, {3, 3});
-  EXPECT_THROW(tune(w.program, w.name, quick_options(config, w)), std::invalid_argument);
+  RandomSearch search(w.program, config.seed);
+  EXPECT_THROW(tune(w.program, w.name, quick_options(config, w), search), std::invalid_argument);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/target.h"
 #include "codegen/cpp_compiler.h"
 #include "runtime/local_run.h"
 #include "workloads/registry.h"
@@ -16,7 +17,7 @@
 namespace ingot {
 namespace {
 
-// The repository root, found from this file's path (tests/configs/run_config_test.cc).
+// The repository root (INGOT_SOURCE_DIR, absolute: configs store ONNX paths absolute).
 std::filesystem::path repo_root() { return std::filesystem::path(INGOT_SOURCE_DIR); }
 
 // Lines joined with newlines, so that a test reads like the file it stands for and line numbers are visible.
@@ -128,6 +129,13 @@ TEST(RunConfig, FormatRoundTripsDefaultsAndOddStrings) {
   EXPECT_EQ(parse_run_config(format_run_config(c), "formatted"), c);
 }
 
+// target.kind takes the built-in targets' names; whether a run can measure on one is the tuner's to say
+// (tuner/tune_job.h refuses the GPUs).
+TEST(RunConfig, TargetKindsAreTheBuiltInTargets) {
+  for (const std::string& name : builtin_target_names())
+    EXPECT_EQ(parse_run_config(kMinimal + "target: {kind: " + name + "}\n", "x.yaml").target.kind, name);
+}
+
 TEST(RunConfig, ShippedConfigsLoad) {
   const std::filesystem::path configs = repo_root() / "configs";
   RunConfig quick = load_run_config((configs / "quickstart.yaml").string());
@@ -205,7 +213,7 @@ TEST(RunConfigErrors, BadValues) {
   EXPECT_EQ(error_of(yaml({"workload:", "  name: mpl", "budget:", "  trials: 5"})),
             "x.yaml:2:9: workload.name: unknown workload 'mpl' (known: " + known + ")");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "target:", "  kind: gpu"})),
-            "x.yaml:4:9: target.kind: unknown target kind 'gpu' (known: cpu)");
+            "x.yaml:4:9: target.kind: unknown target kind 'gpu' (known: cpu, sm_80, sm_90)");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {strategy: evolutionary}"})),
             "x.yaml:3:20: search.strategy: unknown search strategy 'evolutionary' (known: random)");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {fusion: greedy}"})),

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "analysis/strategies.h"
 #include "workloads/examples.h"
 
 namespace ingot {
@@ -28,6 +29,40 @@ TEST(RandomSearch, NeverProposesTheSameScheduleTwice) {
   for (const Schedule& s : all) EXPECT_TRUE(seen.insert(s.to_json()).second);
   EXPECT_LT(all.size(), 10000u);
   EXPECT_TRUE(search.propose(10).empty());
+}
+
+// Over a space of one schedule, the search proposes it once and is then exhausted, without drawing in vain.
+TEST(RandomSearch, ExhaustsAOnePointSpaceAtOnce) {
+  Program p = matmul_bias_relu(16, 12, 8);
+  auto space = std::make_shared<StrategySpace>(p, make_plan("unfused", p, resolve_target("cpu")));
+  RandomSearch search(space, 5);
+  std::vector<Schedule> all = search.propose(4);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0], space->schedule());
+  EXPECT_TRUE(search.propose(4).empty());
+}
+
+TEST(RandomSearch, OverTheSamplerSpaceIsTheProgramsSearch) {
+  Program p = matmul_bias_relu(24, 20, 16);
+  RandomSearch a(p, 9), b(std::make_shared<SamplerSpace>(p), 9);
+  std::vector<Schedule> first = a.propose(6), second = b.propose(6);
+  ASSERT_EQ(first.size(), 6u);
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i], second[i]) << i;
+}
+
+TEST(MakeSearchStrategy, KnowsRandomOnly) {
+  Program p = matmul(4, 4, 4);
+  auto space = std::make_shared<SamplerSpace>(p);
+  std::unique_ptr<SearchStrategy> search = make_search_strategy("random", space, 9);
+  std::vector<Schedule> proposed = search->propose(3);
+  std::vector<Schedule> expected = RandomSearch(p, 9).propose(3);
+  EXPECT_EQ(proposed, expected);
+  try {
+    make_search_strategy("evolutionary", space, 9);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown search strategy 'evolutionary' (known: random)");
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "codegen/kernels.h"
 #include "codegen/lower.h"
 #include "results/database.h"
+#include "tests/tuner/test_directory.h"
 #include "tuner/strategy_schedule.h"
 #include "workloads/examples.h"
 #include "workloads/registry.h"
@@ -24,16 +26,27 @@
 namespace ingot {
 namespace {
 
-class TuningLoop : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("ingot_tune_" + std::to_string(::getpid()) + "_" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+// The random search, keeping every batch the loop tells it.
+class RecordingSearch : public SearchStrategy {
+ public:
+  RecordingSearch(const Program& program, uint64_t seed) : inner_(program, seed) {}
+  std::vector<Schedule> propose(int n) override { return inner_.propose(n); }
+  void tell(const std::vector<TrialResult>& results) override { batches.push_back(results); }
 
+  std::vector<TrialResult> all() const {
+    std::vector<TrialResult> out;
+    for (const auto& batch : batches) out.insert(out.end(), batch.begin(), batch.end());
+    return out;
+  }
+
+  std::vector<std::vector<TrialResult>> batches;
+
+ private:
+  RandomSearch inner_;
+};
+
+class TuningLoop : public TestDirectory {
+ protected:
   TuneOptions options(const std::string& db_name, int64_t trials) const {
     TuneOptions o;
     o.database_path = (dir_ / db_name).string();
@@ -49,6 +62,13 @@ class TuningLoop : public ::testing::Test {
     return o;
   }
 
+  // tune() with the random search over the program, seeded as the options.
+  static TuneSummary run(const Program& program, const std::string& name, const TuneOptions& o,
+                         const std::function<void(const TuneProgress&)>& on_progress = {}) {
+    RandomSearch search(program, o.seed);
+    return tune(program, name, o, search, on_progress);
+  }
+
   static std::vector<std::string> measured_schedules(const std::string& path) {
     std::vector<std::string> out;
     for (const MeasuredCandidate& m : Database::open(path).history()) out.push_back(m.candidate.schedule_json);
@@ -60,14 +80,13 @@ class TuningLoop : public ::testing::Test {
     EXPECT_EQ(unique.size(), schedules.size()) << "a candidate was measured twice";
   }
 
-  std::filesystem::path dir_;
   Program program_ = matmul(16, 12, 8);
 };
 
 TEST_F(TuningLoop, MeasuresTheBudgetAndKeepsTheBest) {
   TuneOptions o = options("a.db", 5);
   int reports = 0;
-  TuneSummary s = tune(program_, "matmul", o, [&](const TuneProgress& p) {
+  TuneSummary s = run(program_, "matmul", o, [&](const TuneProgress& p) {
     ++reports;
     EXPECT_LE(p.trials_done, 5);
   });
@@ -91,13 +110,15 @@ TEST_F(TuningLoop, MeasuresTheBudgetAndKeepsTheBest) {
 TEST_F(TuningLoop, CandidatesFollowTheFusionLayout) {
   Program mlp = make_workload("mlp", find_workload("mlp")->small);
   TuneOptions o = options("layout.db", 4);
-  o.layout = plan_layout(make_plan("unfused", mlp, resolve_target("cpu")));
-  TuneSummary s = tune(mlp, "mlp", o, [](const TuneProgress&) {});
+  SamplerOptions sampler;
+  sampler.layout = plan_layout(make_plan("unfused", mlp, resolve_target("cpu")));
+  RandomSearch search(mlp, o.seed, sampler);
+  TuneSummary s = tune(mlp, "mlp", o, search, [](const TuneProgress&) {});
   EXPECT_EQ(s.measured_now, 4);
   ASSERT_TRUE(s.best_seconds.has_value());
   for (const std::string& json : measured_schedules(o.database_path)) {
     Schedule schedule = Schedule::from_json(json);
-    EXPECT_EQ(schedule.layout(), o.layout);
+    EXPECT_EQ(schedule.layout(), sampler.layout);
     // Unfused: nothing is inlined or nested in another compute, so every compute is a kernel of its own.
     EXPECT_EQ(kernel_traffic(lower(mlp, schedule)).kernel_count(), int64_t(mlp.computes().size()));
   }
@@ -118,7 +139,7 @@ TEST_F(TuningLoop, CompilesStillRunningAtTheBudgetEndAreStoppedAndReleased) {
   o.builder.compile.compiler = slow_compiler.string();
   o.builder.compile.cache_dir = (dir_ / "cache").string();
   auto started = std::chrono::steady_clock::now();
-  TuneSummary s = tune(program_, "matmul", o);
+  TuneSummary s = run(program_, "matmul", o);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   EXPECT_LT(seconds, 30.0) << "the compiles ran past the budget";
   EXPECT_EQ(s.measured_now, 0);
@@ -129,11 +150,11 @@ TEST_F(TuningLoop, CompilesStillRunningAtTheBudgetEndAreStoppedAndReleased) {
 }
 
 TEST_F(TuningLoop, ResumeContinuesTheSameSequenceWithoutMeasuringTwice) {
-  tune(program_, "matmul", options("resumed.db", 3));
-  TuneSummary second = tune(program_, "matmul", options("resumed.db", 6));
+  run(program_, "matmul", options("resumed.db", 3));
+  TuneSummary second = run(program_, "matmul", options("resumed.db", 6));
   EXPECT_EQ(second.skipped, 3);
   EXPECT_EQ(second.measured_now, 3);
-  tune(program_, "matmul", options("straight.db", 6));
+  run(program_, "matmul", options("straight.db", 6));
   std::vector<std::string> resumed = measured_schedules((dir_ / "resumed.db").string());
   std::vector<std::string> straight = measured_schedules((dir_ / "straight.db").string());
   expect_no_duplicates(resumed);
@@ -150,7 +171,7 @@ TEST_F(TuningLoop, SigkillLosesAtMostTheCandidateInFlight) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    tune(program_, "matmul", o);
+    run(program_, "matmul", o);
     ::_exit(0);
   }
   // Kill it once two measurements are durable.
@@ -174,7 +195,7 @@ TEST_F(TuningLoop, SigkillLosesAtMostTheCandidateInFlight) {
   size_t before = Database::open(o.database_path).history().size();
   ASSERT_LT(before, 8u) << "killed too late to test a resume";
 
-  TuneSummary resumed = tune(program_, "matmul", o);
+  TuneSummary resumed = run(program_, "matmul", o);
   EXPECT_EQ(resumed.skipped, int64_t(before));
   std::vector<std::string> all = measured_schedules(o.database_path);
   EXPECT_EQ(all.size(), 8u);
@@ -191,7 +212,7 @@ TEST_F(TuningLoop, TwoProcessesShareOneDatabase) {
     ASSERT_GE(child, 0);
     if (child == 0) {
       try {
-        tune(program_, "matmul", o);
+        run(program_, "matmul", o);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "child %d: %s\n", n, e.what());
         ::_exit(1);
@@ -211,9 +232,81 @@ TEST_F(TuningLoop, TwoProcessesShareOneDatabase) {
   EXPECT_TRUE(Database::open(o.database_path).check().ok);
 }
 
+// Each told result is the stored measurement of the candidate whose key the loop stored, in sequence order.
+void expect_told_as_stored(const std::vector<TrialResult>& told, const TuneSummary& s, const std::string& path) {
+  std::map<std::string, MeasuredCandidate> stored;
+  for (const MeasuredCandidate& m : Database::open(path).history()) stored.emplace(m.candidate.hash, m);
+  for (size_t n = 0; n < told.size(); ++n) {
+    const TrialResult& r = told[n];
+    EXPECT_EQ(r.candidate.workload(), s.workload_hash);
+    EXPECT_EQ(r.candidate.target(), s.target);
+    if (n > 0) {
+      EXPECT_GT(r.trial_index, told[n - 1].trial_index);
+    }
+    auto m = stored.find(r.candidate.hash_hex());
+    ASSERT_NE(m, stored.end()) << r.candidate << " is not stored under its key";
+    EXPECT_EQ(m->second.candidate.schedule_json, r.candidate.schedule_json());
+    if (r.skipped) continue;
+    EXPECT_EQ(m->second.measurement.trial_index, r.trial_index);
+    EXPECT_EQ(r.error_class, m->second.measurement.error_class);
+    EXPECT_EQ(r.seconds, m->second.measurement.median_s);
+  }
+}
+
+TEST_F(TuningLoop, TellsTheStrategyEveryMeasuredCandidateOfEachBatch) {
+  TuneOptions o = options("told.db", 5);  // batches of 2: 2, 2, then 1 for the budget
+  RecordingSearch search(program_, o.seed);
+  TuneSummary s = tune(program_, "matmul", o, search);
+  ASSERT_EQ(search.batches.size(), 3u);
+  EXPECT_EQ(search.batches[0].size(), 2u);
+  EXPECT_EQ(search.batches[1].size(), 2u);
+  EXPECT_EQ(search.batches[2].size(), 1u);
+  std::vector<TrialResult> told = search.all();
+  for (size_t n = 0; n < told.size(); ++n) {
+    EXPECT_EQ(told[n].trial_index, int64_t(n));
+    EXPECT_FALSE(told[n].skipped);
+    EXPECT_EQ(told[n].error_class, ErrorClass::kNone);
+    EXPECT_TRUE(told[n].seconds.has_value());
+  }
+  expect_told_as_stored(told, s, o.database_path);
+}
+
+TEST_F(TuningLoop, TellsFailedCandidatesWithoutSeconds) {
+  TuneOptions o = options("failed.db", 3);
+  o.builder.compile.compiler = "false";  // every compile fails
+  o.builder.compile.cache_dir = (dir_ / "cache").string();
+  RecordingSearch search(program_, o.seed);
+  TuneSummary s = tune(program_, "matmul", o, search);
+  EXPECT_EQ(s.errors_now, 3);
+  std::vector<TrialResult> told = search.all();
+  ASSERT_EQ(told.size(), 3u);
+  for (const TrialResult& r : told) {
+    EXPECT_NE(r.error_class, ErrorClass::kNone);
+    EXPECT_FALSE(r.seconds.has_value());
+  }
+  expect_told_as_stored(told, s, o.database_path);
+}
+
+// A resumed run tells the candidates measured before as skipped, in their places of the sequence.
+TEST_F(TuningLoop, TellsSkippedCandidatesOnResume) {
+  run(program_, "matmul", options("resumed_told.db", 3));
+  TuneOptions o = options("resumed_told.db", 6);
+  RecordingSearch search(program_, o.seed);
+  TuneSummary s = tune(program_, "matmul", o, search);
+  EXPECT_EQ(s.skipped, 3);
+  std::vector<TrialResult> told = search.all();
+  ASSERT_EQ(told.size(), 6u);
+  for (size_t n = 0; n < told.size(); ++n) {
+    EXPECT_EQ(told[n].trial_index, int64_t(n));
+    EXPECT_EQ(told[n].skipped, n < 3) << n;
+    EXPECT_EQ(told[n].seconds.has_value(), n >= 3) << n;
+  }
+  expect_told_as_stored(told, s, o.database_path);
+}
+
 TEST_F(TuningLoop, NeedsABudget) {
   TuneOptions o = options("none.db", 0);
-  EXPECT_THROW(tune(program_, "matmul", o), std::invalid_argument);
+  EXPECT_THROW(run(program_, "matmul", o), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,0 +1,93 @@
+// A tuning job from config text, run for real: the library `ingot tune` calls, without its printing.
+#include "tuner/tune_job.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "analysis/strategies.h"
+#include "results/database.h"
+#include "tests/tuner/test_directory.h"
+#include "tuner/strategy_schedule.h"
+
+namespace ingot {
+namespace {
+
+class TuneJobTest : public TestDirectory {
+ protected:
+  // The small mlp, a few quick trials into a database of this test's folder.
+  std::string config_text(const std::string& target_kind = "cpu") const {
+    std::string text = R"(workload:
+  name: mlp
+  params: {batch: 8, in: 16, hidden: 32, out: 16}
+target: {kind: KIND, threads: 1}
+budget: {trials: 3}
+seed: 4
+database: DB
+measure: {warmup_runs: 0, min_repeat_ms: 1, min_repeats: 1, build_workers: 2}
+search: {fusion: unfused}
+)";
+    text.replace(text.find("KIND"), 4, target_kind);
+    text.replace(text.find("DB"), 2, (dir_ / "job.db").string());
+    return text;
+  }
+};
+
+TEST_F(TuneJobTest, RunsATinyJobFromConfigText) {
+  RunConfig config = parse_run_config(config_text(), "job.yaml");
+  TuneJob job = make_tune_job(config, "job.yaml");
+  EXPECT_EQ(job.workload_name, "mlp");
+  EXPECT_EQ(job.target.kind, TargetKind::kCpu);
+  EXPECT_EQ(job.plan, make_plan("unfused", job.program, job.target));
+  EXPECT_EQ(job.options.database_path, (dir_ / "job.db").string());
+  EXPECT_EQ(job.options.trials, 3);
+  EXPECT_EQ(job.options.seed, 4u);
+  EXPECT_EQ(job.options.threads, 1);
+  EXPECT_EQ(job.options.runner.min_repeats, 1);
+  EXPECT_EQ(job.options.builder.workers, 2);
+  EXPECT_EQ(job.options.config_path, "job.yaml");
+  EXPECT_FALSE(job.options.input_ranges.empty());
+
+  TuneSummary s = run_tune_job(job);
+  EXPECT_EQ(s.measured_now, 3);
+  EXPECT_EQ(s.errors_now, 0);
+  Database db = Database::open(config.database);
+  EXPECT_TRUE(db.best("mlp", s.target).has_value());
+  EXPECT_EQ(db.history("mlp").size(), 3u);
+  // Every candidate follows the config's fusion plan.
+  for (const MeasuredCandidate& m : db.history())
+    EXPECT_EQ(Schedule::from_json(m.candidate.schedule_json).layout(), plan_layout(job.plan));
+  auto run = db.run(s.run_id);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(parse_run_config(run->config_text, "recorded"), config);
+  EXPECT_EQ(run->config_path, "job.yaml");
+}
+
+// The same config twice: the second job proposes the same candidates, finds them measured and measures nothing.
+TEST_F(TuneJobTest, ASecondJobResumes) {
+  RunConfig config = parse_run_config(config_text(), "job.yaml");
+  TuneJob first = make_tune_job(config);
+  run_tune_job(first);
+  TuneJob second = make_tune_job(config);
+  TuneSummary s = run_tune_job(second);
+  EXPECT_EQ(s.skipped, 3);
+  EXPECT_EQ(s.measured_now, 0);
+}
+
+TEST_F(TuneJobTest, RefusesGpuTargetsBeforeAnythingRuns) {
+  for (const std::string kind : {"sm_80", "sm_90"}) {
+    RunConfig config = parse_run_config(config_text(kind), "gpu.yaml");
+    try {
+      make_tune_job(config, "configs/gpu.yaml");
+      FAIL() << kind << " was not refused";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "configs/gpu.yaml: target.kind: " + kind +
+                                           " is a GPU target, and GPU candidates cannot be measured yet: only "
+                                           "target.kind cpu can be tuned");
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
+}
+
+}  // namespace
+}  // namespace ingot

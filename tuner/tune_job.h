@@ -1,0 +1,45 @@
+// A tuning job from a run config (configs/run_config.h): the config's target, its workload's program, the fusion
+// plan candidates follow, the tuning loop's options and the search strategy. This is `ingot tune` without its
+// flags and printing; the tests run it the same way.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "analysis/partition_plan.h"
+#include "analysis/target.h"
+#include "configs/run_config.h"
+#include "ir/program.h"
+#include "tuner/search_strategy.h"
+#include "tuner/space_generator.h"
+#include "tuner/tuning_loop.h"
+
+namespace ingot {
+
+struct TuneJob {
+  std::string workload_name;  // what results are stored under (ConfiguredWorkload::name)
+  Program program;
+  Target target;       // target.kind, resolved (analysis/target.h); a CPU, the only kind measured so far
+  PartitionPlan plan;  // search.fusion's plan of the program for the target
+  TuneOptions options;
+  std::shared_ptr<const SpaceGenerator> space;  // the sampler within the plan's layout
+  std::unique_ptr<SearchStrategy> search;       // search.strategy over the space, seeded by seed
+};
+
+// The loop's options a config sets: database, budget, seed, threads, compiler, measurement; config_text is the
+// formatted config. The workload's inputs are make_tune_job's.
+TuneOptions tune_options_from_config(const RunConfig& config);
+
+// Everything a config's run needs, checked before anything is built: a target that cannot be tuned yet throws
+// std::invalid_argument naming the key, e.g. "configs/x.yaml: target.kind: sm_90 is a GPU target, and GPU
+// candidates cannot be measured yet: only target.kind cpu can be tuned" (config_path, when given, starts the
+// message and is recorded with the run). Then throws what make_configured_workload and make_plan throw. The plan
+// of the CPU target depends on the host's cores and caches (kernels cut by capacity, prefetches: docs/plans.md),
+// so one config may propose other candidates, with other keys, on another machine.
+TuneJob make_tune_job(const RunConfig& config, const std::string& config_path = "");
+
+// tune() of the job's program with its options and search strategy.
+TuneSummary run_tune_job(TuneJob& job, const std::function<void(const TuneProgress&)>& on_progress = {});
+
+}  // namespace ingot
