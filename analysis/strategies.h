@@ -1,6 +1,6 @@
 // Partition-plan generators, each a function of the analysed program and its target: unfused (one kernel per TE),
 // rules (DNNFusion's class-table fusion), subgraph (Ansor-style fused subgraphs) and global (Souffle: as few
-// kernels as the target allows). The rules and every estimate are in docs/plans.md; tuner/strategy_schedule.h runs a
+// kernels as the target allows). The rules and every estimate are in docs/plans.md; space/strategy_schedule.h runs a
 // plan.
 #pragma once
 

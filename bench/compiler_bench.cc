@@ -5,12 +5,12 @@
 
 #include <random>
 
-#include "codegen/cpp_compiler.h"
-#include "codegen/kernel_module.h"
 #include "codegen/pipeline.h"
-#include "ir/interpreter.h"
-#include "tuner/hand_schedules.h"
-#include "tuner/schedule_sampler.h"
+#include "compile/cpp_compiler.h"
+#include "compile/kernel_module.h"
+#include "interp/interpreter.h"
+#include "space/hand_schedules.h"
+#include "space/schedule_sampler.h"
 #include "workloads/examples.h"
 
 namespace ingot {

@@ -1,5 +1,5 @@
 // Latency of the six paper models under the four fusion strategies (unfused, rules, subgraph, global) on this
-// CPU, each with the same fixed schedules (tuner/strategy_schedule.h), with the kernels and bytes each moves.
+// CPU, each with the same fixed schedules (space/strategy_schedule.h), with the kernels and bytes each moves.
 // Sizes: the paper's by default; INGOT_BENCH_SIZE=small for the test-size variants. Every program is compiled
 // and checked against the interpreter before its timing loop starts; a wrong program is reported, not timed.
 #include <benchmark/benchmark.h>
@@ -9,12 +9,12 @@
 #include <memory>
 
 #include "analysis/strategies.h"
-#include "codegen/cpp_compiler.h"
-#include "codegen/kernel_module.h"
-#include "codegen/kernels.h"
 #include "codegen/pipeline.h"
-#include "ir/interpreter.h"
-#include "tuner/strategy_schedule.h"
+#include "compile/cpp_compiler.h"
+#include "compile/kernel_module.h"
+#include "interp/interpreter.h"
+#include "lower/kernels.h"
+#include "space/strategy_schedule.h"
 #include "workloads/registry.h"
 
 namespace ingot {

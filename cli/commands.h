@@ -23,7 +23,7 @@ Program workload_program(const std::string& name, const std::string& size);
 // The parameters of that size ({} for the defaults); throws for an unknown workload or size.
 WorkloadParams workload_size_params(const std::string& name, const std::string& size);
 // A schedule from a spec: "naive" (no decisions), "hand" (the hand-written one), "random:SEED" (sampled,
-// CPU), "strategy:NAME" (a fusion strategy's plan with fixed schedules, tuner/strategy_schedule.h: for this CPU,
+// CPU), "strategy:NAME" (a fusion strategy's plan with fixed schedules, space/strategy_schedule.h: for this CPU,
 // or for sm_90 with GPU loop bindings when gpu is set), or a path to a schedule JSON file.
 Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu = false);
 

@@ -1,11 +1,11 @@
 // `ingot export --workload W --out DIR`: the best measured program of a workload as standalone C++ (see
-// codegen/export_cpp.h). The program is rebuilt from the config recorded with the measuring run, and must
+// compile/export_cpp.h). The program is rebuilt from the config recorded with the measuring run, and must
 // hash to the stored workload.
 #include <iostream>
 
 #include "cli/commands.h"
-#include "codegen/export_cpp.h"
 #include "codegen/pipeline.h"
+#include "compile/export_cpp.h"
 #include "configs/run_config.h"
 #include "results/database.h"
 #include "tuner/candidate.h"

@@ -5,10 +5,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "codegen/kernels.h"
 #include "codegen/pipeline.h"
+#include "interp/interpreter.h"
 #include "ir/flops.h"
-#include "ir/interpreter.h"
+#include "lower/kernels.h"
 #include "runtime/cuda_run.h"
 #include "runtime/local_run.h"
 

@@ -5,9 +5,9 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
-#include "tuner/hand_schedules.h"
-#include "tuner/schedule_sampler.h"
-#include "tuner/strategy_schedule.h"
+#include "space/hand_schedules.h"
+#include "space/schedule_sampler.h"
+#include "space/strategy_schedule.h"
 #include "workloads/registry.h"
 
 namespace ingot::cli {

@@ -16,10 +16,10 @@
 #include <unordered_map>
 #include <utility>
 
-#include "codegen/kernels.h"
-#include "codegen/vector_tiles.h"
 #include "ir/functor.h"
 #include "ir/simplify.h"
+#include "lower/kernels.h"
+#include "lower/vector_tiles.h"
 
 namespace ingot {
 

@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "codegen/kernels.h"
 #include "ir/functor.h"
+#include "lower/kernels.h"
 
 namespace ingot {
 

@@ -1,6 +1,6 @@
 // The CUDA printer: turns one LoopFunction into the source of one cooperative-launch-ready CUDA kernel, and
 // describes the launch that kernel wants. Pure text generation, usable without a CUDA toolkit or GPU; compile
-// the source with codegen/nvrtc_compiler.h and run it with runtime/cuda_driver.h.
+// the source with compile/nvrtc_compiler.h and run it with runtime/cuda_driver.h.
 #pragma once
 
 #include <array>

@@ -4,10 +4,10 @@
 #include <span>
 
 #include "codegen/cuda_printer.h"
-#include "codegen/kernels.h"
-#include "codegen/lower.h"
-#include "codegen/merge_parallel_stages.h"
-#include "codegen/verify_loop_function.h"
+#include "lower/kernels.h"
+#include "lower/lower.h"
+#include "lower/merge_parallel_stages.h"
+#include "lower/verify_loop_function.h"
 
 namespace ingot {
 

@@ -1,7 +1,7 @@
 // Codegen's recipe in one place, in the order it runs: lower a program with its schedule (lowering ends by
 // simplifying), then for the CPU merge parallel stages and print C++, for the GPU split the kernels and print CUDA
 // one kernel at a time. After each pass the IR may be dumped and checked by the loop-IR verifier
-// (codegen/verify_loop_function.h). Everything that turns a schedule into code goes through here.
+// (lower/verify_loop_function.h). Everything that turns a schedule into code goes through here.
 #pragma once
 
 #include <ostream>
@@ -29,15 +29,15 @@ struct PipelineOptions {
 
 // ---- The passes' steps, for callers that keep the function between them ----
 
-// Pass "lower" (codegen/lower.h): throws ScheduleError for an invalid schedule.
+// Pass "lower" (lower/lower.h): throws ScheduleError for an invalid schedule.
 LoopFunction lower_program(const Program& program, const Schedule& schedule, const PipelineOptions& options = {});
 
-// CPU: pass "merge_parallel_stages" (codegen/merge_parallel_stages.h) on a lowered function: what print_cpp prints.
+// CPU: pass "merge_parallel_stages" (lower/merge_parallel_stages.h) on a lowered function: what print_cpp prints.
 LoopFunction prepare_for_cpu(const LoopFunction& lowered, const PipelineOptions& options = {});
 // prepare_for_cpu, then print_cpp_with_lines (std::invalid_argument for what the CPU backend cannot print).
 PrintedCpp cpp_source(const LoopFunction& lowered, const PipelineOptions& options = {});
 
-// GPU: pass "split_kernels" (codegen/kernels.h) on a lowered function: what print_cuda prints, one function each.
+// GPU: pass "split_kernels" (lower/kernels.h) on a lowered function: what print_cuda prints, one function each.
 std::vector<LoopFunction> prepare_for_gpu(const LoopFunction& lowered, const PipelineOptions& options = {});
 
 // ---- The whole recipes, from a program and its schedule ----

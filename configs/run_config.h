@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "interp/interpreter.h"
 #include "ir/host_tensor.h"
-#include "ir/interpreter.h"
 #include "ir/located_error.h"
 #include "ir/program.h"
 #include "workloads/registry.h"

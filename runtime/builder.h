@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cpp_compiler.h"
+#include "compile/cpp_compiler.h"
 #include "ir/program.h"
 #include "ir/schedule.h"
 #include "ir/stmt.h"
@@ -17,7 +17,7 @@
 namespace ingot {
 
 struct BuildInput {
-  // A candidate to lower (codegen/lower.h) and print (codegen/cpp_printer.h).
+  // A candidate to lower (lower/lower.h) and print (codegen/cpp_printer.h).
   BuildInput(Program program, Schedule schedule) : program(std::move(program)), schedule(std::move(schedule)) {}
   // An already lowered function with its C++ source, which must export cpp_printer.h's C ABI for it.
   BuildInput(LoopFunction function, std::string source) : function(std::move(function)), source(std::move(source)) {}

@@ -1,6 +1,6 @@
 // The CUDA driver API, loaded at run time with dlopen("libcuda.so.1") so that ingot builds and runs on
 // machines without a GPU: CudaDriver::open() then reports unavailable with a reason. When a GPU is there:
-// load cubins (from codegen/nvrtc_compiler.h), size cooperative grids, launch, and move device buffers.
+// load cubins (from compile/nvrtc_compiler.h), size cooperative grids, launch, and move device buffers.
 #pragma once
 
 #include <array>

@@ -10,7 +10,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/repeat_timing.h"
 #ifdef INGOT_HAVE_CUDA
-#include "codegen/nvrtc_compiler.h"
+#include "compile/nvrtc_compiler.h"
 #endif
 
 namespace ingot {

@@ -1,4 +1,4 @@
-// Runs a lowered program on the GPU: cuts it into kernels (codegen/kernels.h), compiles each distinct kernel
+// Runs a lowered program on the GPU: cuts it into kernels (lower/kernels.h), compiles each distinct kernel
 // once with NVRTC for the device, fits every cooperative grid to what the device holds at once, uploads the
 // inputs, runs the kernels in order, checks the outputs against expected tensors (the interpreter's) and
 // times whole runs. The GPU counterpart of runtime/local_run.h: needs a CUDA toolkit when built and a GPU when run.

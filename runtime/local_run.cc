@@ -4,8 +4,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "codegen/kernel_module.h"
 #include "codegen/pipeline.h"
+#include "compile/kernel_module.h"
 #include "runtime/repeat_timing.h"
 
 namespace ingot {

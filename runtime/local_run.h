@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cpp_compiler.h"
+#include "compile/cpp_compiler.h"
 #include "ir/host_tensor.h"
 #include "ir/program.h"
 #include "ir/schedule.h"

@@ -26,8 +26,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "codegen/file_descriptor.h"
-#include "codegen/kernel_module.h"
+#include "compile/file_descriptor.h"
+#include "compile/kernel_module.h"
 #include "runtime/local_run.h"
 
 namespace ingot {

@@ -32,7 +32,7 @@ struct RunnerOptions {
 
 // Why fork without exec is safe here, and the rule it needs. The child is a copy of this process: it has the
 // input and expected tensors without serializing them, and it loads and runs the kernel with the same code as
-// local_run (codegen/kernel_module.h). But only the forking thread exists in the child, so a lock that any
+// local_run (compile/kernel_module.h). But only the forking thread exists in the child, so a lock that any
 // other thread held at fork time (in malloc, the dynamic loader, or an OpenMP runtime, whose idle thread pool
 // the child would wait on forever) stays held there. Hence measure() must be called while this process runs
 // no other thread: the builder's workers have all exited when Builder::build returns, and the idle OpenMP

@@ -1,4 +1,4 @@
-// Search strategies propose schedules for one program, drawn from a search space (tuner/space_generator.h), and are
+// Search strategies propose schedules for one program, drawn from a search space (space/space_generator.h), and are
 // told the results of each batch (as MetaSchedule's SearchStrategy). Proposals are reproducible: the same space, seed
 // and history give the same sequence, which is what lets an interrupted tuning run resume without measuring anything
 // twice.
@@ -15,9 +15,9 @@
 #include "ir/program.h"
 #include "ir/schedule.h"
 #include "results/error_class.h"
+#include "space/schedule_sampler.h"
+#include "space/space_generator.h"
 #include "tuner/candidate.h"
-#include "tuner/schedule_sampler.h"
-#include "tuner/space_generator.h"
 
 namespace ingot {
 

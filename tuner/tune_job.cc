@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "analysis/strategies.h"
-#include "tuner/strategy_schedule.h"
+#include "space/strategy_schedule.h"
 
 namespace ingot {
 

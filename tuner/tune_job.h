@@ -11,8 +11,8 @@
 #include "analysis/target.h"
 #include "configs/run_config.h"
 #include "ir/program.h"
+#include "space/space_generator.h"
 #include "tuner/search_strategy.h"
-#include "tuner/space_generator.h"
 #include "tuner/tuning_loop.h"
 
 namespace ingot {

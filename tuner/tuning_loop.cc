@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "codegen/cpp_compiler.h"
-#include "ir/interpreter.h"
+#include "compile/cpp_compiler.h"
+#include "interp/interpreter.h"
 #include "results/database.h"
 #include "tuner/candidate.h"
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "ir/program.h"
 #include "runtime/builder.h"
 #include "runtime/runner.h"

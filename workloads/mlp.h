@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "ir/program.h"
 
 namespace ingot {

@@ -3,7 +3,7 @@
 #include <regex>
 #include <stdexcept>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "ops/op_conventions.h"
 #include "workloads/onnx_import.h"
 #include "workloads/onnx_tensor.h"

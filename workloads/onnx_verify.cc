@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "ops/op_conventions.h"
 #include "workloads/onnx_tensor.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "ir/program.h"
 
 namespace ingot {

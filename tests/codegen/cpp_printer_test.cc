@@ -8,10 +8,10 @@
 #include <regex>
 #include <set>
 
-#include "codegen/cpp_compiler.h"
-#include "codegen/kernel_module.h"
-#include "codegen/vector_tiles.h"
-#include "tests/codegen/cpu_test_kernels.h"
+#include "compile/cpp_compiler.h"
+#include "compile/kernel_module.h"
+#include "lower/vector_tiles.h"
+#include "tests/support/cpu_test_kernels.h"
 
 namespace ingot {
 namespace {

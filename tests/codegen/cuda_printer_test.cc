@@ -11,8 +11,8 @@
 #include <fstream>
 #include <random>
 
-#include "codegen/kernels.h"
-#include "tests/codegen/cuda_test_functions.h"
+#include "lower/kernels.h"
+#include "tests/support/cuda_test_functions.h"
 
 namespace ingot {
 namespace {

@@ -7,11 +7,11 @@
 #include <random>
 
 #include "codegen/pipeline.h"
+#include "space/hand_schedules.h"
+#include "space/schedule_sampler.h"
+#include "space/strategy_schedule.h"
 #include "tests/support/fixed_targets.h"
 #include "tests/support/golden_file.h"
-#include "tuner/hand_schedules.h"
-#include "tuner/schedule_sampler.h"
-#include "tuner/strategy_schedule.h"
 #include "workloads/examples.h"
 #include "workloads/registry.h"
 

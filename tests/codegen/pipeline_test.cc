@@ -11,12 +11,12 @@
 
 #include "analysis/strategies.h"
 #include "codegen/cuda_printer.h"
-#include "codegen/kernels.h"
-#include "codegen/lower.h"
-#include "codegen/merge_parallel_stages.h"
-#include "codegen/verify_loop_function.h"
-#include "tests/codegen/cpu_test_kernels.h"
-#include "tuner/strategy_schedule.h"
+#include "lower/kernels.h"
+#include "lower/lower.h"
+#include "lower/merge_parallel_stages.h"
+#include "lower/verify_loop_function.h"
+#include "space/strategy_schedule.h"
+#include "tests/support/cpu_test_kernels.h"
 #include "workloads/registry.h"
 
 namespace ingot {

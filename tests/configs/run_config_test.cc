@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analysis/target.h"
-#include "codegen/cpp_compiler.h"
+#include "compile/cpp_compiler.h"
 #include "runtime/local_run.h"
 #include "workloads/registry.h"
 

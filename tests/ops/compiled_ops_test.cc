@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "ops/conv.h"
 #include "ops/elementwise.h"
 #include "ops/gather.h"

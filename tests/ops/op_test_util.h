@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "interp/interpreter.h"
 #include "ir/host_tensor.h"
-#include "ir/interpreter.h"
 #include "ir/program.h"
 
 namespace ingot::op_test {

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "codegen/kernel_module.h"
-#include "codegen/lower.h"
+#include "compile/kernel_module.h"
+#include "lower/lower.h"
 #include "workloads/examples.h"
 
 namespace ingot {

@@ -10,9 +10,9 @@
 #include <random>
 
 #include "codegen/cuda_printer.h"
-#include "tests/codegen/cuda_test_functions.h"
+#include "tests/support/cuda_test_functions.h"
 #ifdef INGOT_HAVE_CUDA
-#include "codegen/nvrtc_compiler.h"
+#include "compile/nvrtc_compiler.h"
 #endif
 
 namespace ingot {

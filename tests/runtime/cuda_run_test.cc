@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 
 #include "analysis/strategies.h"
-#include "codegen/lower.h"
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
+#include "lower/lower.h"
 #include "runtime/cuda_driver.h"
-#include "tuner/strategy_schedule.h"
+#include "space/strategy_schedule.h"
 #include "workloads/examples.h"
 
 namespace ingot {

@@ -6,9 +6,9 @@
 
 #include <random>
 
-#include "ir/interpreter.h"
-#include "tuner/hand_schedules.h"
-#include "tuner/schedule_sampler.h"
+#include "interp/interpreter.h"
+#include "space/hand_schedules.h"
+#include "space/schedule_sampler.h"
 #include "workloads/examples.h"
 #include "workloads/registry.h"
 

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "codegen/cpp_printer.h"
-#include "codegen/lower.h"
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
+#include "lower/lower.h"
 #include "runtime/local_run.h"
 #include "workloads/examples.h"
 

@@ -7,8 +7,8 @@
 
 #include "analysis/strategies.h"
 #include "results/database.h"
+#include "space/strategy_schedule.h"
 #include "tests/tuner/test_directory.h"
-#include "tuner/strategy_schedule.h"
 
 namespace ingot {
 namespace {

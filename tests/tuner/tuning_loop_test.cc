@@ -15,11 +15,11 @@
 #include <thread>
 
 #include "analysis/strategies.h"
-#include "codegen/kernels.h"
-#include "codegen/lower.h"
+#include "lower/kernels.h"
+#include "lower/lower.h"
 #include "results/database.h"
+#include "space/strategy_schedule.h"
 #include "tests/tuner/test_directory.h"
-#include "tuner/strategy_schedule.h"
 #include "workloads/examples.h"
 #include "workloads/registry.h"
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "workloads/registry.h"
 
 namespace ingot {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 
 namespace ingot {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <regex>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "onnx_test_models.h"
 
 namespace ingot {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "onnx_test_models.h"
 #include "workloads/onnx_import.h"
 

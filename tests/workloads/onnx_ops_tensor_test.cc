@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "onnx_test_models.h"
 #include "workloads/onnx_import.h"
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "workloads/bert.h"
 #include "workloads/efficientnet.h"
 #include "workloads/examples.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "workloads/registry.h"
 
 namespace ingot {

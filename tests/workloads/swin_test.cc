@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "ir/interpreter.h"
+#include "interp/interpreter.h"
 #include "workloads/registry.h"
 
 namespace ingot {

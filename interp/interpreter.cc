@@ -1,0 +1,317 @@
+#include "interp/interpreter.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+#include "interp/interpreter_plan.h"
+
+namespace ingot {
+
+namespace {
+
+using interp::Instr;
+using interp::kMaxLanes;
+using interp::LaneProgram;
+using interp::ValueClass;
+
+std::string describe(DType dtype, const std::vector<int64_t>& shape) {
+  std::ostringstream os;
+  os << dtype_name(dtype) << "[";
+  for (size_t d = 0; d < shape.size(); ++d) os << (d ? ", " : "") << shape[d];
+  os << "]";
+  return os.str();
+}
+
+void run(const std::vector<Instr>& code, LaneProgram& p) {
+  for (const Instr& in : code) in.run(in, p);
+}
+
+// Advances slots [first, last) of vars row-major (the last slot fastest), leaving `skip` alone; false once every
+// combination has been visited (the slots are then back at 0).
+bool advance(std::vector<int64_t>& vars, const std::vector<int64_t>& extents, int first, int last, int skip) {
+  for (int s = last - 1; s >= first; --s) {
+    if (s == skip) continue;
+    if (++vars[size_t(s)] < extents[size_t(s)]) return true;
+    vars[size_t(s)] = 0;
+  }
+  return false;
+}
+
+int64_t wrap_add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
+
+// Writes lanes [0, n) of values (stride 0 broadcasts one value) to out at base + step * lane.
+void store(HostTensor& out, int64_t base, int64_t step, const float* values, int stride, int n) {
+  if (out.dtype() == DType::kFloat32) {
+    float* __restrict o = out.f32() + base;
+    if (step == 1 && stride == 1)
+      interp::for_lanes(n, [=](int l) { o[l] = values[l]; });
+    else
+      for (int l = 0; l < n; ++l) o[l * step] = values[l * stride];
+  } else {
+    for (int l = 0; l < n; ++l) out.set(base + l * step, values[l * stride]);
+  }
+}
+void store(HostTensor& out, int64_t base, int64_t step, const int64_t* values, int stride, int n) {
+  if (out.dtype() == DType::kInt64) {
+    int64_t* o = out.i64() + base;
+    for (int l = 0; l < n; ++l) o[l * step] = values[l * stride];
+  } else {
+    for (int l = 0; l < n; ++l) out.set(base + l * step, double(values[l * stride]));
+  }
+}
+
+// Kept out of line: inlined into the driver loops, the pointers would lose __restrict and the loop its SIMD.
+template <bool AV, bool BV>
+[[gnu::noinline]] void accumulate_products(float* __restrict acc, const float* __restrict a, const float* __restrict b,
+                                           int n) {
+  if constexpr (AV && BV) {
+    interp::for_lanes(n, [=](int l) { acc[l] += a[l] * b[l]; });
+  } else {
+    const float x = a[0], y = b[0];
+    interp::for_lanes(n, [=](int l) { acc[l] += (AV ? a[l] : x) * (BV ? b[l] : y); });
+  }
+}
+
+template <class T, class Op>
+[[gnu::noinline]] void accumulate_lanes(T* __restrict acc, const T* __restrict s, bool varying, int n, Op op) {
+  if (varying) {
+    interp::for_lanes(n, [=](int l) { acc[l] = op(acc[l], s[l]); });
+  } else {
+    const T v = s[0];
+    interp::for_lanes(n, [=](int l) { acc[l] = op(acc[l], v); });
+  }
+}
+
+// The running values of a reduction, in the reduction's dtype: one per lane when the lanes are output
+// elements, or a single one folded over the lanes in order when the lanes are reduce steps.
+class Accumulator {
+ public:
+  Accumulator(ReduceOp op, DType dtype) : op_(op), dtype_(dtype) {}
+
+  void reset(int n) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    float fv = float(op_ == ReduceOp::kSum ? 0.0 : op_ == ReduceOp::kMax ? -inf : inf);
+    int64_t iv = op_ == ReduceOp::kSum   ? 0
+                 : op_ == ReduceOp::kMax ? std::numeric_limits<int64_t>::min()
+                                         : std::numeric_limits<int64_t>::max();
+    std::fill(f_, f_ + n, fv);
+    std::fill(i_, i_ + n, iv);
+  }
+
+  // Lane l of the source joins accumulator l.
+  void add_lanes(const LaneProgram& p, int n) {
+    if (p.product_a >= 0) {
+      const float* a = p.in<float>(p.product_a);
+      const float* b = p.in<float>(p.product_b);
+      bool av = p.regs[size_t(p.product_a)].varying, bv = p.regs[size_t(p.product_b)].varying;
+      if (av && bv)
+        accumulate_products<true, true>(f_, a, b, n);
+      else if (av)
+        accumulate_products<true, false>(f_, a, b, n);
+      else if (bv)
+        accumulate_products<false, true>(f_, a, b, n);
+      else
+        accumulate_products<false, false>(f_, a, b, n);
+      return;
+    }
+    bool varying = p.regs[size_t(p.result)].varying;
+    if (is_float(dtype_)) {
+      const float* s = p.in<float>(p.result);
+      switch (op_) {
+        case ReduceOp::kSum: accumulate_lanes(f_, s, varying, n, [](float x, float y) { return x + y; }); break;
+        case ReduceOp::kMax:
+          accumulate_lanes(f_, s, varying, n, [](float x, float y) { return std::max(x, y); });
+          break;
+        case ReduceOp::kMin:
+          accumulate_lanes(f_, s, varying, n, [](float x, float y) { return std::min(x, y); });
+          break;
+      }
+      interp::round_lanes(dtype_, f_, n);
+    } else {
+      const int64_t* s = p.in<int64_t>(p.result);
+      switch (op_) {
+        case ReduceOp::kSum: accumulate_lanes(i_, s, varying, n, wrap_add); break;
+        case ReduceOp::kMax:
+          accumulate_lanes(i_, s, varying, n, [](int64_t x, int64_t y) { return std::max(x, y); });
+          break;
+        case ReduceOp::kMin:
+          accumulate_lanes(i_, s, varying, n, [](int64_t x, int64_t y) { return std::min(x, y); });
+          break;
+      }
+      if (dtype_ != DType::kInt64)
+        for (int l = 0; l < n; ++l) i_[l] = interp::normalize_int(dtype_, i_[l]);
+    }
+  }
+
+  // Every lane of the source, in lane order, joins accumulator 0: the lanes are consecutive reduce steps.
+  void fold_lanes(const LaneProgram& p, int n) {
+    if (p.product_a >= 0) {
+      const float* a = p.in<float>(p.product_a);
+      const float* b = p.in<float>(p.product_b);
+      int sa = p.regs[size_t(p.product_a)].varying, sb = p.regs[size_t(p.product_b)].varying;
+      float acc = f_[0];
+      for (int l = 0; l < n; ++l) acc += a[l * sa] * b[l * sb];
+      f_[0] = acc;
+      return;
+    }
+    int s = p.regs[size_t(p.result)].varying;
+    if (is_float(dtype_)) {
+      const float* v = p.in<float>(p.result);
+      float acc = f_[0];
+      bool round = dtype_ != DType::kFloat32;
+      for (int l = 0; l < n; ++l) {
+        float x = v[l * s];
+        acc = op_ == ReduceOp::kSum ? acc + x : op_ == ReduceOp::kMax ? std::max(acc, x) : std::min(acc, x);
+        if (round) interp::round_lanes(dtype_, &acc, 1);
+      }
+      f_[0] = acc;
+    } else {
+      const int64_t* v = p.in<int64_t>(p.result);
+      int64_t acc = i_[0];
+      for (int l = 0; l < n; ++l) {
+        int64_t x = v[l * s];
+        acc = op_ == ReduceOp::kSum ? wrap_add(acc, x) : op_ == ReduceOp::kMax ? std::max(acc, x) : std::min(acc, x);
+        acc = interp::normalize_int(dtype_, acc);
+      }
+      i_[0] = acc;
+    }
+  }
+
+  void store_to(HostTensor& out, int64_t base, int64_t step, int n) const {
+    if (is_float(dtype_))
+      store(out, base, step, f_, 1, n);
+    else
+      store(out, base, step, i_, 1, n);
+  }
+
+ private:
+  ReduceOp op_;
+  DType dtype_;
+  alignas(64) float f_[kMaxLanes];
+  alignas(64) int64_t i_[kMaxLanes];
+};
+
+void store_result(const LaneProgram& p, HostTensor& out, int64_t base, int64_t step, int n) {
+  const interp::Register& r = p.regs[size_t(p.result)];
+  int stride = r.varying ? 1 : 0;
+  if (r.cls() == ValueClass::kFloat)
+    store(out, base, step, p.in<float>(p.result), stride, n);
+  else
+    store(out, base, step, p.in<int64_t>(p.result), stride, n);
+}
+
+// Lanes are output elements along the vector axis (or a single element when there is none); a reduction
+// runs every reduce step for the whole batch of outputs.
+void run_output_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& out,
+                      const std::vector<int64_t>& strides) {
+  const int spatial = p.num_spatial, all = int(p.vars.size()), vec = p.vector_slot;
+  const int64_t extent = vec >= 0 ? p.var_extents[size_t(vec)] : 1;
+  const int64_t step = vec >= 0 ? strides[size_t(vec)] : 0;
+  std::unique_ptr<Accumulator> acc;
+  if (reduction) acc = std::make_unique<Accumulator>(reduction->op, reduction->dtype);
+  std::fill(p.vars.begin(), p.vars.end(), 0);
+  do {
+    for (int64_t first = 0; first < extent; first += kMaxLanes) {
+      const int n = int(std::min<int64_t>(kMaxLanes, extent - first));
+      if (vec >= 0) p.vars[size_t(vec)] = first;
+      p.lanes = n;
+      int64_t base = 0;
+      for (int s = 0; s < spatial; ++s) base += strides[size_t(s)] * p.vars[size_t(s)];
+      run(p.pre, p);
+      if (!reduction) {
+        store_result(p, out, base, step, n);
+        continue;
+      }
+      acc->reset(n);
+      do {
+        run(p.inner, p);
+        acc->add_lanes(p, n);
+      } while (advance(p.vars, p.var_extents, spatial, all, -1));
+      acc->store_to(out, base, step, n);
+    }
+  } while (advance(p.vars, p.var_extents, 0, spatial, vec));
+}
+
+// Lanes are consecutive steps of the innermost reduce axis, folded in order into one output element.
+void run_reduce_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& out,
+                      const std::vector<int64_t>& strides) {
+  const int spatial = p.num_spatial, last = int(p.vars.size()) - 1;
+  const int64_t extent = p.var_extents[size_t(last)];
+  Accumulator acc(reduction->op, reduction->dtype);
+  std::fill(p.vars.begin(), p.vars.end(), 0);
+  do {
+    p.lanes = 1;
+    p.vars[size_t(last)] = 0;
+    run(p.pre, p);
+    acc.reset(1);
+    do {
+      for (int64_t first = 0; first < extent; first += kMaxLanes) {
+        const int n = int(std::min<int64_t>(kMaxLanes, extent - first));
+        p.vars[size_t(last)] = first;
+        p.lanes = n;
+        run(p.inner, p);
+        acc.fold_lanes(p, n);
+      }
+    } while (advance(p.vars, p.var_extents, spatial, last, -1));
+    int64_t base = 0;
+    for (int s = 0; s < spatial; ++s) base += strides[size_t(s)] * p.vars[size_t(s)];
+    acc.store_to(out, base, 0, 1);
+  } while (advance(p.vars, p.var_extents, 0, spatial, -1));
+}
+
+HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& values) {
+  HostTensor out(compute.dtype, compute.shape);
+  std::vector<int64_t> strides(compute.shape.size(), 1);
+  for (size_t d = compute.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * compute.shape[d];
+  LaneProgram p = interp::compile_compute(compute, interp::choose_vector_slot(compute), values);
+  const ReduceNode* reduction = compute.reduction();
+  if (reduction && p.vector_slot >= p.num_spatial)
+    run_reduce_lanes(p, reduction, out, strides);
+  else
+    run_output_lanes(p, reduction, out, strides);
+  return out;
+}
+
+}  // namespace
+
+TensorMap interpret(const Program& program, const TensorMap& inputs) {
+  interp::TensorValues values;
+  for (const Tensor& t : program.placeholders()) {
+    auto it = inputs.find(t->name);
+    if (it == inputs.end())
+      throw std::invalid_argument("interpret: no input for placeholder '" + t->name + "' (" +
+                                  describe(t->dtype, t->shape) + ") of program '" + program.name() + "'");
+    const HostTensor& h = it->second;
+    if (h.dtype() != t->dtype || h.shape() != t->shape)
+      throw std::invalid_argument("interpret: input for placeholder '" + t->name + "' is " +
+                                  describe(h.dtype(), h.shape()) + " but the placeholder is " +
+                                  describe(t->dtype, t->shape));
+    values[t.get()] = &h;
+  }
+  TensorMap results;
+  for (const Tensor& t : program.tensors()) {
+    if (t->is_placeholder()) continue;
+    // Map nodes never move, so the pointer stays valid while later computes read it.
+    auto [it, inserted] = results.emplace(t->name, evaluate(*t.get(), values));
+    values[t.get()] = &it->second;
+  }
+  return results;
+}
+
+ValueRange input_range(const Tensor& placeholder, const InputRanges& ranges) {
+  auto it = ranges.find(placeholder->name);
+  return it != ranges.end() ? it->second : default_value_range(placeholder->dtype);
+}
+
+TensorMap random_inputs(const Program& program, uint64_t seed, const InputRanges& ranges) {
+  TensorMap inputs;
+  uint64_t n = 0;
+  for (const Tensor& t : program.placeholders())
+    inputs.emplace(t->name, random_tensor(t->dtype, t->shape, seed + n++, input_range(t, ranges)));
+  return inputs;
+}
+
+}  // namespace ingot

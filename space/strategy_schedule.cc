@@ -1,0 +1,820 @@
+#include "space/strategy_schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "analysis/access.h"
+#include "analysis/strategies.h"
+#include "ir/affine.h"
+#include "ir/flops.h"
+#include "ir/functor.h"
+#include "ir/simplify.h"
+#include "lower/vector_tiles.h"
+#include "space/explicit_vectors.h"
+#include "space/gpu_binding.h"
+
+namespace ingot {
+
+namespace {
+
+int64_t largest_divisor_up_to(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+class StrategyScheduler {
+ public:
+  StrategyScheduler(const Program& program, const PartitionPlan& plan, const FixedScheduleOptions& options)
+      : program_(program), plan_(plan), options_(options) {
+    int stage = 0;
+    for (const PlanKernel& kernel : plan.kernels)
+      for (const PlanStage& s : kernel.stages) {
+        for (const std::string& te : s.tes) stage_of_[te] = stage;
+        ++stage;
+      }
+  }
+
+  Schedule run() {
+    std::vector<Tensor> computes = program_.computes();
+    for (const Tensor& t : computes)
+      if (!stage_of_.count(t->name))
+        throw std::invalid_argument("strategy_schedule: compute '" + t->name + "' is in no stage of the plan");
+    // Consumers first: a reduction computed inside its reader needs the reader's loop names.
+    for (auto it = computes.rbegin(); it != computes.rend(); ++it) decide(*it);
+    Schedule out;
+    for (const Tensor& t : computes)
+      for (const Decision& d : per_stage_[t->name]) out.append(d);
+    out.set_layout(plan_layout(plan_));
+    return options_.gpu ? out : with_explicit_vectors(program_, std::move(out), options_.simd_fp32_lanes);
+  }
+
+ private:
+  bool fused_into_its_stage(const Tensor& t) {
+    if (program_.is_output(t)) return false;
+    std::vector<Tensor> readers = program_.consumers(t);
+    return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](const Tensor& r) {
+      return stage_of_.at(r->name) == stage_of_.at(t->name);
+    });
+  }
+
+  // The stages that read t, looking through inlined readers.
+  std::map<std::string, Tensor> root_readers(const Tensor& t) {
+    std::map<std::string, Tensor> readers;
+    std::vector<Tensor> frontier = {t};
+    while (!frontier.empty()) {
+      Tensor cur = frontier.back();
+      frontier.pop_back();
+      for (const Tensor& c : program_.consumers(cur)) {
+        if (inlined_.count(c->name))
+          frontier.push_back(c);
+        else
+          readers.emplace(c->name, c);
+      }
+    }
+    return readers;
+  }
+
+  // The only root stage that reads t, looking through inlined readers; "" when several do.
+  std::string sole_root_reader(const Tensor& t) {
+    std::map<std::string, Tensor> readers = root_readers(t);
+    return readers.size() == 1 ? readers.begin()->first : "";
+  }
+
+  // The reads e makes once the computes named in `folded` are substituted into it: (tensor, indices); and, when
+  // asked, the conditions of its selects (padded borders).
+  void folded_reads(const Expr& e, const std::set<std::string>& folded,
+                    std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, std::vector<Expr>* conditions = nullptr) {
+    for_each_node(e, [&](const Expr& node) {
+      if (auto* select = node.as<SelectNode>(); select && conditions) conditions->push_back(select->cond);
+      auto* read = node.as<TensorReadNode>();
+      if (!read) return;
+      if (!folded.count(read->tensor->name)) {
+        reads.emplace_back(read->tensor, read->indices);
+        return;
+      }
+      std::unordered_map<std::string, Expr> at;
+      for (size_t d = 0; d < read->tensor->axes.size(); ++d) at[read->tensor->axes[d].name()] = read->indices[d];
+      folded_reads(substitute(read->tensor->body, at), folded, reads, conditions);
+    });
+  }
+
+  // Whether folding the data movement t into its readers leaves a reduction reading memory through an index that
+  // is not affine: a transpose and a reshape that merges the transposed axis (BERT's attention heads back into
+  // rows: k / 64 and k % 64) put div and mod on the reduction's vectorized loop, and that GEMM ran 2.7 times
+  // slower than its twins. Stored instead, t costs one copy.
+  bool breaks_a_reduction_load(const Tensor& t) {
+    std::set<std::string> without(inlined_.begin(), inlined_.end()), with = without;
+    with.insert(t->name);
+    auto non_affine_reads = [&](const Tensor& reader, const std::set<std::string>& folded) {
+      std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+      folded_reads(reader->body, folded, reads);
+      int count = 0;
+      for (const auto& [tensor, indices] : reads)
+        count += classify_read(reader, tensor, indices) == AccessKind::kNonAffine;
+      return count;
+    };
+    for (const auto& [name, reader] : root_readers(t))
+      if (reader->reduction() && non_affine_reads(reader, with) > non_affine_reads(reader, without)) return true;
+    return false;
+  }
+
+  // Whether a reader makes more reads of t than t has elements (a broadcast, a GEMM operand, a stencil; not a
+  // row sum, which reads each element once). Fusing t into such a reader computes t once per read:
+  // EfficientNet's squeeze-excitation gate (a sigmoid per channel), inlined into the scaling of a 112 x 112
+  // feature map, ran 12 544 sigmoids per channel, and a LayerNorm mean computed inside its reader's tiles ran
+  // once per tile.
+  bool reread_by_a_reader(const Tensor& t) {
+    for (const Tensor& reader : program_.consumers(t)) {
+      int64_t iterations = reader->num_elements();
+      if (const ReduceNode* r = reader->reduction())
+        for (const IterVar& k : r->axes) iterations *= k.extent;
+      for (const TensorAccess& access : analyze_accesses(reader))
+        if (access.tensor.get() == t.get() && iterations * access.reads > t->num_elements()) return true;
+    }
+    return false;
+  }
+
+  void decide(const Tensor& t) {
+    Schedule s;
+    // Fused when its readers are all in its stage, unless that recomputes arithmetic for every reread element
+    // (pure data movement, a transpose or a reshape, is still folded into its readers' indices) or leaves a
+    // reduction loading through a non-affine index.
+    bool moves_only = !t->reduction() && flops_per_element(t) == 0;
+    bool recomputed = !moves_only && reread_by_a_reader(t);
+    if (fused_into_its_stage(t) && !recomputed && !(moves_only && breaks_a_reduction_load(t))) {
+      if (!t->reduction()) {
+        s.compute_inline(t->name);
+        inlined_.insert(t->name);
+        adopt(t, s);
+        return;
+      }
+      std::string reader = options_.gpu ? "" : sole_root_reader(t);
+      if (!reader.empty() && attach_loop_.count(reader)) {
+        s.compute_at(t->name, reader, attach_loop_.at(reader));
+        attached_loops(t, s);
+        adopt(t, s);
+        return;
+      }
+    }
+    if (options_.gpu)
+      gpu_root(t, s);
+    else
+      cpu_root(t, s);
+    adopt(t, s);
+  }
+
+  void adopt(const Tensor& t, const Schedule& s) {
+    for (const Decision& d : s.decisions()) per_stage_[t->name].push_back(d);
+  }
+
+  // How the innermost loops of a reduction go. Along memory, with the innermost reduction axis contiguous and
+  // long enough: spatial axes, then the reduction axes, the last one vectorized (a simd reduction, one dot
+  // product per output: the paper LSTM and BERT ran 4 to 7 times faster than with unrolled scalar rows). Otherwise
+  // the reduction axes, then the innermost spatial axis vectorized, or unrolled where the reduction runs along
+  // memory in some other axis.
+  enum class InnerLoops { kVectorizeSpatial, kVectorizeReduction, kUnrollSpatial };
+  static InnerLoops inner_loops(const Tensor& t) {
+    std::set<std::string> contiguous = reduction_axes_along_memory(t);
+    if (contiguous.empty()) return InnerLoops::kVectorizeSpatial;
+    const IterVar& innermost = t->reduction()->axes.back();
+    if (contiguous.count(innermost.name()) && innermost.extent >= kMinReductionLanes)
+      return InnerLoops::kVectorizeReduction;
+    return InnerLoops::kUnrollSpatial;
+  }
+  static constexpr int64_t kMinReductionLanes = 8;
+
+  // A reduction computed inside its reader's parallel loop keeps the root template's inner loops. Left in
+  // their natural order, a GEMM fused with its epilogue ran scalar and made BERT 1.75 times slower than unfused.
+  void attached_loops(const Tensor& t, Schedule& s) {
+    const ReduceNode* r = t->reduction();
+    if (!r || t->axes.empty() || t->axes.back().extent < 2) return;
+    if (auto plane = hosted_planes_.find(t->name); plane != hosted_planes_.end())
+      return hosted_tile_loops(t, plane_loops(t, plane->second, s), s);
+    if (auto stencil = hosted_stencils_.find(t->name); stencil != hosted_stencils_.end())
+      return hosted_tile_loops(t, stencil_loops(t, stencil->second, s), s);
+    InnerLoops inner = inner_loops(t);
+    std::vector<std::string> order;
+    auto rows = hosted_rows_.find(t->name);
+    std::string row_axis = rows == hosted_rows_.end() ? "" : t->axes[rows->second].name();
+    for (size_t n = 0; n + 1 < t->axes.size(); ++n)
+      if (t->axes[n].name() != row_axis) order.push_back(t->axes[n].name());
+    if (inner == InnerLoops::kVectorizeReduction) {
+      // The tile divides the extent computed per iteration of the reader's loop, known when t is read at the
+      // reader's own coordinates (hosted_reduction_along_memory); otherwise one dot product at a time. The reader's
+      // rows (hosted_rows_) go inside the reduction too: a 2-D register tile.
+      auto hosted = hosted_tile_.find(t->name);
+      std::string tile;
+      if (hosted != hosted_tile_.end())
+        tile = register_tile(t, t->axes.back().name(), hosted->second, s, order);
+      else
+        order.push_back(t->axes.back().name());
+      for (const IterVar& k : r->axes) order.push_back(k.name());
+      if (!row_axis.empty()) order.push_back(row_axis);
+      if (!tile.empty()) order.push_back(tile);
+      s.reorder(t->name, order);
+      s.vectorize(t->name, r->axes.back().name());
+      if (!row_axis.empty()) s.unroll(t->name, row_axis);
+      if (!tile.empty()) s.unroll(t->name, tile);
+      return;
+    }
+    if (!row_axis.empty()) order.push_back(row_axis);
+    for (const IterVar& k : r->axes) order.push_back(k.name());
+    order.push_back(t->axes.back().name());
+    s.reorder(t->name, order);
+    if (inner == InnerLoops::kUnrollSpatial)
+      s.unroll(t->name, t->axes.back().name());
+    else
+      s.vectorize(t->name, t->axes.back().name());
+  }
+
+  // A vectorized reduction computes kRegisterTile (a GEMV kGemvTile) outputs of its innermost spatial loop `axis` at
+  // once, one accumulator each (the printer's register tile): `axis` is split so that its inner part, returned, goes
+  // inside the reduction loops and is unrolled; its outer part, if any, is appended to `order`.
+  std::string register_tile(const Tensor& t, const std::string& axis, int64_t extent, Schedule& s,
+                            std::vector<std::string>& order) {
+    int64_t rows = largest_divisor_up_to(extent, t->axes.size() == 1 ? kGemvTile : kRegisterTile);
+    if (rows == 1) {
+      order.push_back(axis);
+      return "";
+    }
+    if (rows == extent) return axis;
+    s.split(t->name, axis, rows);
+    order.push_back(axis + ".o");
+    return axis + ".i";
+  }
+  static constexpr int64_t kRegisterTile = 4;
+  // A GEMV (one output axis) computes 8 rows at once, each load of x shared by 8 rows of W. The paper LSTM (global,
+  // interleaved runs) took 12.6 ms with 2 rows, 11.1 with 4, 9.8 with 8 and 10.9 with 16, since the printer loads
+  // each operand of an explicit-vector tile once into a register; before that, as `omp simd` reductions, 4 rows had
+  // been slower than 2 (13.7 against 12.9 ms).
+  static constexpr int64_t kGemvTile = 8;
+
+  Tensor hosted_reduction_along_memory(const Tensor& t) { return hosted_reduction(t, InnerLoops::kVectorizeReduction); }
+
+  // The elementwise TEs of t's stage that t reads (a bias add under a residual add), folded as inlining would.
+  std::set<std::string> folded_into(const Tensor& t) {
+    std::set<std::string> folded;
+    std::vector<Tensor> frontier{t};
+    while (!frontier.empty()) {
+      Tensor cur = frontier.back();
+      frontier.pop_back();
+      for_each_node(cur->body, [&](const Expr& node) {
+        auto* read = node.as<TensorReadNode>();
+        if (!read || read->tensor->is_placeholder() || read->tensor->reduction() ||
+            stage_of_.at(read->tensor->name) != stage_of_.at(t->name) || !folded.insert(read->tensor->name).second)
+          return;
+        frontier.push_back(read->tensor);
+      });
+    }
+    return folded;
+  }
+
+  // The reduction with inner loops of the given kind whose loops t's parallel loop hosts: t itself, or a producer in
+  // t's plan stage that only t's stage reads, read at t's own coordinates (a GEMM or a convolution under its
+  // epilogue; predicted, as producers are decided after their readers). Null when there is none.
+  Tensor hosted_reduction(const Tensor& t, InnerLoops kind) {
+    if (t->reduction()) return inner_loops(t) == kind ? t : Tensor();
+    std::set<std::string> folded = folded_into(t);
+    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+    folded_reads(t->body, folded, reads);
+    auto at_own_coordinates = [&](const std::vector<Expr>& indices) {
+      for (size_t d = 0; d < t->axes.size(); ++d) {
+        Expr index = simplify(indices[d]);
+        if (!structural_equal(index, t->axes[d].var) &&
+            !(t->axes[d].extent == 1 && is_const_int(index, 0)))  // Swin's [0, j, l, m]
+          return false;
+      }
+      return true;
+    };
+    for (const auto& [p, indices] : reads) {
+      if (!p->reduction() || p->axes.size() != t->axes.size() || stage_of_.at(p->name) != stage_of_.at(t->name) ||
+          !fused_into_its_stage(p) || reread_by_a_reader(p) || inner_loops(p) != kind)
+        continue;
+      // Every read of p, not just this one: p + transpose(p) needs more of p per iteration than the tile.
+      bool everywhere = std::all_of(reads.begin(), reads.end(), [&](const auto& read) {
+        return !read.first.same_as(p) || at_own_coordinates(read.second);
+      });
+      if (everywhere) return p;
+    }
+    return Tensor();
+  }
+
+  // The spatial axes (by position) that index r's largest operand among those its innermost spatial axis moves: a
+  // GEMM's weight B[j, k] under C[i, j], or K[h, j, k] under a batched product. A tile of that operand is reused by
+  // the iterations of the other axes, so the parallel loop visits those innermost: a BERT FFN GEMM whose 64-row
+  // slices of its 9.4 MB weight otherwise streamed from memory once per row of activations ran 2x faster.
+  static std::vector<bool> axes_of_the_reused_operand(const Tensor& r) {
+    std::vector<bool> best;
+    int64_t best_elements = 0;
+    const std::string& last = r->axes.back().name();
+    for_each_node(r->body, [&](const Expr& node) {
+      auto* read = node.as<TensorReadNode>();
+      if (!read || read->tensor->num_elements() <= best_elements) return;
+      std::vector<bool> used(r->axes.size());
+      bool uses_last = false;
+      for (size_t d = 0; d < r->axes.size(); ++d)
+        for (const Expr& index : read->indices) {
+          used[d] = used[d] || uses_var(index, r->axes[d].name());
+          uses_last = uses_last || uses_var(index, last);
+        }
+      if (!uses_last) return;
+      best = used;
+      best_elements = read->tensor->num_elements();
+    });
+    return best;
+  }
+
+  // The extent E of the 1-D readers of a 1-D GEMV t when they all sit in the next stage of t's kernel, are root
+  // stages, and read t only at j + c * E (j their axis, 0 <= c < extent(t) / E <= 8): an LSTM cell's gates, stacked
+  // in one [4H] tensor and read at j, j + H, j + 2H, j + 3H. 0 otherwise.
+  int64_t gate_period(const Tensor& t) {
+    int stage = stage_of_.at(t->name);
+    std::map<std::string, Tensor> readers = root_readers(t);  // through inlined readers (the last step's c)
+    if (readers.empty() || program_.is_output(t) || !same_kernel(stage, stage + 1)) return 0;
+    std::set<std::string> folded(inlined_.begin(), inlined_.end());
+    int64_t period = 0;
+    for (const auto& [name, r] : readers) {
+      if (stage_of_.at(name) != stage + 1 || r->reduction() || r->axes.size() != 1) return 0;
+      if (period && r->axes[0].extent != period) return 0;
+      period = r->axes[0].extent;
+      const std::string& j = r->axes[0].name();
+      std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+      folded_reads(r->body, folded, reads);
+      for (const auto& [tensor, indices] : reads) {
+        if (!tensor.same_as(t)) continue;
+        std::optional<AffineForm> form = as_affine(simplify(indices[0]));
+        if (!form || form->coeffs.size() != 1 || !form->coeffs.count(j) || form->coeffs.at(j) != 1 ||
+            form->constant < 0 || form->constant % period != 0 || form->constant >= t->axes[0].extent)
+          return 0;
+      }
+    }
+    int64_t multiple = t->axes[0].extent / period;
+    return t->axes[0].extent % period == 0 && multiple >= 2 && multiple <= 8 ? period : 0;
+  }
+
+  bool same_kernel(int a, int b) const {
+    int first = 0;
+    for (const PlanKernel& kernel : plan_.kernels) {
+      int end = first + int(kernel.stages.size());
+      if (a >= first && a < end) return b >= first && b < end;
+      first = end;
+    }
+    return false;
+  }
+
+  // A GEMV over stacked gates laid out like its readers (gate_period): its parallel loop runs over the same chunks
+  // of j as theirs and computes every gate of its chunk, so each reader iteration reads only what the same
+  // iteration wrote and codegen merges them with no barrier between (lower/merge_parallel_stages.h): one barrier
+  // per LSTM step, as Souffle's persistent kernel has. Inner loops as every GEMV's: gates, then kGemvTile rows at once
+  // inside the vectorized reduction.
+  void gate_aligned_gemv(const Tensor& t, int64_t period, Schedule& s) {
+    const std::string& name = t->name;
+    const std::string g = t->axes[0].name();
+    int64_t chunk = largest_divisor_up_to(period, 16);  // the readers' split (cpu_root, one-dimensional)
+    s.split(name, g, period);
+    std::string parallel = g + ".i", rows;
+    int64_t rows_extent = 0;
+    if (chunk > 1 && chunk < period) {
+      s.split(name, g + ".i", chunk);
+      parallel = g + ".i.o";
+      rows = g + ".i.i";
+      rows_extent = chunk;
+    }
+    std::vector<std::string> order{parallel, g + ".o"};
+    std::string tile = rows.empty() ? "" : register_tile(t, rows, rows_extent, s, order);
+    for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
+    if (!tile.empty()) order.push_back(tile);
+    s.reorder(name, order);
+    s.parallel(name, parallel);
+    attach_loop_[name] = parallel;
+    s.cache_write(name, g + ".o");  // one gate's rows: a dense tile (all gates of the chunk are not)
+    s.vectorize(name, t->reduction()->axes.back().name());
+    if (!tile.empty()) s.unroll(name, tile);
+  }
+
+  // A reduction that vectorizes a spatial axis over an NCHW map (a 1 x 1 convolution: a GEMM whose spatial operand
+  // X[c, h, w] is contiguous over the whole plane) runs its last two axes as one loop over whole rows of the plane
+  // and computes a few output channels at once: `rows` rows of the register tile, each load of X shared by them, all
+  // `rows` x lanes accumulators in registers. One row of a 14 x 14 map at a time, a ResNeXt 1 x 1 convolution of
+  // 1024 channels ran at 20 GFLOP/s; over the whole plane with 2 channels at once, at 125 (2 cores, AVX-512).
+  struct PlaneTile {
+    size_t row_axis = 0;  // the axis of the channels computed together
+    int64_t rows = 1;
+    int64_t lanes = 0;  // elements of the plane per iteration: whole rows of it
+  };
+  // Of the vector registers (32 with AVX-512's 16 lanes, 16 with narrower vectors), those the accumulators may take,
+  // leaving the rest for operands.
+  int64_t accumulator_vectors() const { return options_.simd_fp32_lanes >= 16 ? 28 : 12; }
+
+  // Whether t's last two axes (h, w) can run as one loop: every read indexes them, if at all, as [..., h + f, w]
+  // (f free of both) of a tensor whose last dimension is as wide as w, no other index uses them, and no select
+  // condition (a padded border) does. The plane's flat index is then the loop's.
+  bool plane_is_contiguous(const Tensor& t) {
+    size_t n = t->axes.size();
+    const std::string& h = t->axes[n - 2].name();
+    const std::string& w = t->axes[n - 1].name();
+    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+    std::vector<Expr> conditions;
+    folded_reads(t->body, folded_into(t), reads, &conditions);
+    auto uses_plane = [&](const Expr& e) { return uses_var(e, h) || uses_var(e, w); };
+    if (std::any_of(conditions.begin(), conditions.end(), uses_plane)) return false;
+    // Loops of one iteration are 0: a 1 x 1 convolution reads X[n, rc, h + ry, w + rx] with ry, rx < 1.
+    std::unordered_map<std::string, Expr> single;
+    for (const IterVar& a : t->axes)
+      if (a.extent == 1) single[a.name()] = Expr(int64_t(0));
+    if (t->reduction())
+      for (const IterVar& k : t->reduction()->axes)
+        if (k.extent == 1) single[k.name()] = Expr(int64_t(0));
+    for (auto [tensor, indices] : reads) {
+      for (Expr& index : indices) index = simplify(substitute(index, single));
+      if (std::none_of(indices.begin(), indices.end(), uses_plane)) continue;
+      size_t d = indices.size() - 1;
+      if (d == 0 || !structural_equal(indices[d], t->axes[n - 1].var) || tensor->shape[d] != t->axes[n - 1].extent ||
+          uses_plane(simplify(indices[d - 1] - t->axes[n - 2].var)))
+        return false;
+      for (size_t other = 0; other + 1 < d; ++other)
+        if (uses_plane(indices[other])) return false;
+    }
+    return true;
+  }
+
+  // Whether a hosted reduction r has its host t's axes: a tile splits both alike, and a larger r (read through a
+  // slice) would not divide.
+  static bool same_extents(const Tensor& t, const Tensor& r) {
+    if (r->axes.size() != t->axes.size()) return false;
+    for (size_t d = 0; d < t->axes.size(); ++d)
+      if (r->axes[d].extent != t->axes[d].extent) return false;
+    return true;
+  }
+
+  // The tile for root t hosting reduction r (or r == t), when both run over a contiguous plane.
+  std::optional<PlaneTile> plane_tile(const Tensor& t, const Tensor& r) {
+    size_t n = t->axes.size();
+    if (n < 3) return std::nullopt;
+    const int64_t lanes = options_.simd_fp32_lanes, height = t->axes[n - 2].extent, width = t->axes[n - 1].extent;
+    // With AVX-512, at most a quarter of the accumulator registers per row (7 vectors), so that four channels share
+    // each load of X: the paper ResNeXt ran in 181 ms so against 199 with half (whole 14 x 14 planes, two channels).
+    // Elsewhere half, so that two rows fit.
+    const int64_t cap = accumulator_vectors() / (lanes >= 16 ? 4 : 2) * lanes;
+    int64_t plane_rows = 0;
+    for (int64_t d = height; d >= 1 && !plane_rows; --d)
+      if (height % d == 0 && d * width <= cap) plane_rows = d;
+    if (plane_rows == 0 || plane_rows * width < lanes || !plane_is_contiguous(t) ||
+        (!r.same_as(t) && !plane_is_contiguous(r)) || !same_extents(t, r))
+      return std::nullopt;
+    PlaneTile tile;
+    tile.lanes = plane_rows * width;
+    // The channels: the innermost other axis that no read moving along the plane indexes, so rows share those loads.
+    // Only a split one: all of its rows in one iteration would leave the parallel loop few iterations or one.
+    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+    folded_reads(r->body, folded_into(r), reads);
+    for (size_t d = n - 2; d-- > 0;) {
+      bool shared = std::all_of(reads.begin(), reads.end(), [&](const auto& read) {
+        bool on_plane = false, on_axis = false;
+        for (const Expr& index : read.second) {
+          on_plane = on_plane || uses_var(index, r->axes[n - 1].name());
+          on_axis = on_axis || uses_var(index, r->axes[d].name());
+        }
+        return !on_plane || !on_axis;
+      });
+      int64_t vectors = (tile.lanes + lanes - 1) / lanes;
+      int64_t rows = largest_divisor_up_to(t->axes[d].extent, std::min(kRegisterTile, accumulator_vectors() / vectors));
+      if (shared && rows > 1 && rows < t->axes[d].extent) {
+        tile.row_axis = d;
+        tile.rows = rows;
+        break;
+      }
+    }
+    return tile;
+  }
+
+  // The loops of a plane or stencil tile: outer ones (fused and parallel in a root), the tile's (unrolled inside the
+  // reduction) and the vectorized lanes.
+  struct TileLoops {
+    std::vector<std::string> outer, tile;
+    std::string lanes;
+  };
+
+  // A root over a tile: the outer loops fused and parallel; inside, r's reduction (when t is r), the tile's loops
+  // unrolled and the lanes vectorized. A hosted r follows in attached_loops (hosted_tile_loops).
+  void tiled_root(const Tensor& t, const Tensor& r, const TileLoops& loops, Schedule& s) {
+    const std::string& name = t->name;
+    std::vector<std::string> order = loops.outer;
+    if (r.same_as(t))
+      for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
+    for (const std::string& inner : loops.tile) order.push_back(inner);
+    order.push_back(loops.lanes);
+    s.reorder(name, order);
+    std::string parallel = loops.outer[0];
+    for (size_t n = 1; n < loops.outer.size(); ++n) {
+      s.fuse(name, parallel, loops.outer[n]);
+      parallel += "+" + loops.outer[n];
+    }
+    s.parallel(name, parallel);
+    attach_loop_[name] = parallel;
+    if (r.same_as(t)) {
+      s.cache_write(name, parallel);
+      for (const std::string& inner : loops.tile) s.unroll(name, inner);
+    }
+    s.vectorize(name, loops.lanes);
+  }
+
+  // A reduction computed inside a tiled root's loop: its outer loops (one iteration each), the reduction, the tile's
+  // loops unrolled, the lanes vectorized.
+  static void hosted_tile_loops(const Tensor& t, const TileLoops& loops, Schedule& s) {
+    std::vector<std::string> order = loops.outer;
+    for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
+    for (const std::string& inner : loops.tile) order.push_back(inner);
+    order.push_back(loops.lanes);
+    s.reorder(t->name, order);
+    for (const std::string& inner : loops.tile) s.unroll(t->name, inner);
+    s.vectorize(t->name, loops.lanes);
+  }
+
+  // t's loops for a plane tile: its last two axes fused into the plane loop, split into whole rows of the plane when
+  // the tile holds fewer, and the channel axis split by the tile's rows.
+  static TileLoops plane_loops(const Tensor& t, const PlaneTile& tile, Schedule& s) {
+    size_t n = t->axes.size();
+    std::string plane = t->axes[n - 2].name() + "+" + t->axes[n - 1].name();
+    s.fuse(t->name, t->axes[n - 2].name(), t->axes[n - 1].name());
+    TileLoops loops;
+    for (size_t d = 0; d + 2 < n; ++d) {
+      const std::string& axis = t->axes[d].name();
+      if (d != tile.row_axis || tile.rows == 1) {
+        loops.outer.push_back(axis);
+        continue;
+      }
+      s.split(t->name, axis, tile.rows);
+      loops.outer.push_back(axis + ".o");
+      loops.tile.push_back(axis + ".i");
+    }
+    loops.lanes = plane;
+    if (tile.lanes < t->axes[n - 2].extent * t->axes[n - 1].extent) {
+      s.split(t->name, plane, tile.lanes);
+      loops.outer.push_back(plane + ".o");
+      loops.lanes = plane + ".i";
+    }
+    return loops;
+  }
+
+  void plane_root(const Tensor& t, const Tensor& r, const PlaneTile& tile, Schedule& s) {
+    tiled_root(t, r, plane_loops(t, tile, s), s);
+    if (!r.same_as(t)) hosted_planes_[r->name] = tile;
+  }
+
+  // A sum over a window of an NCHW map (a k x k convolution, padded or not; a batched product whose innermost
+  // axis walks its operand), when a plane tile does not apply: the innermost axis w stays whole, one row of the
+  // output, and a few channels times a few rows of the plane are computed together, all their accumulators in
+  // vector registers across the whole reduction (the C++ printer's spatial tile: 16 lanes per vector, the last one
+  // masked, padded borders masked lane by lane). A ResNeXt 3 x 3 grouped convolution of 1024 channels on a 14 x 14
+  // map ran at 12 GFLOP/s one row at a time and at 167 four channels x seven rows at once (hand-written, 2 cores).
+  struct StencilTile {
+    int64_t channels = 1;  // of the channel axis (n - 3), computed together
+    int64_t rows = 1;      // of the plane's rows (axis n - 2), computed together
+  };
+
+  std::optional<StencilTile> stencil_tile(const Tensor& t, const Tensor& r) {
+    size_t n = t->axes.size();
+    if (n < 3 || !same_extents(t, r) || options_.simd_fp32_lanes != kExplicitVectorLanes ||
+        r->reduction()->op != ReduceOp::kSum)
+      return std::nullopt;
+    const std::string& w = r->axes[n - 1].name();
+    // What the printer's spatial tile computes: f32 +, -, * of loads, borders compared by <, <=, >, >=. Anything else
+    // would keep the tile's loops as loops, slower than one row at a time.
+    std::set<std::string> folded = folded_into(r);
+    bool printable = true;
+    std::vector<Tensor> bodies{r};
+    for (const std::string& name : folded) bodies.push_back(program_.find(name));
+    for (const Tensor& body : bodies)
+      for_each_node(body->body, [&](const Expr& e) {
+        if (auto* b = e.as<BinaryNode>(); b && e.dtype() == DType::kFloat32)
+          printable &= b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul;
+        if (auto* c = e.as<CompareNode>(); c && uses_var(e, w))
+          printable &= c->op != CompareOp::kEQ && c->op != CompareOp::kNE;
+        printable &= !e.as<CallNode>() && !e.as<CastNode>();
+      });
+    if (!printable) return std::nullopt;
+    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+    folded_reads(r->body, folded, reads);
+    for (const auto& [tensor, indices] : reads) {
+      for (size_t d = 0; d + 1 < indices.size(); ++d)
+        if (uses_var(indices[d], w)) return std::nullopt;
+      if (indices.empty() || !uses_var(indices.back(), w)) continue;
+      // Contiguous loads, or every other element (a stride-2 window).
+      Expr step = simplify(substitute(indices.back(), {{w, r->axes[n - 1].var + int64_t(1)}}) - indices.back());
+      if (!is_const_int(step, 1) && !is_const_int(step, 2)) return std::nullopt;
+    }
+    const int64_t chunks = (t->axes[n - 1].extent + kExplicitVectorLanes - 1) / kExplicitVectorLanes;
+    const int64_t budget = accumulator_vectors() / chunks;
+    if (budget < 1) return std::nullopt;
+    StencilTile tile;
+    const int64_t channel_extent = t->axes[n - 3].extent, height = t->axes[n - 2].extent;
+    tile.channels = largest_divisor_up_to(channel_extent, std::min(kRegisterTile, budget));
+    if (tile.channels == channel_extent) tile.channels = 1;  // split only: whole, it would leave few iterations
+    tile.rows = largest_divisor_up_to(height, budget / tile.channels);
+    int64_t iterations = t->num_elements() / t->axes[n - 1].extent / tile.channels / tile.rows;
+    while (tile.rows > 1 && iterations < kMinStencilIterations) {
+      tile.rows = largest_divisor_up_to(height, tile.rows - 1);
+      iterations = t->num_elements() / t->axes[n - 1].extent / tile.channels / tile.rows;
+    }
+    if (tile.channels * tile.rows == 1) return std::nullopt;
+    return tile;
+  }
+  static constexpr int64_t kMinStencilIterations = 64;  // of the parallel loop, so that 2 to 64 threads share it
+
+  // t's loops for a stencil tile: the channel axis split by the tile's channels and the plane's rows by its rows,
+  // both inner parts in the tile; w whole.
+  static TileLoops stencil_loops(const Tensor& t, const StencilTile& tile, Schedule& s) {
+    size_t n = t->axes.size();
+    TileLoops loops;
+    for (size_t d = 0; d + 1 < n; ++d) {
+      const std::string& axis = t->axes[d].name();
+      int64_t inner = d == n - 3 ? tile.channels : d == n - 2 ? tile.rows : 1;
+      if (inner == 1) {
+        loops.outer.push_back(axis);
+      } else if (inner == t->axes[d].extent) {
+        loops.tile.push_back(axis);
+      } else {
+        s.split(t->name, axis, inner);
+        loops.outer.push_back(axis + ".o");
+        loops.tile.push_back(axis + ".i");
+      }
+    }
+    loops.lanes = t->axes[n - 1].name();
+    return loops;
+  }
+
+  void stencil_root(const Tensor& t, const Tensor& r, const StencilTile& tile, Schedule& s) {
+    tiled_root(t, r, stencil_loops(t, tile, s), s);
+    if (!r.same_as(t)) hosted_stencils_[r->name] = tile;
+  }
+
+  void cpu_root(const Tensor& t, Schedule& s) {
+    const std::string& name = t->name;
+    if (!hosted_reduction_along_memory(t)) {
+      if (Tensor r = hosted_reduction(t, InnerLoops::kVectorizeSpatial)) {
+        if (std::optional<PlaneTile> tile = plane_tile(t, r)) return plane_root(t, r, *tile, s);
+        if (std::optional<StencilTile> tile = stencil_tile(t, r)) return stencil_root(t, r, *tile, s);
+      }
+      // A strided 1 x 1 convolution runs its reduction along the weight's rows: its spatial loop was unrolled
+      // because vectorized it gathers, and the stencil tile's loads pick the even elements of two vectors instead.
+      if (Tensor r = hosted_reduction(t, InnerLoops::kUnrollSpatial))
+        if (std::optional<StencilTile> tile = stencil_tile(t, r)) return stencil_root(t, r, *tile, s);
+    }
+    if (t->reduction() && t->axes.size() == 1 && inner_loops(t) == InnerLoops::kVectorizeReduction)
+      if (int64_t period = gate_period(t)) return gate_aligned_gemv(t, period, s);
+    std::vector<std::string> outer;
+    std::vector<size_t> outer_axis;  // the axis each outer loop comes from
+    std::string vector_axis;
+    int64_t vector_extent = 0;
+    std::vector<bool> operand_axes;
+    Tensor hosted = hosted_reduction_along_memory(t);
+    if (hosted && t->axes.size() > 1) operand_axes = axes_of_the_reused_operand(hosted);
+    // Rows of the other operand (activations) computed together, a 2-D register tile with the weight rows: the
+    // innermost outer axis the reused operand does not index, split by up to kRegisterTile.
+    int row_axis = -1;
+    std::string row_loop;
+    // Only a split axis: a whole one would leave the parallel loop without its iterations (C[4, 64]).
+    for (int n = int(operand_axes.size()) - 2; n >= 0 && row_axis < 0; --n) {
+      int64_t rows = largest_divisor_up_to(t->axes[n].extent, kRegisterTile);
+      if (!operand_axes[n] && rows > 1 && rows < t->axes[n].extent) row_axis = n;
+    }
+    for (size_t n = 0; n + 1 < t->axes.size(); ++n) {
+      const IterVar& axis = t->axes[n];
+      if (int(n) != row_axis) {
+        outer.push_back(axis.name());
+        outer_axis.push_back(n);
+        continue;
+      }
+      s.split(name, axis.name(), largest_divisor_up_to(axis.extent, kRegisterTile));
+      outer.push_back(axis.name() + ".o");
+      outer_axis.push_back(n);
+      row_loop = axis.name() + ".i";
+    }
+    if (!t->axes.empty()) {
+      const IterVar& last = t->axes.back();
+      // A 1-D output needs an outer loop to spread over the threads, so its axis is always split.
+      bool one_dimensional = t->axes.size() == 1;
+      int64_t cap = one_dimensional ? 16 : options_.max_vector_lanes;
+      if (!one_dimensional && last.extent <= cap) {
+        vector_axis = last.name();
+        vector_extent = last.extent;
+      } else if (int64_t lanes = largest_divisor_up_to(last.extent, cap); lanes > 1 && lanes < last.extent) {
+        s.split(name, last.name(), lanes);
+        outer.push_back(last.name() + ".o");
+        outer_axis.push_back(t->axes.size() - 1);
+        vector_axis = last.name() + ".i";
+        vector_extent = lanes;
+      } else {
+        outer.push_back(last.name());
+        outer_axis.push_back(t->axes.size() - 1);
+      }
+    }
+    if (!operand_axes.empty()) {
+      // The operand's axes (the last one's outer part included) first, the others inside them.
+      std::vector<size_t> positions(outer.size());
+      std::iota(positions.begin(), positions.end(), 0);
+      std::stable_partition(positions.begin(), positions.end(),
+                            [&](size_t p) { return bool(operand_axes[outer_axis[p]]); });
+      std::vector<std::string> reordered;
+      for (size_t p : positions) reordered.push_back(outer[p]);
+      outer = reordered;
+    }
+    if (hosted && !hosted.same_as(t) && !vector_axis.empty()) {
+      hosted_tile_[hosted->name] = vector_extent;
+      if (!row_loop.empty()) hosted_rows_[hosted->name] = size_t(row_axis);
+    }
+    InnerLoops inner = t->reduction() ? inner_loops(t) : InnerLoops::kVectorizeSpatial;
+    std::vector<std::string> order = outer;
+    std::string tile;  // kVectorizeReduction: the unrolled spatial loop inside the reduction
+    if (inner == InnerLoops::kVectorizeReduction && !vector_axis.empty())
+      tile = register_tile(t, vector_axis, vector_extent, s, order);
+    bool rows_inside_reduction = inner == InnerLoops::kVectorizeReduction && !tile.empty();
+    if (!row_loop.empty() && !rows_inside_reduction) order.push_back(row_loop);
+    if (auto* r = t->reduction())
+      for (const IterVar& k : r->axes) order.push_back(k.name());
+    if (!row_loop.empty() && rows_inside_reduction) order.push_back(row_loop);
+    if (!tile.empty()) order.push_back(tile);
+    if (inner != InnerLoops::kVectorizeReduction && !vector_axis.empty()) order.push_back(vector_axis);
+    if (order.size() > 1) s.reorder(name, order);
+    std::string parallel;
+    if (!outer.empty()) {
+      parallel = outer[0];
+      for (size_t n = 1; n < outer.size(); ++n) {
+        s.fuse(name, parallel, outer[n]);
+        parallel += "+" + outer[n];
+      }
+      s.parallel(name, parallel);
+      attach_loop_[name] = parallel;
+      if (t->reduction() && !vector_axis.empty()) s.cache_write(name, parallel);
+    }
+    if (inner == InnerLoops::kVectorizeReduction) {
+      s.vectorize(name, t->reduction()->axes.back().name());
+      if (rows_inside_reduction && !row_loop.empty()) s.unroll(name, row_loop);
+      if (!tile.empty()) s.unroll(name, tile);
+    } else if (!vector_axis.empty() && vector_extent > 1) {
+      if (inner == InnerLoops::kUnrollSpatial)
+        s.unroll(name, vector_axis);
+      else
+        s.vectorize(name, vector_axis);
+    }
+  }
+
+  void gpu_root(const Tensor& t, Schedule& s) {
+    int64_t threads = 1;
+    // Threads take the innermost axes first, so neighbouring threads touch neighbouring elements.
+    std::vector<int64_t> thread_extent(t->axes.size(), 1);
+    for (size_t n = t->axes.size(); n-- > 0;) {
+      int64_t f = largest_divisor_up_to(t->axes[n].extent, options_.gpu_threads / threads);
+      thread_extent[n] = std::max<int64_t>(1, f);
+      threads *= thread_extent[n];
+    }
+    bind_blocks_and_threads(s, t, thread_extent);
+  }
+
+  const Program& program_;
+  const PartitionPlan& plan_;
+  FixedScheduleOptions options_;
+  std::map<std::string, int> stage_of_;
+  std::set<std::string> inlined_;
+  std::map<std::string, std::string> attach_loop_;
+  std::map<std::string, int64_t> hosted_tile_;  // reduction -> its innermost extent per iteration of its reader's loop
+  std::map<std::string, size_t> hosted_rows_;   // reduction -> the axis its reader computes kRegisterTile rows of
+  std::map<std::string, PlaneTile> hosted_planes_;      // reduction -> the plane tile of the reader that hosts it
+  std::map<std::string, StencilTile> hosted_stencils_;  // reduction -> the stencil tile of the reader that hosts it
+  std::map<std::string, std::vector<Decision>> per_stage_;
+};
+
+}  // namespace
+
+StageLayout plan_layout(const PartitionPlan& plan) {
+  StageLayout layout;
+  for (size_t k = 0; k < plan.kernels.size(); ++k)
+    for (size_t s = 0; s < plan.kernels[k].stages.size(); ++s) {
+      const PlanStage& stage = plan.kernels[k].stages[s];
+      layout.push_back(LayoutStep{stage.tes, stage.barrier_before, k > 0 && s == 0, stage.prefetch});
+    }
+  return layout;
+}
+
+Schedule strategy_schedule(const Program& program, const PartitionPlan& plan, const FixedScheduleOptions& options) {
+  return StrategyScheduler(program, plan, options).run();
+}
+
+StrategyProgram make_strategy_program(const Program& program, const std::string& strategy, const Target& target,
+                                      const FixedScheduleOptions& options) {
+  StrategyProgram out;
+  out.plan = make_plan(strategy, program, target);
+  FixedScheduleOptions fixed = options;
+  if (target.kind == TargetKind::kCpu && target.cpu.simd_fp32_lanes > 0)
+    fixed.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
+  out.schedule = strategy_schedule(program, out.plan, fixed);
+  return out;
+}
+
+}  // namespace ingot

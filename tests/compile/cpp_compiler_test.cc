@@ -1,0 +1,162 @@
+#include "compile/cpp_compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "codegen/cpp_printer.h"
+#include "compile/child_process.h"
+#include "compile/kernel_module.h"
+#include "ir/hash.h"
+#include "tests/support/cpu_test_kernels.h"
+
+namespace ingot {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh cache directory per test, so that the first compile of a source is always a miss.
+class CppCompilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "ingot_cpp_compiler_test_XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    cache_dir_ = pattern;
+    options_.cache_dir = cache_dir_;
+  }
+  void TearDown() override { fs::remove_all(cache_dir_); }
+
+  std::vector<std::string> cache_files() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(cache_dir_)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  std::string cache_dir_;
+  CompileOptions options_;
+};
+
+const char* kValidSource = "extern \"C\" int forty_two(void) { return 42; }\n";
+
+TEST_F(CppCompilerTest, SecondCompileOfTheSameSourceIsACacheHit) {
+  CompiledLibrary first = compile_cpp(kValidSource, options_);
+  EXPECT_FALSE(first.cache_hit);
+  EXPECT_GT(first.compile_seconds, 0);
+  EXPECT_EQ(first.path, (fs::path(cache_dir_) / (hash_hex(first.source_hash) + ".so")).string());
+  EXPECT_TRUE(fs::exists(first.path));
+
+  CompiledLibrary second = compile_cpp(kValidSource, options_);
+  EXPECT_TRUE(second.cache_hit);
+  EXPECT_EQ(second.compile_seconds, 0);
+  EXPECT_EQ(second.path, first.path);
+  EXPECT_EQ(second.source_hash, first.source_hash);
+  EXPECT_EQ(second.log, first.log);
+  // Only the library, its source and its log remain; no temporary files.
+  std::string hash = hash_hex(first.source_hash);
+  EXPECT_EQ(cache_files(), (std::vector<std::string>{hash + ".cc", hash + ".log", hash + ".so"}));
+}
+
+TEST_F(CppCompilerTest, FlagsArePartOfTheCacheKey) {
+  CompiledLibrary o3 = compile_cpp(kValidSource, options_);
+  options_.flags = "-O1 -fPIC -shared";
+  CompiledLibrary o1 = compile_cpp(kValidSource, options_);
+  EXPECT_FALSE(o1.cache_hit);
+  EXPECT_NE(o1.source_hash, o3.source_hash);
+  EXPECT_NE(o1.path, o3.path);
+}
+
+TEST_F(CppCompilerTest, CacheDirectoryComesFromTheEnvironmentByDefault) {
+  std::string nested = cache_dir_ + "/from_env/kernels";
+  const char* old = std::getenv("INGOT_CACHE_DIR");
+  std::string saved = old ? old : "";
+  ::setenv("INGOT_CACHE_DIR", nested.c_str(), 1);
+  EXPECT_EQ(default_kernel_cache_dir(), nested);
+  CompiledLibrary library = compile_cpp(kValidSource);  // no cache_dir: uses the environment, creating it
+  if (old)
+    ::setenv("INGOT_CACHE_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("INGOT_CACHE_DIR");
+  EXPECT_EQ(fs::path(library.path).parent_path(), fs::path(nested));
+  EXPECT_TRUE(fs::exists(library.path));
+}
+
+TEST_F(CppCompilerTest, CompileErrorCarriesTheLogAndTheSourceHash) {
+  try {
+    compile_cpp("int broken( {\n", options_);
+    FAIL() << "a syntax error must throw";
+  } catch (const CompileError& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find(hash_hex(e.source_hash())), std::string::npos) << message;
+    EXPECT_NE(message.find("exit code"), std::string::npos) << message;
+    EXPECT_NE(message.find("error"), std::string::npos) << message;
+    EXPECT_NE(e.log().find("error"), std::string::npos) << e.log();
+    // The failed library is not cached (the source stays for inspection).
+    EXPECT_EQ(cache_files(), (std::vector<std::string>{hash_hex(e.source_hash()) + ".cc"}));
+  }
+}
+
+TEST_F(CppCompilerTest, KillsACompilerThatRunsPastTheTimeout) {
+  options_.timeout_seconds = 0.05;
+  auto start = std::chrono::steady_clock::now();
+  try {
+    compile_cpp(print_cpp(cpu_test::matmul_function()), options_);
+    FAIL() << "a 50 ms limit must stop an -O3 compile";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+  for (const std::string& name : cache_files()) EXPECT_EQ(name.find(".so"), std::string::npos) << name;
+}
+
+TEST_F(CppCompilerTest, MissingCompilerIsAClearError) {
+  options_.compiler = "/nonexistent/ingot-c++";
+  try {
+    compile_cpp(kValidSource, options_);
+    FAIL() << "a missing compiler must throw";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/ingot-c++"), std::string::npos) << e.what();
+  }
+}
+
+// Two compiles of one source racing into one cache both succeed and agree; neither sees a partial file.
+TEST_F(CppCompilerTest, ConcurrentCompilesOfOneSourceAgree) {
+  std::string source = print_cpp(cpu_test::tiny_two_stage_function());
+  CompiledLibrary results[2];
+  std::thread other([&] { results[1] = compile_cpp(source, options_); });
+  results[0] = compile_cpp(source, options_);
+  other.join();
+  EXPECT_EQ(results[0].path, results[1].path);
+  KernelModule module(results[0].path, cpu_test::tiny_two_stage_function());
+  EXPECT_EQ(module.num_inputs(), 1);
+  std::string hash = hash_hex(results[0].source_hash);
+  EXPECT_EQ(cache_files(), (std::vector<std::string>{hash + ".cc", hash + ".log", hash + ".so"}));
+}
+
+TEST(ChildProcess, CapturesOutputAndExitCode) {
+  ChildProcessResult r = run_child_process({"sh", "-c", "echo out; echo err >&2; exit 3"}, 10);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_NE(r.output.find("out\n"), std::string::npos);
+  EXPECT_NE(r.output.find("err\n"), std::string::npos);
+}
+
+TEST(ChildProcess, KillsTheWholeProcessGroupOnTimeout) {
+  auto start = std::chrono::steady_clock::now();
+  // The background sleep holds the output pipe too; it must die with the shell for the call to return.
+  ChildProcessResult r = run_child_process({"sh", "-c", "sleep 30 & sleep 30"}, 0.2);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.exit_code, -1);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+}
+
+TEST(ChildProcess, UnknownProgramThrows) {
+  EXPECT_THROW(run_child_process({"/nonexistent/program"}, 10), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace ingot

@@ -1,0 +1,456 @@
+// Lowering: one Before/Expected test per schedule primitive (printed loop IR, which the loop-IR verifier accepts),
+// and must-fail tests for invalid decisions matched on their message.
+#include "lower/lower.h"
+
+#include <gtest/gtest.h>
+
+#include "lower/verify_loop_function.h"
+#include "workloads/examples.h"
+
+namespace ingot {
+namespace {
+
+Program small_matmul() { return matmul(8, 6, 4); }
+
+Program elementwise() {
+  Tensor A = placeholder("A", {4, 6});
+  Tensor B = compute("B", {4, 6}, [&](const std::vector<Expr>& i) { return A(i[0], i[1]) * 2.0; });
+  Tensor C = compute("C", {4, 6}, [&](const std::vector<Expr>& i) { return B(i[0], i[1]) + 1.0; });
+  return Program({C}, "chain");
+}
+
+// The lowered function's IR; it must keep the contract of docs/loop_semantics.md.
+std::string lowered(const Program& p, const Schedule& s) {
+  LoopFunction f = lower(p, s);
+  EXPECT_EQ(loop_function_problems(f), std::vector<std::string>{}) << to_string(f);
+  return to_string(f);
+}
+
+void expect_schedule_error(const Program& p, const Schedule& s, const std::string& fragment) {
+  try {
+    lower(p, s);
+    FAIL() << "expected a ScheduleError containing: " << fragment;
+  } catch (const ScheduleError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << "message: " << e.what();
+  }
+}
+
+TEST(Lower, DefaultScheduleIsOneNestPerCompute) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule()), R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j in 0..6 {
+      C[((C.i * 6) + C.j)] = 0.0
+      for C.k in 0..4 {
+        C[((C.i * 6) + C.j)] = (C[((C.i * 6) + C.j)] + (A[((C.i * 4) + C.k)] * B[(C.j + (C.k * 6))]))
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, Split) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "i", 4)),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i.o in 0..2 {
+    for C.i.i in 0..4 {
+      for C.j in 0..6 {
+        C[(((C.i.i * 6) + (C.i.o * 24)) + C.j)] = 0.0
+        for C.k in 0..4 {
+          C[(((C.i.i * 6) + (C.i.o * 24)) + C.j)] = (C[(((C.i.i * 6) + (C.i.o * 24)) + C.j)] + (A[(((C.i.i * 4) + (C.i.o * 16)) + C.k)] * B[(C.j + (C.k * 6))]))
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, SplitWithGuardedTail) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "j", 4, true)),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j.o in 0..2 {
+      for C.j.i in 0..4 {
+        if ((C.j.i + (C.j.o * 4)) < 6) {
+          C[(((C.i * 6) + C.j.i) + (C.j.o * 4))] = 0.0
+        }
+        for C.k in 0..4 {
+          if ((C.j.i + (C.j.o * 4)) < 6) {
+            C[(((C.i * 6) + C.j.i) + (C.j.o * 4))] = (C[(((C.i * 6) + C.j.i) + (C.j.o * 4))] + (A[((C.i * 4) + C.k)] * B[((C.j.i + (C.j.o * 4)) + (C.k * 6))]))
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, Reorder) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().reorder("C", {"k", "i"})),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.j in 0..6 {
+    for C.i in 0..8 {
+      C[((C.i * 6) + C.j)] = 0.0
+    }
+  }
+  for C.k in 0..4 {
+    for C.j in 0..6 {
+      for C.i in 0..8 {
+        C[((C.i * 6) + C.j)] = (C[((C.i * 6) + C.j)] + (A[((C.i * 4) + C.k)] * B[(C.j + (C.k * 6))]))
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, FuseThenParallel) {
+  EXPECT_EQ(lowered(elementwise(), Schedule().compute_inline("B").fuse("C", "i", "j").parallel("C", "i+j")),
+            R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
+  for C.i+j in 0..24 parallel {
+    C[C.i+j] = ((A[C.i+j] * 2.0) + 1.0)
+  }
+}
+)");
+}
+
+TEST(Lower, VectorizeAndUnroll) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().reorder("C", {"i", "k", "j"}).vectorize("C", "j").unroll("C", "k")),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j in 0..6 vectorized {
+      C[((C.i * 6) + C.j)] = 0.0
+    }
+    for C.k in 0..4 unrolled {
+      for C.j in 0..6 vectorized {
+        C[((C.i * 6) + C.j)] = (C[((C.i * 6) + C.j)] + (A[((C.i * 4) + C.k)] * B[(C.j + (C.k * 6))]))
+      }
+    }
+  }
+}
+)");
+}
+
+// The innermost reduction loop may be vectorized: the C++ printer makes it a simd reduction (reassociated).
+TEST(Lower, VectorizeTheInnermostReductionAxis) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().vectorize("C", "k")),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j in 0..6 {
+      C[((C.i * 6) + C.j)] = 0.0
+      for C.k in 0..4 vectorized {
+        C[((C.i * 6) + C.j)] = (C[((C.i * 6) + C.j)] + (A[((C.i * 4) + C.k)] * B[(C.j + (C.k * 6))]))
+      }
+    }
+  }
+}
+)");
+}
+
+// A register tile: unrolled spatial loops may sit inside the vectorized reduction loop (one accumulator each in the
+// C++ printer); a serial spatial loop there may not.
+TEST(Lower, VectorizedReductionAroundAnUnrolledTile) {
+  EXPECT_EQ(
+      lowered(
+          small_matmul(),
+          Schedule().split("C", "j", 3).reorder("C", {"i", "j.o", "k", "j.i"}).vectorize("C", "k").unroll("C", "j.i")),
+      R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j.o in 0..2 {
+      for C.j.i in 0..3 unrolled {
+        C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] = 0.0
+      }
+      for C.k in 0..4 vectorized {
+        for C.j.i in 0..3 unrolled {
+          C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] = (C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] + (A[((C.i * 4) + C.k)] * B[((C.j.i + (C.j.o * 3)) + (C.k * 6))]))
+        }
+      }
+    }
+  }
+}
+)");
+  expect_schedule_error(small_matmul(), Schedule().reorder("C", {"i", "k", "j"}).vectorize("C", "k"),
+                        "or a reduction loop with only unrolled spatial loops inside");
+}
+
+// A GEMV's register tile of four rows in explicit vectors: the decision marks the vectorized reduction loop, and
+// lowering checks that the loop holds a tile the printer can compute in vectors.
+// y[i, j] = sum_k A[i, k] W[j, k]: both operands move along k by one element.
+Program dot_products(int64_t rows, int64_t cols, int64_t depth) {
+  Tensor A = placeholder("A", {rows, depth}), W = placeholder("W", {cols, depth});
+  IterVar k = reduce_axis(depth, "k");
+  Tensor C =
+      compute("C", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * W(i[1], k.var), {k}); });
+  return Program({C}, "dot_products");
+}
+
+TEST(Lower, ExplicitVectorsMarkARegisterTile) {
+  Program gemv = dot_products(8, 4, 32);
+  Schedule tile = Schedule().reorder("C", {"i", "k", "j"}).vectorize("C", "k").unroll("C", "j");
+  EXPECT_NE(
+      lowered(gemv, Schedule(tile).explicit_vectors("C", "k", 16)).find("for C.k in 0..32 vectorized explicit(16) {"),
+      std::string::npos);
+  expect_schedule_error(gemv, Schedule(tile).explicit_vectors("C", "k", 8),
+                        "explicit vectors of 8 lanes: the C++ printer writes 16-lane (AVX-512) vectors only");
+  expect_schedule_error(gemv, Schedule().explicit_vectors("C", "k", 16),
+                        "stage 'C': loop 'k' has explicit vectors but is serial; vectorize it");
+  expect_schedule_error(gemv, Schedule().explicit_vectors("C", "k", 16).split("C", "k", 4),
+                        "loop 'k' already has explicit vectors; split it first");
+  // Two rows are too few accumulators for vectors (the simd reduction is faster): refused once lowered.
+  expect_schedule_error(dot_products(8, 2, 32), Schedule(tile).explicit_vectors("C", "k", 16),
+                        "explicit_vectors: loop 'C.k' holds no register tile that explicit vectors of 16 lanes can "
+                        "compute");
+}
+
+TEST(Lower, ComputeInline) {
+  EXPECT_EQ(lowered(elementwise(), Schedule().compute_inline("B")), R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
+  for C.i in 0..4 {
+    for C.j in 0..6 {
+      C[((C.i * 6) + C.j)] = ((A[((C.i * 6) + C.j)] * 2.0) + 1.0)
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, ComputeAt) {
+  EXPECT_EQ(lowered(elementwise(), Schedule().split("C", "j", 3).compute_at("B", "C", "j.o")),
+            R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
+  for C.i in 0..4 {
+    for C.j.o in 0..2 {
+      alloc B: f32[1, 3] local {
+        for B.i in 0..1 {
+          for B.j in 0..3 {
+            B[B.j] = (A[((B.j + (C.i * 6)) + (C.j.o * 3))] * 2.0)
+          }
+        }
+        for C.j.i in 0..3 {
+          C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] = (B[C.j.i] + 1.0)
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, CacheWrite) {
+  EXPECT_EQ(lowered(small_matmul(),
+                    Schedule().split("C", "j", 3).reorder("C", {"i", "j.o", "k", "j.i"}).cache_write("C", "j.o")),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j.o in 0..2 {
+      alloc C.acc: f32[1, 3] local {
+        for C.acc.init.r0 in 0..1 {
+          for C.acc.init.r1 in 0..3 vectorized {
+            C.acc[C.acc.init.r1] = 0.0
+          }
+        }
+        for C.k in 0..4 {
+          for C.j.i in 0..3 {
+            C.acc[C.j.i] = (C.acc[C.j.i] + (A[((C.i * 4) + C.k)] * B[((C.j.i + (C.j.o * 3)) + (C.k * 6))]))
+          }
+        }
+        for C.acc.out.r0 in 0..1 {
+          for C.acc.out.r1 in 0..3 vectorized {
+            C[((C.acc.out.r1 + (C.i * 6)) + (C.j.o * 3))] = C.acc[C.acc.out.r1]
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, CacheWriteInsideAReductionAccumulates) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().reorder("C", {"k", "i"}).cache_write("C", "i")),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.j in 0..6 {
+    for C.i in 0..8 {
+      C[((C.i * 6) + C.j)] = 0.0
+    }
+  }
+  for C.k in 0..4 {
+    for C.j in 0..6 {
+      for C.i in 0..8 {
+        alloc C.acc: f32[1, 1] local {
+          for C.acc.init.r0 in 0..1 {
+            for C.acc.init.r1 in 0..1 {
+              C.acc[0] = C[((C.i * 6) + C.j)]
+            }
+          }
+          C.acc[0] = (C.acc[0] + (A[((C.i * 4) + C.k)] * B[(C.j + (C.k * 6))]))
+          for C.acc.out.r0 in 0..1 {
+            for C.acc.out.r1 in 0..1 {
+              C[((C.i * 6) + C.j)] = C.acc[0]
+            }
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, CacheRead) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule()
+                                        .split("C", "k", 2)
+                                        .reorder("C", {"k.o", "i", "j", "k.i"})
+                                        .cache_read("C", "B", MemoryScope::kLocal, "k.o")),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j in 0..6 {
+      C[((C.i * 6) + C.j)] = 0.0
+    }
+  }
+  for C.k.o in 0..2 {
+    alloc B.local.C: f32[2, 6] local {
+      for B.local.C.r0 in 0..2 {
+        for B.local.C.r1 in 0..6 vectorized {
+          B.local.C[((B.local.C.r0 * 6) + B.local.C.r1)] = B[(((B.local.C.r0 * 6) + B.local.C.r1) + (C.k.o * 12))]
+        }
+      }
+      for C.i in 0..8 {
+        for C.j in 0..6 {
+          for C.k.i in 0..2 {
+            C[((C.i * 6) + C.j)] = (C[((C.i * 6) + C.j)] + (A[(((C.i * 4) + C.k.i) + (C.k.o * 2))] * B.local.C[(C.j + (C.k.i * 6))]))
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, BindToBlocksAndThreadsWithSharedCache) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule()
+                                        .split("C", "i", 4)
+                                        .reorder("C", {"i.o", "i.i", "j", "k"})
+                                        .bind("C", "i.o", LoopKind::kBlockX)
+                                        .bind("C", "i.i", LoopKind::kThreadX)
+                                        .cache_read("C", "B", MemoryScope::kShared, "i.o")),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i.o in 0..2 blockIdx.x {
+    alloc B.shared.C: f32[4, 6] shared {
+      for B.shared.C.t in 0..24 threadIdx.x {
+        B.shared.C[B.shared.C.t] = B[B.shared.C.t]
+      }
+      barrier block
+      for C.i.i in 0..4 threadIdx.x {
+        for C.j in 0..6 {
+          C[(((C.i.i * 6) + (C.i.o * 24)) + C.j)] = 0.0
+          for C.k in 0..4 {
+            C[(((C.i.i * 6) + (C.i.o * 24)) + C.j)] = (C[(((C.i.i * 6) + (C.i.o * 24)) + C.j)] + (A[(((C.i.i * 4) + (C.i.o * 16)) + C.k)] * B.shared.C[(C.j + (C.k * 6))]))
+          }
+        }
+      }
+      barrier block
+    }
+  }
+}
+)");
+}
+
+TEST(Lower, DependentStagesGetAGridBarrier) {
+  EXPECT_EQ(lowered(elementwise(), Schedule()), R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
+  workspace B: f32[4, 6]
+  for B.i in 0..4 {
+    for B.j in 0..6 {
+      B[((B.i * 6) + B.j)] = (A[((B.i * 6) + B.j)] * 2.0)
+    }
+  }
+  barrier grid
+  for C.i in 0..4 {
+    for C.j in 0..6 {
+      C[((C.i * 6) + C.j)] = (B[((C.i * 6) + C.j)] + 1.0)
+    }
+  }
+}
+)");
+}
+
+// Must-fail: every invalid decision is rejected with its reason.
+TEST(LowerErrors, SplitFactorMustDivideWithoutGuard) {
+  expect_schedule_error(small_matmul(), Schedule().split("C", "j", 4),
+                        "split factor 4 does not divide the extent of 'j' (extent 6); use tail=guard");
+}
+
+TEST(LowerErrors, UnknownStageAndAxis) {
+  expect_schedule_error(small_matmul(), Schedule().split("X", "i", 2), "stage 'X': no such compute");
+  expect_schedule_error(small_matmul(), Schedule().split("A", "i", 2), "stage 'A': it is an input, not a compute");
+  expect_schedule_error(small_matmul(), Schedule().split("C", "z", 2), "stage 'C' has no loop 'z' (loops: i, j, k)");
+}
+
+TEST(LowerErrors, ReductionAxisCannotBeBoundOrParallel) {
+  expect_schedule_error(small_matmul(), Schedule().bind("C", "k", LoopKind::kThreadX),
+                        "cannot bind reduction axis 'k' to threadIdx.x");
+  expect_schedule_error(small_matmul(), Schedule().parallel("C", "k"), "cannot run reduction axis 'k' in parallel");
+  expect_schedule_error(small_matmul(), Schedule().reorder("C", {"i", "k", "j"}).vectorize("C", "k"),
+                        "vectorized loop 'k' must be the innermost loop");
+}
+
+TEST(LowerErrors, FuseRules) {
+  expect_schedule_error(small_matmul(), Schedule().fuse("C", "j", "k"),
+                        "cannot fuse a reduction axis with a spatial axis");
+  expect_schedule_error(small_matmul(), Schedule().fuse("C", "i", "k"), "are not adjacent");
+}
+
+TEST(LowerErrors, LoopKindPlacement) {
+  expect_schedule_error(small_matmul(), Schedule().parallel("C", "j"), "parallel loop 'j' must be among the outermost");
+  expect_schedule_error(small_matmul(), Schedule().vectorize("C", "i"),
+                        "vectorized loop 'i' must be the innermost loop");
+  expect_schedule_error(small_matmul(), Schedule().bind("C", "i", LoopKind::kThreadX),
+                        "thread loop 'i' must be inside a blockIdx loop");
+  expect_schedule_error(small_matmul(), Schedule().parallel("C", "i").vectorize("C", "i"),
+                        "loop 'i' is already parallel; it cannot also be vectorized");
+}
+
+TEST(LowerErrors, InlineRules) {
+  expect_schedule_error(small_matmul(), Schedule().compute_inline("C"), "'C' is a reduction and cannot be inlined");
+  expect_schedule_error(elementwise(), Schedule().compute_inline("C"), "'C' is an output and cannot be inlined");
+  expect_schedule_error(elementwise(), Schedule().compute_inline("B").split("B", "i", 2),
+                        "'B' is inlined, so its other decisions have no loops to apply to");
+}
+
+TEST(LowerErrors, ComputeAtRules) {
+  expect_schedule_error(elementwise(), Schedule().compute_at("C", "B", "i"), "'C' is an output");
+  expect_schedule_error(elementwise(), Schedule().compute_at("B", "C", "q"), "'C' has no loop 'q'");
+  Program two = two_gemm(4, 6, 4, 2);
+  expect_schedule_error(two, Schedule().compute_at("H", "Y", "i"), "'Y' does not read 'H'");
+  expect_schedule_error(softmax(4, 6), Schedule().compute_at("e", "Y", "i"),
+                        "'e' is also read by 'row_sum', so it cannot live inside 'Y' alone");
+}
+
+TEST(LowerErrors, CacheWriteMustSitInsideThreadLoops) {
+  expect_schedule_error(small_matmul(),
+                        Schedule()
+                            .split("C", "i", 4)
+                            .bind("C", "i.o", LoopKind::kBlockX)
+                            .bind("C", "i.i", LoopKind::kThreadX)
+                            .cache_write("C", "i.o"),
+                        "cache_write at 'i.o' must be inside every thread loop ('i.i' is inside it)");
+}
+
+// A tile must be the elements the loops inside its loop compute, written back whole. With j.o inside the tile at i,
+// one tile computes columns j.i and j.i + 3: the box between them has holes that belong to other iterations of the
+// cache_write loop, and writing it back would overwrite them.
+TEST(LowerErrors, CacheWriteTileMustBeDense) {
+  expect_schedule_error(small_matmul(),
+                        Schedule().split("C", "j", 3).reorder("C", {"j.i", "i", "j.o", "k"}).cache_write("C", "i"),
+                        "cache_write at 'i': the loops inside compute 2 elements spread over a box of 4");
+  // At j.o the tile is one element: dense.
+  lowered(small_matmul(), Schedule().split("C", "j", 3).reorder("C", {"j.i", "i", "j.o", "k"}).cache_write("C", "j.o"));
+}
+
+TEST(LowerErrors, CacheReadOfATensorNotRead) {
+  expect_schedule_error(elementwise(), Schedule().cache_read("C", "A", MemoryScope::kLocal, "i"),
+                        "stage 'C' does not read 'A'");
+}
+
+}  // namespace
+}  // namespace ingot

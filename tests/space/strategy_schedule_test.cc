@@ -1,0 +1,364 @@
+// Every fusion strategy's program, lowered from its plan with the fixed schedules, computes what the
+// interpreter computes on the small variants of the six paper models, and the kernels it runs are the plan's.
+#include "space/strategy_schedule.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "analysis/strategies.h"
+#include "codegen/pipeline.h"
+#include "interp/interpreter.h"
+#include "lower/kernels.h"
+#include "lower/lower.h"
+#include "ops/conv.h"
+#include "ops/elementwise.h"
+#include "runtime/local_run.h"
+#include "tests/support/fixed_targets.h"
+#include "workloads/lstm.h"
+#include "workloads/registry.h"
+
+namespace ingot {
+namespace {
+
+// A fixed AVX-512 CPU: the schedules must not depend on the machine running the test. Their code still runs
+// on an AVX2-only machine, where the printer's explicit 16-lane forms fall back to their portable loops.
+const Target& cpu() {
+  static const Target target = test_support::avx512_cpu();
+  return target;
+}
+
+TEST(StrategySchedule, PlanLayoutHasOneStepPerStageAndAKernelBoundaryPerKernel) {
+  Program p = make_workload("mmoe", find_workload("mmoe")->small);
+  PartitionPlan plan = make_plan("unfused", p, cpu());
+  StageLayout layout = plan_layout(plan);
+  ASSERT_EQ(layout.size(), p.computes().size());
+  EXPECT_FALSE(layout[0].kernel_before);
+  for (size_t n = 1; n < layout.size(); ++n) EXPECT_TRUE(layout[n].kernel_before) << n;
+  LoopFunction f = lower(p, strategy_schedule(p, plan));
+  EXPECT_EQ(kernel_traffic(f).kernel_count(), plan.kernel_count());
+  EXPECT_EQ(split_kernels(f).size(), size_t(plan.kernel_count()));
+}
+
+TEST(StrategySchedule, GlobalFusesAndMovesLessThanUnfused) {
+  for (const char* model : {"mmoe", "lstm", "bert"}) {
+    Program p = make_workload(model, find_workload(model)->small);
+    StrategyProgram unfused = make_strategy_program(p, "unfused", cpu());
+    StrategyProgram global = make_strategy_program(p, "global", cpu());
+    KernelTraffic u = kernel_traffic(lower(p, unfused.schedule));
+    KernelTraffic g = kernel_traffic(lower(p, global.schedule));
+    EXPECT_EQ(g.kernel_count(), 1) << model;
+    EXPECT_GT(u.kernel_count(), 10) << model;
+    EXPECT_LT(g.bytes_moved(), u.bytes_moved()) << model;
+  }
+}
+
+TEST(StrategySchedule, ScheduleRoundTripsThroughJsonWithItsLayout) {
+  Program p = make_workload("mmoe", find_workload("mmoe")->small);
+  for (const char* strategy : {"rules", "global"}) {
+    Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
+    Schedule back = Schedule::from_json(s.to_json());
+    EXPECT_EQ(back, s);
+    EXPECT_EQ(back.layout(), s.layout());
+  }
+}
+
+bool has_decision(const Schedule& s, DecisionKind kind, const std::string& stage, const std::string& axis = "") {
+  for (const Decision& d : s.decisions())
+    if (d.kind == kind && d.stage == stage && (axis.empty() || (!d.axes.empty() && d.axes[0] == axis))) return true;
+  return false;
+}
+
+TensorMap inputs_for(const Program& p) { return random_inputs(p, 3, {}); }
+
+void expect_matches_interpreter(const Program& p, const Schedule& s) {
+  TensorMap inputs = inputs_for(p);
+  LocalRunOptions options;
+  options.warmup_runs = 0;
+  options.min_repeat_ms = 0;
+  options.min_repeats = 1;
+  LocalRunResult r = local_run(p, s, inputs, interpret(p, inputs), options);
+  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_TRUE(r.correct);
+}
+
+// A squeeze-excitation gate (a sigmoid per channel) broadcast over a feature map stays a stage of its own even
+// in the global plan's single stage: inlined, it would run once per pixel instead of once per channel. A
+// transpose read the same way (pure data movement) is still folded into its reader.
+TEST(StrategySchedule, KeepsComputedValuesTheirReaderRereadsOutOfTheReader) {
+  const int64_t C = 8, HW = 64;
+  Tensor x = placeholder("x", {C, HW}), w = placeholder("w", {C});
+  auto scaled_by = [&](const Tensor& per_channel) {
+    return compute("y", {C, HW}, [&](const std::vector<Expr>& i) { return x(i[0], i[1]) * per_channel(i[0]); });
+  };
+  Tensor gate = compute("gate", {C}, [&](const std::vector<Expr>& i) { return math::sigmoid(w(i[0])); });
+  Program excite({scaled_by(gate)}, "squeeze_excite");
+  Tensor moved = compute("moved", {C}, [&](const std::vector<Expr>& i) { return w(C - 1 - i[0]); });
+  Program reversed({scaled_by(moved)}, "reversed_scale");
+  for (const Program* p : {&excite, &reversed}) {
+    StrategyProgram global = make_strategy_program(*p, "global", cpu());
+    ASSERT_EQ(global.plan.kernel_count(), 1);
+    ASSERT_EQ(global.plan.kernels[0].stages.size(), 1u) << p->name();
+    expect_matches_interpreter(*p, global.schedule);
+  }
+  Schedule excite_schedule = make_strategy_program(excite, "global", cpu()).schedule;
+  EXPECT_FALSE(has_decision(excite_schedule, DecisionKind::kComputeInline, "gate")) << excite_schedule.to_json();
+  Schedule reversed_schedule = make_strategy_program(reversed, "global", cpu()).schedule;
+  EXPECT_TRUE(has_decision(reversed_schedule, DecisionKind::kComputeInline, "moved")) << reversed_schedule.to_json();
+}
+
+// Attention heads merged back into rows (a transpose, then a reshape that merges the transposed axis) read by a
+// GEMM: folding both would load ctx[k / 8, i, k % 8] on the GEMM's vectorized reduction loop, so the transpose
+// is stored and the reshape, affine on the stored transpose, is still folded.
+TEST(StrategySchedule, StoresDataMovementThatWouldLeaveAReductionLoadNonAffine) {
+  const int64_t heads = 2, rows = 4, depth = 8, K = heads * depth, cols = 16;
+  Tensor ctx = placeholder("ctx", {heads, rows, depth}), W = placeholder("W", {cols, K});
+  Tensor t = compute("t", {rows, heads, depth}, [&](const std::vector<Expr>& i) { return ctx(i[1], i[0], i[2]); });
+  Tensor m = compute("m", {rows, K}, [&](const std::vector<Expr>& i) { return t(i[0], i[1] / depth, i[1] % depth); });
+  IterVar k = reduce_axis(K, "k");
+  Tensor y =
+      compute("y", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(m(i[0], k.var) * W(i[1], k.var), {k}); });
+  Program p({y}, "merge_heads");
+  StrategyProgram global = make_strategy_program(p, "global", cpu());
+  ASSERT_EQ(global.plan.kernel_count(), 1);
+  EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kComputeInline, "m")) << global.schedule.to_json();
+  EXPECT_FALSE(has_decision(global.schedule, DecisionKind::kComputeInline, "t")) << global.schedule.to_json();
+  std::string cpp = compile_to_cpp_source(p, global.schedule).source;
+  EXPECT_EQ(cpp.find("/ 8"), std::string::npos) << cpp;
+  expect_matches_interpreter(p, global.schedule);
+}
+
+// y[i] = sum_k W[i, k] x[k] reads W along k: the fixed CPU schedule vectorizes k (a simd reduction, a dot
+// product per row, two rows at once sharing the loads of x) instead of the rows, which would gather across them.
+TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
+  const int64_t rows = 64, K = 48;
+  Tensor W = placeholder("W", {rows, K}), x = placeholder("x", {K}), b = placeholder("b", {rows});
+  IterVar k = reduce_axis(K, "k");
+  Tensor gemv =
+      compute("gemv", {rows}, [&](const std::vector<Expr>& i) { return sum(W(i[0], k.var) * x(k.var), {k}); });
+  Tensor y = compute("y", {rows}, [&](const std::vector<Expr>& i) { return gemv(i[0]) + b(i[0]); });
+  Program p({y}, "gemv");
+  for (const char* strategy : {"unfused", "global"}) {
+    Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
+    EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "gemv", "k")) << strategy << ": " << s.to_json();
+    // Eight rows at once, each load of x shared by them: explicit vectors with AVX-512, a simd reduction elsewhere.
+    std::string source = compile_to_cpp_source(p, s).source;
+    EXPECT_NE(source.find("ingot_vacc7 += "), std::string::npos) << strategy << "\n" << source;
+    EXPECT_EQ(source.find("ingot_vacc8"), std::string::npos) << strategy << "\n" << source;
+    EXPECT_NE(source.find("#pragma omp simd reduction(+:ingot_acc0, ingot_acc1, ingot_acc2, ingot_acc3, ingot_acc4, "
+                          "ingot_acc5, ingot_acc6, ingot_acc7)\n"),
+              std::string::npos)
+        << strategy << "\n"
+        << source;
+    expect_matches_interpreter(p, s);
+  }
+  // A GEMM that reads both operands along its rows keeps vectorizing its columns.
+  Tensor A = placeholder("A", {16, K}), B = placeholder("B", {K, 32});
+  IterVar kk = reduce_axis(K, "k");
+  Tensor C =
+      compute("C", {16, 32}, [&](const std::vector<Expr>& i) { return sum(A(i[0], kk.var) * B(kk.var, i[1]), {kk}); });
+  Schedule s = make_strategy_program(Program({C}, "gemm"), "unfused", cpu()).schedule;
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "C", "j")) << s.to_json();
+}
+
+// A 1 x 1 convolution over an NCHW map, with its bias and ReLU (global: computed inside the epilogue's loop) or
+// alone (unfused): the last two axes run as one vectorized loop over the whole 6 x 6 plane, two output channels at
+// once (a register tile: 2 x 3 vectors of 16 lanes), instead of one row of 6 at a time. A padded 3 x 3
+// convolution, whose border guards use the rows and columns, and a strided 1 x 1 convolution keep their rows and
+// compute four channels at once where vectors have 16 lanes (a stencil tile, held in vector registers by the C++
+// printer: the border guards become lane masks, the strided loads the even elements of two vectors).
+TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
+  Tensor x = placeholder("x", {1, 16, 6, 6}), w = placeholder("w", {8, 16, 1, 1}), b = placeholder("b", {8});
+  Tensor y = relu("y", conv2d("c", x, w, b));
+  Program p({y}, "pointwise");
+  Schedule global = make_strategy_program(p, "global", cpu()).schedule;
+  for (const char* stage : {"y", "c_conv"}) {
+    EXPECT_TRUE(has_decision(global, DecisionKind::kFuse, stage, "l")) << stage << ": " << global.to_json();
+    EXPECT_TRUE(has_decision(global, DecisionKind::kVectorize, stage, "l+m")) << stage << ": " << global.to_json();
+  }
+  EXPECT_TRUE(has_decision(global, DecisionKind::kSplit, "c_conv", "j")) << global.to_json();
+  EXPECT_TRUE(has_decision(global, DecisionKind::kUnroll, "c_conv", "j.i")) << global.to_json();
+  EXPECT_TRUE(has_decision(global, DecisionKind::kComputeAt, "c_conv")) << global.to_json();
+  expect_matches_interpreter(p, global);
+  Schedule unfused = make_strategy_program(p, "unfused", cpu()).schedule;
+  EXPECT_TRUE(has_decision(unfused, DecisionKind::kVectorize, "c_conv", "l+m")) << unfused.to_json();
+  EXPECT_TRUE(has_decision(unfused, DecisionKind::kCacheWrite, "c_conv")) << unfused.to_json();
+  expect_matches_interpreter(p, unfused);
+
+  // The channels computed together fit the accumulator registers: the 36-element plane is 3 vectors of 16 lanes, so
+  // 4 channels (12 of AVX-512's 32 registers); with 8-lane vectors (16 registers, 12 for accumulators) it is 5
+  // vectors, so 2 channels.
+  auto channel_rows = [](const Schedule& s) {
+    for (const Decision& d : s.decisions())
+      if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "j") return d.factor;
+    return int64_t(1);
+  };
+  FixedScheduleOptions avx2;
+  avx2.simd_fp32_lanes = 8;
+  Schedule narrow = strategy_schedule(p, make_plan("unfused", p, cpu()), avx2);
+  EXPECT_EQ(channel_rows(unfused), cpu().cpu.simd_fp32_lanes >= 16 ? 4 : 2) << unfused.to_json();
+  EXPECT_EQ(channel_rows(narrow), 2) << narrow.to_json();
+  EXPECT_TRUE(has_decision(narrow, DecisionKind::kVectorize, "c_conv", "l+m")) << narrow.to_json();
+  expect_matches_interpreter(p, narrow);
+
+  Conv2dAttrs padded;
+  padded.padding = {1, 1, 1, 1};
+  Tensor w3 = placeholder("w3", {8, 16, 3, 3});
+  Program p3({relu("y", conv2d("c", x, w3, b, padded))}, "padded");
+  Conv2dAttrs strided;
+  strided.stride = {2, 2};
+  Program p2({relu("y", conv2d("c", x, w, b, strided))}, "strided");
+  for (const auto& [program, loads] :
+       {std::pair{p3, "ingot_lane_range("}, std::pair{p2, "= ingot_load_even_f32xN(0, 3, &x["}}) {
+    Schedule tiled = make_strategy_program(program, "global", cpu()).schedule;
+    EXPECT_FALSE(has_decision(tiled, DecisionKind::kFuse, "c_conv", "l")) << tiled.to_json();
+    EXPECT_TRUE(has_decision(tiled, DecisionKind::kVectorize, "c_conv", "m")) << tiled.to_json();
+    expect_matches_interpreter(program, tiled);
+    if (cpu().cpu.simd_fp32_lanes < 16) continue;
+    EXPECT_TRUE(has_decision(tiled, DecisionKind::kUnroll, "c_conv", "j.i")) << tiled.to_json();
+    std::string source = compile_to_cpp_source(program, tiled).source;
+    EXPECT_NE(source.find("ingot_t3 = ingot_load_masked_f32xN("), std::string::npos) << source;
+    EXPECT_NE(source.find(loads), std::string::npos) << source;
+  }
+}
+
+// A linear layer y[i, j] = sum_k A[i, k] W[j, k] + b[j], alone (unfused) or under its bias add (global): the
+// parallel loop visits W's rows outermost and A's rows inside them, so a tile of W stays in cache for every row of
+// A, and the dot products run as a 4 x 4 register tile, four rows of A by four rows of W (16 accumulators).
+TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
+  const int64_t rows = 12, cols = 128, K = 32;
+  Tensor A = placeholder("A", {rows, K}), W = placeholder("W", {cols, K}), b = placeholder("b", {cols});
+  IterVar k = reduce_axis(K, "k");
+  Tensor C =
+      compute("C", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * W(i[1], k.var), {k}); });
+  Tensor y = compute("y", {rows, cols}, [&](const std::vector<Expr>& i) { return C(i[0], i[1]) + b(i[1]); });
+  Program p({y}, "linear");
+  for (const char* strategy : {"unfused", "global"}) {
+    Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
+    bool unfused = std::string(strategy) == "unfused";
+    std::string host = unfused ? "C" : "y";
+    EXPECT_TRUE(has_decision(s, DecisionKind::kParallel, host, "j.o+i.o")) << strategy << ": " << s.to_json();
+    EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "C", "k")) << strategy << ": " << s.to_json();
+    // Unfused, C splits its own 4 x 64 tile per iteration into rows i.i and columns 16 x 4; under y, it computes
+    // y's 4 x 64 tile as rows i and columns 16 x 4.
+    EXPECT_TRUE(has_decision(s, DecisionKind::kUnroll, "C", unfused ? "i.i" : "i")) << strategy << ": " << s.to_json();
+    EXPECT_TRUE(has_decision(s, DecisionKind::kUnroll, "C", unfused ? "j.i.i" : "j.i"))
+        << strategy << ": " << s.to_json();
+    // The tile is held in explicit vectors because the schedule says so, for the target's 16 lanes.
+    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "C", "k")) << strategy << ": " << s.to_json();
+    std::string cpp = compile_to_cpp_source(p, s).source;
+    EXPECT_NE(cpp.find("ingot_vacc15 += "), std::string::npos) << strategy << cpp;
+    EXPECT_EQ(cpp.find("ingot_vacc16"), std::string::npos) << strategy << cpp;
+    expect_matches_interpreter(p, s);
+    // With 8-lane vectors (AVX2) there are no explicit vectors to write: the same tile is a simd reduction.
+    Schedule narrow = make_strategy_program(p, strategy, test_support::avx2_cpu()).schedule;
+    EXPECT_FALSE(has_decision(narrow, DecisionKind::kExplicitVectors, "C", "k")) << strategy << narrow.to_json();
+    EXPECT_EQ(compile_to_cpp_source(p, narrow).source.find("ingot_vacc"), std::string::npos) << strategy;
+  }
+  // Four rows in all: tiling them would leave the parallel loop one iteration per column tile only, so they stay
+  // an outer loop of their own.
+  Tensor A4 = placeholder("A", {4, K});
+  Tensor C4 =
+      compute("C", {4, 64}, [&](const std::vector<Expr>& i) { return sum(A4(i[0], k.var) * W(i[1], k.var), {k}); });
+  Schedule s4 = make_strategy_program(Program({C4}, "short"), "unfused", cpu()).schedule;
+  EXPECT_TRUE(has_decision(s4, DecisionKind::kParallel, "C")) << s4.to_json();
+  EXPECT_FALSE(has_decision(s4, DecisionKind::kUnroll, "C", "i.i")) << s4.to_json();
+}
+
+// The global plan's prefetches reach the program (BERT: each layer's biases and norm parameters; the stages after
+// its barriers read whole rows, so they stay apart): each is a prefetch at the end of the step before its stage,
+// ahead of the barrier, printed as each thread's share of the lines; the program still equals the interpreter.
+TEST(StrategySchedule, GlobalPrefetchesTheNextStagesWeightsBeforeTheBarrier) {
+  Program p = make_workload("bert", find_workload("bert")->small);
+  StrategyProgram global = make_strategy_program(p, "global", cpu());
+  std::vector<std::string> planned;
+  for (const PlanStage& stage : global.plan.kernels[0].stages)
+    planned.insert(planned.end(), stage.prefetch.begin(), stage.prefetch.end());
+  ASSERT_FALSE(planned.empty());
+  EXPECT_NE(global.schedule.to_json().find("\"prefetch\":["), std::string::npos);
+  LoopFunction f = lower(p, global.schedule);
+  std::vector<std::string> lowered;
+  const auto& top = as<SeqNode>(f.body)->stmts;
+  for (size_t n = 0; n < top.size(); ++n) {
+    auto* fetch = as<PrefetchNode>(top[n]);
+    if (!fetch) continue;
+    lowered.push_back(fetch->buffer->name);
+    size_t next = n + 1;
+    while (next < top.size() && as<PrefetchNode>(top[next])) ++next;
+    ASSERT_LT(next, top.size());
+    EXPECT_TRUE(as<BarrierNode>(top[next])) << to_string(f);
+  }
+  EXPECT_EQ(lowered, planned);
+  EXPECT_NE(cpp_source(f).source.find("__builtin_prefetch("), std::string::npos);
+  expect_matches_interpreter(p, global.schedule);
+
+  // A layout may only prefetch a buffer of the function, after some stage has run.
+  Schedule bad = global.schedule;
+  StageLayout layout = bad.layout();
+  layout[1].prefetch = {"no_such_tensor"};
+  bad.set_layout(layout);
+  EXPECT_THAT([&] { lower(p, bad); },
+              testing::ThrowsMessage<ScheduleError>(
+                  testing::HasSubstr("layout step #1: prefetch of 'no_such_tensor': not a tensor of the program")));
+  size_t with_prefetch = 1;
+  while (global.schedule.layout()[with_prefetch].prefetch.empty()) ++with_prefetch;
+  layout = global.schedule.layout();
+  layout[with_prefetch].kernel_before = true;
+  bad.set_layout(layout);
+  EXPECT_THAT([&] { lower(p, bad); }, testing::ThrowsMessage<ScheduleError>(testing::HasSubstr(
+                                          "the step starts a kernel, and a prefetch does not outlive the one before")));
+  layout = global.schedule.layout();
+  layout[0].prefetch = {planned[0]};
+  bad.set_layout(layout);
+  EXPECT_THAT([&] { lower(p, bad); },
+              testing::ThrowsMessage<ScheduleError>(testing::HasSubstr(
+                  "layout step #0: prefetch of '" + planned[0] + "': no stage runs before the step to hide it under")));
+}
+
+// An LSTM under `global` on the CPU: each step's GEMV U h runs over the chunks of hidden units its cell runs over,
+// all four gates of a chunk in one iteration, so codegen merges the GEMV with the cell and a step has one barrier
+// (the next step's GEMV reads all of h). The program still equals the interpreter.
+TEST(StrategySchedule, LstmStepsHaveOneBarrierEach) {
+  LstmSizes sizes{1, 4, 32, 16};
+  Program p = lstm(sizes);
+  StrategyProgram global = make_strategy_program(p, "global", cpu());
+  EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kParallel, "uh_l0_t1", "i.i.o")) << global.schedule.to_json();
+  EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kCacheWrite, "uh_l0_t1", "i.o")) << global.schedule.to_json();
+  std::string cpp = compile_to_cpp_source(p, global.schedule).source;
+  size_t barriers = 0;
+  for (size_t at = cpp.find("#pragma omp barrier"); at != std::string::npos;
+       at = cpp.find("#pragma omp barrier", at + 1))
+    ++barriers;
+  // 3 between the 4 steps, 1 after the input projections: they share the kernel here, and the first step's cell
+  // reads them, so it keeps the barrier that orders them.
+  EXPECT_EQ(barriers, size_t(sizes.steps)) << cpp;
+  expect_matches_interpreter(p, global.schedule);
+}
+
+class EveryStrategyOnEveryModel : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(EveryStrategyOnEveryModel, MatchesTheInterpreter) {
+  auto [model, strategy] = GetParam();
+  const WorkloadInfo* info = find_workload(model);
+  ASSERT_NE(info, nullptr);
+  Program p = make_workload(model, info->small);
+  StrategyProgram sp = make_strategy_program(p, strategy, cpu());
+  TensorMap inputs = random_inputs(p, 7, workload_input_ranges(model, info->small));
+  TensorMap expected = interpret(p, inputs);
+  LocalRunOptions options;
+  options.warmup_runs = 0;
+  options.min_repeat_ms = 0;
+  options.min_repeats = 1;
+  LocalRunResult r = local_run(p, sp.schedule, inputs, expected, options);
+  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << model << " " << strategy << ": " << c.message;
+  EXPECT_TRUE(r.correct);
+  EXPECT_EQ(kernel_traffic(r.function).kernel_count(), sp.plan.kernel_count());
+}
+
+INSTANTIATE_TEST_SUITE_P(SmallModels, EveryStrategyOnEveryModel,
+                         ::testing::Combine(::testing::Values("lstm", "mmoe", "bert", "resnext", "efficientnet",
+                                                              "swin"),
+                                            ::testing::Values("unfused", "rules", "subgraph", "global")),
+                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+
+}  // namespace
+}  // namespace ingot
