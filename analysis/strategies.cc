@@ -109,7 +109,7 @@ class GroupBuilder {
     for (const auto& [p, kind] : flow_.producers[t]) {
       if (group_of_[p] != g) continue;
       if (horizontal) return false;
-      if (options_.single_consumer_edges_only && flow_.reader_count[p] != 1) return false;
+      if (options_.single_reader_edges_only && flow_.reader_count[p] != 1) return false;
       if (has_reduction_[g] && (t_reduces || !is_epilogue_read(kind))) return false;
     }
     if (!horizontal && t_reduces && (has_reduction_[g] || computes_[g])) return false;

@@ -30,10 +30,10 @@ PartitionPlan global_plan(const ProgramAnalysis& analysis);
 
 // How fusion_groups may join a TE to a group (docs/plans.md).
 struct FusionOptions {
-  bool single_consumer_edges_only = false;  // rules: fuse only along a tensor read by one TE
-  bool horizontal = false;                  // global: join independent reductions of one shape and depth
-  int64_t block_limit = 0;                  // global on a GPU: a horizontal group's blocks stay within it; 0 = none
-  const std::vector<int>* part = nullptr;   // global: a part per TE; TEs of different parts never share a group
+  bool single_reader_edges_only = false;   // rules: fuse only along a tensor read by one TE
+  bool horizontal = false;                 // global: join independent reductions of one shape and depth
+  int64_t block_limit = 0;                 // global on a GPU: a horizontal group's blocks stay within it; 0 = none
+  const std::vector<int>* part = nullptr;  // global: a part per TE; TEs of different parts never share a group
 };
 // Fusion groups: positions into analysis.tes, each group ascending, groups in a topological order.
 std::vector<std::vector<int>> fusion_groups(const ProgramAnalysis& analysis, const FusionOptions& options);

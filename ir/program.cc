@@ -28,7 +28,7 @@ Program::Program(std::vector<Tensor> outputs, std::string name) : name_(std::mov
     visit(t);
   }
   for (const Tensor& c : order_)
-    for (const Tensor& in : c->inputs()) consumers_[in.get()].push_back(c);
+    for (const Tensor& in : c->inputs()) readers_of_[in.get()].push_back(c);
 }
 
 std::vector<Tensor> Program::placeholders() const {
@@ -57,9 +57,9 @@ bool Program::is_output(const Tensor& t) const {
   return false;
 }
 
-std::vector<Tensor> Program::consumers(const Tensor& t) const {
-  auto it = consumers_.find(t.get());
-  return it == consumers_.end() ? std::vector<Tensor>{} : it->second;
+std::vector<Tensor> Program::readers(const Tensor& t) const {
+  auto it = readers_of_.find(t.get());
+  return it == readers_of_.end() ? std::vector<Tensor>{} : it->second;
 }
 
 std::string tensor_definition(const Tensor& t) {

@@ -25,7 +25,7 @@ class Program {
   Tensor find(const std::string& name) const;
   bool is_output(const Tensor& t) const;
   // Compute tensors that read t, in topological order.
-  std::vector<Tensor> consumers(const Tensor& t) const;
+  std::vector<Tensor> readers(const Tensor& t) const;
 
   // Canonical text: every tensor in topological order with shape, dtype and body. Equal text <=> equal
   // programs, so hash and equality are derived from it.
@@ -37,7 +37,7 @@ class Program {
   std::string name_;
   std::vector<Tensor> outputs_;
   std::vector<Tensor> order_;
-  std::map<const TensorNode*, std::vector<Tensor>> consumers_;  // built once: whole-model programs are large
+  std::map<const TensorNode*, std::vector<Tensor>> readers_of_;  // built once: whole-model programs are large
 };
 
 // Text of one tensor's definition, as it appears in Program::to_string().

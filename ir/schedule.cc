@@ -107,9 +107,9 @@ Schedule& Schedule::bind(const std::string& stage, const std::string& axis, Loop
   append(d);
   return *this;
 }
-Schedule& Schedule::compute_at(const std::string& stage, const std::string& consumer, const std::string& axis) {
+Schedule& Schedule::compute_at(const std::string& stage, const std::string& reader, const std::string& axis) {
   Decision d = make_decision(DecisionKind::kComputeAt, stage, {axis});
-  d.target = consumer;
+  d.target = reader;
   append(d);
   return *this;
 }

@@ -1,7 +1,8 @@
 // A schedule is a replayable list of decisions about how to run a program's computes (split, reorder, fuse,
 // parallel, vectorize, unroll, bind, compute_at, compute_inline, cache_write, cache_read, explicit_vectors), and
 // optionally the stage layout a partition plan fixes (the order of stages, their barriers and kernels). It is plain
-// data with a canonical JSON form: the tuner samples it, the database stores it, lowering replays it.
+// data with a canonical JSON form: the tuner samples it, the database stores it, lowering replays it. What each
+// decision means and the rules it must keep: docs/schedules.md; lowering (lower/lower.h) checks every rule.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +41,7 @@ struct Decision {
                                   // axis; reorder: the new order; fuse: outer then inner
   int64_t factor = 0;             // split: extent of the inner axis; explicit_vectors: fp32 lanes per vector
   bool guard_tail = false;        // split: allow a factor that does not divide, guarding the tail
-  std::string target;             // compute_at: the consumer stage whose loop `axes[0]` hosts this stage
+  std::string target;             // compute_at: the reader stage whose loop `axes[0]` hosts this stage
   std::string tensor;             // cache_read: the tensor read through the cache
   MemoryScope scope = MemoryScope::kLocal;  // cache_read
   LoopKind bind = LoopKind::kSerial;        // bind: a blockIdx / threadIdx kind
@@ -84,7 +85,7 @@ class Schedule {
   Schedule& vectorize(const std::string& stage, const std::string& axis);
   Schedule& unroll(const std::string& stage, const std::string& axis);
   Schedule& bind(const std::string& stage, const std::string& axis, LoopKind kind);
-  Schedule& compute_at(const std::string& stage, const std::string& consumer, const std::string& axis);
+  Schedule& compute_at(const std::string& stage, const std::string& reader, const std::string& axis);
   Schedule& compute_inline(const std::string& stage);
   Schedule& cache_write(const std::string& stage, const std::string& axis);
   Schedule& cache_read(const std::string& stage, const std::string& tensor, MemoryScope scope, const std::string& axis);

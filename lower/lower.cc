@@ -56,7 +56,7 @@ struct Region {
 struct Stage {
   Tensor tensor;
   Expr body;                           // after inlining; a ReduceNode at the top for reductions
-  std::vector<int64_t> domain;         // extent per spatial dimension (a region when computed at a consumer)
+  std::vector<int64_t> domain;         // extent per spatial dimension (a region when computed at a reader)
   std::vector<Expr> origin;            // global index of domain coordinate 0, per spatial dimension
   std::vector<bool> origin_may_leave;  // whether origin + coordinate may fall outside the tensor
   std::vector<Leaf> leaves;
@@ -283,32 +283,31 @@ class Lowering {
       fail(d.to_string() + ": '" + name + "' is already computed at '" + s.attach_stage + "'");
     auto it = stages_.find(d.target);
     if (it == stages_.end()) fail(d.to_string() + ": no compute named '" + d.target + "'");
-    Stage& consumer = it->second;
-    if (consumer.inlined) fail(d.to_string() + ": '" + d.target + "' is inlined and has no loops");
+    Stage& reader = it->second;
+    if (reader.inlined) fail(d.to_string() + ": '" + d.target + "' is inlined and has no loops");
     if (program_.is_output(s.tensor)) fail(d.to_string() + ": '" + name + "' is an output, so it must be a root stage");
-    if (!reads_in_loop_vars_exists(consumer, name))
+    if (!reads_in_loop_vars_exists(reader, name))
       fail(d.to_string() + ": '" + d.target + "' does not read '" + name + "'");
     // Reads through an inlined tensor count as reads by that tensor's readers: bodies are inlined already.
     for (const std::string& other_name : readers_[name])
       if (!stages_.at(other_name).inlined && other_name != d.target)
         fail(d.to_string() + ": '" + name + "' is also read by '" + other_name + "', so it cannot live inside '" +
              d.target + "' alone");
-    int pos = leaf_position(consumer, d.axes[0]);
+    int pos = leaf_position(reader, d.axes[0]);
     if (pos < 0)
-      fail(d.to_string() + ": '" + d.target + "' has no loop '" + d.axes[0] + "' (loops: " + leaf_names(consumer) +
-           ")");
-    if (consumer.leaves[pos].kind == LoopKind::kVectorized)
+      fail(d.to_string() + ": '" + d.target + "' has no loop '" + d.axes[0] + "' (loops: " + leaf_names(reader) + ")");
+    if (reader.leaves[pos].kind == LoopKind::kVectorized)
       fail(d.to_string() + ": loop '" + d.axes[0] + "' is vectorized and cannot hold another stage");
     s.attach_stage = d.target;
     s.attach_axis = d.axes[0];
-    Region region = infer_region(reads_in_loop_vars(consumer, name), inner_loop_vars(consumer, pos), s.tensor->shape);
+    Region region = infer_region(reads_in_loop_vars(reader, name), inner_loop_vars(reader, pos), s.tensor->shape);
     s.domain = region.extent;
     s.origin = region.lo;
     s.origin_may_leave = region.may_leave_bounds;
   }
 
-  bool reads_in_loop_vars_exists(const Stage& consumer, const std::string& tensor) const {
-    auto it = reads_.find(consumer.tensor->name);
+  bool reads_in_loop_vars_exists(const Stage& reader, const std::string& tensor) const {
+    auto it = reads_.find(reader.tensor->name);
     return it != reads_.end() && it->second.count(tensor) > 0;
   }
 

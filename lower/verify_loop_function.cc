@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "ir/functor.h"
+#include "lower/vector_tiles.h"
 
 namespace ingot {
 
@@ -294,7 +295,12 @@ class Verifier : public ExprVisitor {
 
 }  // namespace
 
-std::vector<std::string> loop_function_problems(const LoopFunction& f) { return Verifier(f).run(); }
+std::vector<std::string> loop_function_problems(const LoopFunction& f) {
+  std::vector<std::string> problems = Verifier(f).run();
+  if (f.body)
+    for (const std::string& tile : explicit_vector_problems(f.body)) problems.push_back("explicit vectors: " + tile);
+  return problems;
+}
 
 void verify_loop_function(const LoopFunction& f, const std::string& after_pass) {
   std::vector<std::string> problems = loop_function_problems(f);

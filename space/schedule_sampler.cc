@@ -30,7 +30,7 @@ class Sampler {
 
   Schedule run() {
     std::vector<Tensor> computes = program_.computes();
-    // Consumers first: a stage placed inside its consumer needs the consumer's loop names.
+    // Readers first: a stage placed inside its reader needs the reader's loop names.
     for (auto it = computes.rbegin(); it != computes.rend(); ++it) schedule_stage(*it);
     // Decisions are grouped per stage in topological order so the JSON reads naturally.
     Schedule out;
@@ -54,7 +54,7 @@ class Sampler {
     while (!frontier.empty()) {
       Tensor cur = frontier.back();
       frontier.pop_back();
-      for (const Tensor& c : program_.consumers(cur)) {
+      for (const Tensor& c : program_.readers(cur)) {
         if (inlined_.count(c->name))
           frontier.push_back(c);
         else if (std::find(readers.begin(), readers.end(), c->name) == readers.end())
@@ -67,7 +67,7 @@ class Sampler {
   // Whether the layout lets t be computed inside its readers: all of them are in t's step (or there is no layout).
   bool fusible_in_its_step(const Tensor& t) {
     if (step_of_.empty()) return true;
-    for (const Tensor& c : program_.consumers(t))
+    for (const Tensor& c : program_.readers(t))
       if (step_of_.at(c->name) != step_of_.at(t->name)) return false;
     return true;
   }
@@ -107,7 +107,7 @@ class Sampler {
   // identical loop nests once) while the search still chooses per kind of stage.
   bool follow_representative(const Tensor& t) {
     std::string reader = program_.is_output(t) ? "" : sole_reader(t);
-    // Readers are scheduled first (consumers before producers), so the reader's group is known; two readers
+    // Readers are scheduled first (readers before producers), so the reader's group is known; two readers
     // of one group have the same loops to attach to.
     std::string key = signature(t) + "|" + (program_.is_output(t) ? "output" : "") +
                       (fusible_in_its_step(t) ? "" : "|unfusible") + "|" +

@@ -44,7 +44,7 @@ class StrategyScheduler {
     for (const Tensor& t : computes)
       if (!stage_of_.count(t->name))
         throw std::invalid_argument("strategy_schedule: compute '" + t->name + "' is in no stage of the plan");
-    // Consumers first: a reduction computed inside its reader needs the reader's loop names.
+    // Readers first: a reduction computed inside its reader needs the reader's loop names.
     for (auto it = computes.rbegin(); it != computes.rend(); ++it) decide(*it);
     Schedule out;
     for (const Tensor& t : computes)
@@ -56,7 +56,7 @@ class StrategyScheduler {
  private:
   bool fused_into_its_stage(const Tensor& t) {
     if (program_.is_output(t)) return false;
-    std::vector<Tensor> readers = program_.consumers(t);
+    std::vector<Tensor> readers = program_.readers(t);
     return !readers.empty() && std::all_of(readers.begin(), readers.end(), [&](const Tensor& r) {
       return stage_of_.at(r->name) == stage_of_.at(t->name);
     });
@@ -69,7 +69,7 @@ class StrategyScheduler {
     while (!frontier.empty()) {
       Tensor cur = frontier.back();
       frontier.pop_back();
-      for (const Tensor& c : program_.consumers(cur)) {
+      for (const Tensor& c : program_.readers(cur)) {
         if (inlined_.count(c->name))
           frontier.push_back(c);
         else
@@ -129,7 +129,7 @@ class StrategyScheduler {
   // feature map, ran 12 544 sigmoids per channel, and a LayerNorm mean computed inside its reader's tiles ran
   // once per tile.
   bool reread_by_a_reader(const Tensor& t) {
-    for (const Tensor& reader : program_.consumers(t)) {
+    for (const Tensor& reader : program_.readers(t)) {
       int64_t iterations = reader->num_elements();
       if (const ReduceNode* r = reader->reduction())
         for (const IterVar& k : r->axes) iterations *= k.extent;

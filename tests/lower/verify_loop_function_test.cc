@@ -320,6 +320,23 @@ TEST(VerifyLoopFunction, VectorizedLoopsHoldOnlyUnrolledLoops) {
                    "unrolled ones, a register tile)"});
 }
 
+// A loop marked for explicit vectors must hold a register tile they can compute: one fold into y, not a tile.
+TEST(VerifyLoopFunction, ExplicitVectorsHoldARegisterTile) {
+  Buffer x = global_buffer("x", {32}), y = global_buffer("y", {1});
+  Expr k = var("k");
+  LoopFunction f{
+      "one_fold", {x}, {y}, {}, for_loop(k, 32, LoopKind::kVectorized, store(y, 0, load(y, 0) + load(x, k)), 16)};
+  expect_problems(f, R"(func one_fold(x: f32[32]) -> (y: f32[1]) {
+  for k in 0..32 vectorized explicit(16) {
+    y[0] = (y[0] + x[k])
+  }
+}
+)",
+                  {"explicit vectors: loop 'k' holds no register tile that explicit vectors of 16 lanes can compute "
+                   "(docs/schedules.md: a vectorized + reduction of 4 to 24 folds of f32 +, -, * terms, or a spatial "
+                   "tile's vectorized loop)"});
+}
+
 // ---- barriers and prefetches ----
 
 TEST(VerifyLoopFunction, KernelBarriersSeparateTopLevelStages) {
