@@ -12,10 +12,11 @@ namespace ingot::cli {
 
 namespace {
 
-std::string ms(const std::optional<double>& s) {
+// One figure of a measurement's statistics in milliseconds, "-" for a measurement without run times.
+std::string ms(const std::optional<RunStatistics>& s, double RunStatistics::*figure) {
   if (!s) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", *s * 1e3);
+  std::snprintf(buf, sizeof buf, "%.4f", (*s).*figure * 1e3);
   return buf;
 }
 
@@ -45,15 +46,17 @@ void add_results_commands(CLI::App& app) {
       j["workload_hash"] = b->candidate.workload_hash;
       j["target"] = b->candidate.target;
       j["candidate"] = b->candidate.hash;
-      j["median_s"] = *b->measurement.median_s;
-      j["min_s"] = *b->measurement.min_s;
+      j["median_s"] = b->measurement.statistics->median;
+      j["min_s"] = b->measurement.statistics->min;
       j["runs"] = b->measurement.run_seconds.size();
       j["schedule"] = nlohmann::json::parse(b->candidate.schedule_json);
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << b->workload_name << " on " << b->candidate.target << ": median " << ms(b->measurement.median_s)
-                << " ms, min " << ms(b->measurement.min_s) << " ms over " << b->measurement.run_seconds.size()
-                << " runs (candidate " << b->candidate.hash << ", run " << b->measurement.run_id << ")\n"
+      std::cout << b->workload_name << " on " << b->candidate.target << ": median "
+                << ms(b->measurement.statistics, &RunStatistics::median) << " ms, min "
+                << ms(b->measurement.statistics, &RunStatistics::min) << " ms over "
+                << b->measurement.run_seconds.size() << " runs (candidate " << b->candidate.hash << ", run "
+                << b->measurement.run_id << ")\n"
                 << b->candidate.schedule_json << "\n";
     }
   });
@@ -69,8 +72,9 @@ void add_results_commands(CLI::App& app) {
     for (const MeasuredCandidate& m : d.history(workload, limit))
       std::printf("%-24s %-16s %-5lld %-16s %12s %12s  %s%s%s\n", m.measurement.measured_at.c_str(),
                   m.workload_name.c_str(), (long long)m.measurement.trial_index,
-                  to_string(m.measurement.error_class).c_str(), ms(m.measurement.median_s).c_str(),
-                  ms(m.measurement.min_s).c_str(), m.candidate.hash.c_str(),
+                  to_string(m.measurement.error_class).c_str(),
+                  ms(m.measurement.statistics, &RunStatistics::median).c_str(),
+                  ms(m.measurement.statistics, &RunStatistics::min).c_str(), m.candidate.hash.c_str(),
                   m.measurement.error_message.empty() ? "" : "  ", m.measurement.error_message.substr(0, 80).c_str());
   });
 

@@ -64,7 +64,7 @@ void add_run_command(CLI::App& app) {
         if (r.kernels.size() == 1)
           std::printf("  grid %lld x %lld threads", static_cast<long long>(r.kernels[0].launch.num_blocks()),
                       static_cast<long long>(r.kernels[0].launch.threads_per_block()));
-        correct = r.correct, median = r.median_seconds, min = r.min_seconds, runs = r.seconds.size();
+        correct = r.correct, median = r.statistics.median, min = r.statistics.min, runs = r.seconds.size();
         checks = r.checks;
       } else {
         LocalRunResult r = local_run(program, s, inputs, expected, options);
@@ -73,7 +73,7 @@ void add_run_command(CLI::App& app) {
                     r.correct ? "correct" : "WRONG  ", static_cast<long long>(traffic.kernel_count()),
                     double(traffic.bytes_moved()) / 1e6, r.library.compile_seconds,
                     r.library.cache_hit ? " (cached)" : "");
-        correct = r.correct, median = r.median_seconds, min = r.min_seconds, runs = r.seconds.size();
+        correct = r.correct, median = r.statistics.median, min = r.statistics.min, runs = r.seconds.size();
         checks = r.checks;
       }
       all_correct &= correct;

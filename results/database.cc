@@ -159,10 +159,9 @@ MeasuredCandidate read_measured_candidate(const std::string& path, const Stateme
         path, "measurement " + std::to_string(m.id) + ": run_seconds '" + json + "' is not a JSON array of numbers");
   }
   m.run_seconds = std::move(*seconds);
-  m.min_s = row.column_optional_double(12);
-  m.median_s = row.column_optional_double(13);
-  m.mean_s = row.column_optional_double(14);
-  m.stddev_s = row.column_optional_double(15);
+  std::optional<double> min = row.column_optional_double(12), median = row.column_optional_double(13),
+                        mean = row.column_optional_double(14), stddev = row.column_optional_double(15);
+  if (min && median && mean && stddev) m.statistics = RunStatistics{*min, *median, *mean, *stddev};
   m.compile_seconds = row.column_optional_double(16);
   m.measured_at = row.column_text(17);
   return r;

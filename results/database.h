@@ -12,6 +12,7 @@
 
 #include "results/database_error.h"
 #include "results/error_class.h"
+#include "results/run_statistics.h"
 
 namespace ingot {
 
@@ -54,9 +55,9 @@ struct MeasurementRecord {
   ErrorClass error_class = ErrorClass::kNone;
   std::string error_message;
   std::vector<double> run_seconds;  // every timed run, in order; may be empty for an error
-  // Derived by add_measurement from run_seconds (sample standard deviation, 0 for one run); nullopt when
+  // Derived by add_measurement from run_seconds (columns min_s, median_s, mean_s, stddev_s); nullopt when
   // run_seconds is empty. Values given to add_measurement are ignored.
-  std::optional<double> min_s, median_s, mean_s, stddev_s;
+  std::optional<RunStatistics> statistics;
   std::optional<double> compile_seconds;  // nullopt when nothing was compiled
   std::string measured_at;                // set by add_measurement
 };

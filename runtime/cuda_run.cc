@@ -125,11 +125,7 @@ CudaRunResult cuda_run(const Program& program, const LoopFunction& function, con
 
   result.seconds =
       time_repeats(run_once, {options.warmup_runs, options.min_repeat_ms, options.min_repeats, options.max_repeats});
-  RunStatistics stats = run_statistics(result.seconds);
-  result.min_seconds = stats.min;
-  result.median_seconds = stats.median;
-  result.mean_seconds = stats.mean;
-  result.stddev_seconds = stats.stddev;
+  result.statistics = run_statistics(result.seconds);
   return result;
 }
 

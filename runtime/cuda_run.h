@@ -12,6 +12,7 @@
 #include "ir/host_tensor.h"
 #include "ir/program.h"
 #include "ir/stmt.h"
+#include "results/run_statistics.h"
 
 namespace ingot {
 
@@ -42,7 +43,7 @@ struct CudaRunResult {
   std::vector<Comparison> checks;  // one per program output, in order
   bool correct = false;
   std::vector<double> seconds;  // every timed run (all kernels queued, then waited for); empty when wrong
-  double min_seconds = 0, median_seconds = 0, mean_seconds = 0, stddev_seconds = 0;
+  RunStatistics statistics;     // of seconds
 };
 
 // `function` is `program` lowered (its inputs are the program's placeholders, its outputs the program's

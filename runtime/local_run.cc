@@ -42,11 +42,7 @@ LocalRunResult local_run(const Program& program, const Schedule& schedule, const
 
   result.seconds = time_repeats([&] { module.run(in, out); },
                                 {options.warmup_runs, options.min_repeat_ms, options.min_repeats, options.max_repeats});
-  RunStatistics stats = run_statistics(result.seconds);
-  result.min_seconds = stats.min;
-  result.median_seconds = stats.median;
-  result.mean_seconds = stats.mean;
-  result.stddev_seconds = stats.stddev;
+  result.statistics = run_statistics(result.seconds);
   return result;
 }
 

@@ -37,7 +37,7 @@ struct LocalRunResult {
   std::vector<Comparison> checks;  // one per program output, in order
   bool correct = false;
   std::vector<double> seconds;  // every timed run; empty when the first run was wrong
-  double min_seconds = 0, median_seconds = 0, mean_seconds = 0, stddev_seconds = 0;
+  RunStatistics statistics;     // of seconds
 };
 
 // Throws ScheduleError for an invalid schedule and CompileError when the compiler fails. A wrong answer is

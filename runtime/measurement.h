@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "results/error_class.h"
+#include "results/run_statistics.h"
 
 namespace ingot {
 
@@ -16,8 +17,7 @@ struct Measurement {
 
   // Every timed run, in order; empty unless error_class is kNone.
   std::vector<double> run_seconds;
-  // run_statistics (runtime/local_run.h) of run_seconds.
-  double min_seconds = 0, median_seconds = 0, mean_seconds = 0, stddev_seconds = 0;
+  RunStatistics statistics;  // of run_seconds
 
   // Compiler wall time; 0 when the library came from the kernel cache.
   double compile_seconds = 0;

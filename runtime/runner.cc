@@ -535,11 +535,7 @@ Measurement Runner::measure(const BuildResult& candidate) const {
     return m;
   }
   m.run_seconds = std::move(parsed.seconds);
-  RunStatistics stats = run_statistics(m.run_seconds);
-  m.min_seconds = stats.min;
-  m.median_seconds = stats.median;
-  m.mean_seconds = stats.mean;
-  m.stddev_seconds = stats.stddev;
+  m.statistics = run_statistics(m.run_seconds);
   return m;
 }
 

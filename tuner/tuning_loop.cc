@@ -78,7 +78,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   progress.trials_budget = options.trials;
   auto refresh_best = [&] {
     if (auto best = db.best(summary.workload_hash, summary.target)) {
-      progress.best_seconds = best->measurement.median_s;
+      progress.best_seconds = best->measurement.statistics->median;
       summary.best_schedule_json = best->candidate.schedule_json;
     }
   };
@@ -136,7 +136,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       }
       Measurement m = runner.measure(built[n]);
       result.error_class = m.error_class;
-      if (m.ok()) result.seconds = m.median_seconds;
+      if (m.ok()) result.seconds = m.statistics.median;
       MeasurementRecord record;
       record.candidate_hash = result.candidate.hash_hex();
       record.run_id = summary.run_id;
@@ -161,7 +161,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
         progress.eta_seconds = per_trial * double(std::max<int64_t>(0, options.trials - progress.trials_done));
       }
       progress.last = "trial " + std::to_string(result.trial_index) + ": " + to_string(m.error_class) +
-                      (m.ok() ? " " + std::to_string(m.median_seconds * 1e3) + " ms" : ": " + m.error_message);
+                      (m.ok() ? " " + std::to_string(m.statistics.median * 1e3) + " ms" : ": " + m.error_message);
       if (on_progress) on_progress(progress);
     }
     std::vector<TrialResult> told;

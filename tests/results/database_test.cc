@@ -198,7 +198,7 @@ TEST(Database, MeasurementsRoundTripWithEveryRunTime) {
   std::vector<double> seconds = {3.0, 0.1, 2.0, 1e-7, 3.141592653589793, 1.0 / 3.0};
   MeasurementRecord m = measurement(hash_of(2), run, seconds);
   m.trial_index = 17;
-  m.min_s = 99;  // ignored: statistics come from the run times
+  m.statistics = RunStatistics{99, 99, 99, 99};  // ignored: statistics come from the run times
   int64_t id = db.add_measurement(m);
   EXPECT_GT(id, 0);
 
@@ -211,13 +211,13 @@ TEST(Database, MeasurementsRoundTripWithEveryRunTime) {
   EXPECT_EQ(back.run_id, run);
   EXPECT_EQ(back.error_class, ErrorClass::kNone);
   EXPECT_EQ(back.target_description, "cpu test target");
-  EXPECT_DOUBLE_EQ(*back.min_s, 1e-7);
-  EXPECT_DOUBLE_EQ(*back.median_s, (1.0 / 3.0 + 2.0) / 2);
+  EXPECT_DOUBLE_EQ(back.statistics->min, 1e-7);
+  EXPECT_DOUBLE_EQ(back.statistics->median, (1.0 / 3.0 + 2.0) / 2);
   double mean = (3.0 + 0.1 + 2.0 + 1e-7 + 3.141592653589793 + 1.0 / 3.0) / 6;
-  EXPECT_DOUBLE_EQ(*back.mean_s, mean);
+  EXPECT_DOUBLE_EQ(back.statistics->mean, mean);
   double squares = 0;
   for (double s : seconds) squares += (s - mean) * (s - mean);
-  EXPECT_DOUBLE_EQ(*back.stddev_s, std::sqrt(squares / 5));
+  EXPECT_DOUBLE_EQ(back.statistics->stddev, std::sqrt(squares / 5));
   EXPECT_DOUBLE_EQ(*back.compile_seconds, 0.25);
   EXPECT_EQ(rows[0].workload_name, "mlp");
   EXPECT_EQ(rows[0].candidate.schedule_json, candidate(2, hash_of(1)).schedule_json);
@@ -234,7 +234,7 @@ TEST(Database, MeasurementsRoundTripWithEveryRunTime) {
   EXPECT_EQ(rows[1].measurement.error_class, ErrorClass::kCompileError);
   EXPECT_EQ(rows[1].measurement.error_message, "error: expected ';'");
   EXPECT_TRUE(rows[1].measurement.run_seconds.empty());
-  EXPECT_FALSE(rows[1].measurement.median_s);
+  EXPECT_FALSE(rows[1].measurement.statistics);
   EXPECT_FALSE(rows[1].measurement.compile_seconds);
   EXPECT_EQ(sql_value(db.path(), "SELECT run_seconds FROM measurements WHERE error_class = 'compile_error'"), "[]");
 }

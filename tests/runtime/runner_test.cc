@@ -131,12 +131,12 @@ class RunnerTest : public ::testing::Test {
     ASSERT_GE(m.run_seconds.size(), 5u);
     for (double s : m.run_seconds) EXPECT_GT(s, 0);
     RunStatistics stats = run_statistics(m.run_seconds);
-    EXPECT_DOUBLE_EQ(m.min_seconds, stats.min);
-    EXPECT_DOUBLE_EQ(m.median_seconds, stats.median);
-    EXPECT_DOUBLE_EQ(m.mean_seconds, stats.mean);
-    EXPECT_DOUBLE_EQ(m.stddev_seconds, stats.stddev);
-    EXPECT_LE(m.min_seconds, m.median_seconds);
-    EXPECT_LE(m.min_seconds, m.mean_seconds);
+    EXPECT_DOUBLE_EQ(m.statistics.min, stats.min);
+    EXPECT_DOUBLE_EQ(m.statistics.median, stats.median);
+    EXPECT_DOUBLE_EQ(m.statistics.mean, stats.mean);
+    EXPECT_DOUBLE_EQ(m.statistics.stddev, stats.stddev);
+    EXPECT_LE(m.statistics.min, m.statistics.median);
+    EXPECT_LE(m.statistics.min, m.statistics.mean);
     EXPECT_LT(m.max_abs_error, 1e-4);
   }
 
@@ -215,7 +215,7 @@ TEST_F(RunnerTest, WrongNumbersAreAWrongAnswerNamingTheFirstBadElementAndTheRunG
   EXPECT_THAT(m.error_message, HasSubstr("output 'C'"));
   EXPECT_THAT(m.error_message, HasSubstr("element 7:"));
   EXPECT_TRUE(m.run_seconds.empty());
-  EXPECT_EQ(m.min_seconds, 0);
+  EXPECT_EQ(m.statistics.min, 0);
   EXPECT_NEAR(m.max_abs_error, 1.0, 1e-3);
   expect_good_measurement(r.measure(candidate(kGood)));
 }

@@ -93,7 +93,7 @@ TEST_P(EveryStrategyOnTheGpu, MatchesTheInterpreter) {
   EXPECT_EQ(int64_t(r.kernels.size()), sp.plan.kernel_count());
   std::printf("%s %s on %s: %zu kernels, %d binaries, compile %.1f s, median %.3f ms\n", model.c_str(),
               strategy.c_str(), r.device.c_str(), r.kernels.size(), r.distinct_binaries, r.compile_seconds,
-              r.median_seconds * 1e3);
+              r.statistics.median * 1e3);
 }
 
 INSTANTIATE_TEST_SUITE_P(SmallModels, EveryStrategyOnTheGpu,

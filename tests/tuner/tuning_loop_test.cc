@@ -98,10 +98,10 @@ TEST_F(TuningLoop, MeasuresTheBudgetAndKeepsTheBest) {
   EXPECT_EQ(db.history().size(), 5u);
   auto best = db.best("matmul", s.target);
   ASSERT_TRUE(best.has_value());
-  EXPECT_DOUBLE_EQ(*best->measurement.median_s, *s.best_seconds);
+  EXPECT_DOUBLE_EQ(best->measurement.statistics->median, *s.best_seconds);
   for (const MeasuredCandidate& m : db.history())
     if (m.measurement.error_class == ErrorClass::kNone) {
-      EXPECT_LE(*s.best_seconds, *m.measurement.median_s);
+      EXPECT_LE(*s.best_seconds, m.measurement.statistics->median);
     }
   EXPECT_TRUE(db.check().ok);
 }
@@ -249,7 +249,8 @@ void expect_told_as_stored(const std::vector<TrialResult>& told, const TuneSumma
     if (r.skipped) continue;
     EXPECT_EQ(m->second.measurement.trial_index, r.trial_index);
     EXPECT_EQ(r.error_class, m->second.measurement.error_class);
-    EXPECT_EQ(r.seconds, m->second.measurement.median_s);
+    ASSERT_EQ(r.seconds.has_value(), m->second.measurement.statistics.has_value());
+    if (r.seconds) EXPECT_EQ(*r.seconds, m->second.measurement.statistics->median);
   }
 }
 
