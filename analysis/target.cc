@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "ir/scalar_text.h"
+#include "ir/yaml_values.h"
 
 namespace ingot {
 
@@ -271,15 +272,10 @@ std::vector<std::string> field_keys(const std::vector<IntField>& fields) {
 
 bool is_power_of_two(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
-// Reads one file, throwing TargetError at a node's position; remembers where each key was written.
-class Parser {
+// Reads one file, throwing TargetError at a node's position (ir/yaml_values.h); remembers where each key was written.
+class Parser : public YamlValues<TargetError> {
  public:
-  explicit Parser(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& path, const std::string& problem) const {
-    bool known = !mark.is_null() && mark.line >= 0;
-    throw TargetError(source_, known ? mark.line + 1 : 1, known ? mark.column + 1 : 1, path, problem);
-  }
+  explicit Parser(std::string source) : YamlValues(std::move(source)) {}
 
   Target parse(const std::string& text) {
     std::vector<YAML::Node> documents;
@@ -345,18 +341,6 @@ class Parser {
   }
 
  private:
-  static std::string describe(const YAML::Node& v) {
-    switch (v.Type()) {
-      case YAML::NodeType::Null: return "nothing";
-      case YAML::NodeType::Sequence: return "a list";
-      case YAML::NodeType::Map: return "a mapping";
-      case YAML::NodeType::Scalar: return (quoted(v) ? "the string \"" : "'") + v.Scalar() + (quoted(v) ? "\"" : "'");
-      default: return "an undefined value";
-    }
-  }
-  // Plain scalars carry the non-specific tag "?", quoted ones "!": a quoted 64 is text, not a number.
-  static bool quoted(const YAML::Node& v) { return v.Tag() == "!"; }
-
   // Records every key and leaf value under map; unknown keys, duplicates and non-mapping sections fail here.
   void collect(const YAML::Node& map, const std::string& prefix, const std::vector<std::string>& known) {
     for (const auto& entry : map) {
@@ -382,29 +366,13 @@ class Parser {
     }
   }
 
-  std::string string(const std::string& path) const {
-    const YAML::Node& v = values_.at(path);
-    if (v.Type() != YAML::NodeType::Scalar) fail(v.Mark(), path, "expected a string, got " + describe(v));
-    return v.Scalar();
-  }
-
+  // The value at a key path that collect() recorded.
+  std::string string(const std::string& path) const { return YamlValues::string(values_.at(path), path); }
   int64_t integer(const std::string& path, int64_t min) const {
-    const YAML::Node& v = values_.at(path);
-    std::string problem;
-    std::optional<int64_t> value;
-    if (v.Type() == YAML::NodeType::Scalar && !quoted(v))
-      value = integer_from_text(v.Scalar(), min, INT64_MAX, problem);
-    if (!value) fail(v.Mark(), path, problem.empty() ? "expected an integer, got " + describe(v) : problem);
-    return *value;
+    return YamlValues::integer(values_.at(path), path, min, INT64_MAX);
   }
-
   double positive_number(const std::string& path) const {
-    const YAML::Node& v = values_.at(path);
-    if (v.Type() != YAML::NodeType::Scalar || quoted(v)) fail(v.Mark(), path, "expected a number, got " + describe(v));
-    std::string problem;
-    std::optional<double> value = number_from_text(v.Scalar(), 0, /*min_is_exclusive=*/true, problem);
-    if (!value) fail(v.Mark(), path, problem.empty() ? "expected a finite number, got " + describe(v) : problem);
-    return *value;
+    return number(values_.at(path), path, 0, /*min_is_exclusive=*/true);
   }
 
   // Where to report a broken relation between two figures: the one written in the file (the second if both).
@@ -450,7 +418,6 @@ class Parser {
     }
   }
 
-  std::string source_;
   YAML::Node root_;
   std::map<std::string, YAML::Mark> keys_;    // every key path seen, sections included
   std::map<std::string, YAML::Node> values_;  // every leaf value

@@ -15,17 +15,19 @@
 #include <type_traits>
 
 #include "ir/scalar_text.h"
+#include "ir/yaml_values.h"
 #include "workloads/onnx_import.h"
 
 namespace ingot {
 
 namespace {
 
-// Turns YAML nodes into checked values, throwing ConfigError at the node's position.
-class Reader {
+// Turns YAML nodes into checked values (ir/yaml_values.h), throwing ConfigError at the node's position, and makes
+// the config's paths absolute.
+class Reader : public YamlValues<ConfigError> {
  public:
   Reader(std::string source, std::string base_directory)
-      : source_(std::move(source)), base_directory_(std::move(base_directory)) {}
+      : YamlValues(std::move(source)), base_directory_(std::move(base_directory)) {}
 
   // A path from the config, made absolute against the base directory.
   std::string absolute_path(const std::string& path) const {
@@ -34,51 +36,8 @@ class Reader {
     return std::filesystem::absolute(p).lexically_normal().string();
   }
 
-  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& path, const std::string& problem) const {
-    // Marks are 0-based; a node without a position (an empty document) is reported at the file's start.
-    bool known = !mark.is_null() && mark.line >= 0;
-    throw ConfigError(source_, known ? mark.line + 1 : 1, known ? mark.column + 1 : 1, path, problem);
-  }
-
-  static std::string describe(const YAML::Node& v) {
-    switch (v.Type()) {
-      case YAML::NodeType::Null: return "nothing";
-      case YAML::NodeType::Sequence: return "a list";
-      case YAML::NodeType::Map: return "a mapping";
-      case YAML::NodeType::Scalar: return (quoted(v) ? "the string \"" : "'") + v.Scalar() + (quoted(v) ? "\"" : "'");
-      default: return "an undefined value";
-    }
-  }
-
-  int64_t integer(const YAML::Node& v, const std::string& path, int64_t min, int64_t max) const {
-    std::string problem;
-    std::optional<int64_t> value;
-    if (v.Type() == YAML::NodeType::Scalar && !quoted(v)) value = integer_from_text(v.Scalar(), min, max, problem);
-    if (!value) fail(v.Mark(), path, problem.empty() ? "expected an integer, got " + describe(v) : problem);
-    return *value;
-  }
-
-  // A finite number >= min (> min when min_is_exclusive).
-  double number(const YAML::Node& v, const std::string& path, double min, bool min_is_exclusive) const {
-    if (v.Type() != YAML::NodeType::Scalar || quoted(v)) fail(v.Mark(), path, "expected a number, got " + describe(v));
-    std::string problem;
-    std::optional<double> value = number_from_text(v.Scalar(), min, min_is_exclusive, problem);
-    if (!value) fail(v.Mark(), path, problem.empty() ? "expected a finite number, got " + describe(v) : problem);
-    return *value;
-  }
-
-  std::string string(const YAML::Node& v, const std::string& path) const {
-    if (v.Type() == YAML::NodeType::Null)
-      fail(v.Mark(), path, "expected a string, got nothing (write \"\" for an empty string)");
-    if (v.Type() != YAML::NodeType::Scalar) fail(v.Mark(), path, "expected a string, got " + describe(v));
-    return v.Scalar();
-  }
-
  private:
-  // Plain scalars carry the non-specific tag "?", quoted ones "!": a quoted 64 is text, not a number.
-  static bool quoted(const YAML::Node& v) { return v.Tag() == "!"; }
-
-  std::string source_, base_directory_;
+  std::string base_directory_;
 };
 
 std::string join(const std::vector<std::string>& names) {
