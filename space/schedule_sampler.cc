@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/access.h"
+#include "space/explicit_vectors.h"
 #include "space/gpu_binding.h"
 
 namespace ingot {
@@ -329,7 +330,8 @@ class Sampler {
 }  // namespace
 
 Schedule sample_schedule(const Program& program, std::mt19937_64& rng, const SamplerOptions& options) {
-  return Sampler(program, rng, options).run();
+  Schedule s = Sampler(program, rng, options).run();
+  return options.gpu ? s : with_explicit_vectors(program, std::move(s), options.simd_fp32_lanes);
 }
 
 }  // namespace ingot

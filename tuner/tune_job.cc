@@ -43,6 +43,7 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path) {
   PartitionPlan plan = make_plan(config.search.fusion, workload.program, target);
   SamplerOptions sampler;
   sampler.layout = plan_layout(plan);
+  sampler.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
   auto space = std::make_shared<const SamplerSpace>(workload.program, sampler);
   std::unique_ptr<SearchStrategy> search = make_search_strategy(config.search.strategy, space, config.seed);
   return TuneJob{std::move(workload.name), std::move(workload.program), std::move(target),

@@ -36,6 +36,39 @@ TEST(ScheduleSampler, EverySampleLowersOnEveryExample) {
   }
 }
 
+// Sampled register tiles of a GEMV-like program (y[i, j] = sum_k A[i, k] W[j, k]) that explicit vectors can hold
+// get the decision on 16-lane targets, never on 8-lane ones; every such schedule lowers and computes what the
+// interpreter computes.
+TEST(ScheduleSampler, RegisterTilesGetExplicitVectorsOnSixteenLanes) {
+  Tensor A = placeholder("A", {8, 64}), W = placeholder("W", {16, 64});
+  IterVar k = reduce_axis(64, "k");
+  Tensor C =
+      compute("C", {8, 16}, [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * W(i[1], k.var), {k}); });
+  Program p({C}, "dot_products");
+  auto explicit_count = [](const Schedule& s) {
+    int n = 0;
+    for (const Decision& d : s.decisions()) n += d.kind == DecisionKind::kExplicitVectors;
+    return n;
+  };
+  SamplerOptions avx2;
+  avx2.simd_fp32_lanes = 8;
+  int with_vectors = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    std::mt19937_64 rng(seed), same(seed);
+    Schedule s = sample_schedule(p, rng);
+    EXPECT_EQ(explicit_count(sample_schedule(p, same, avx2)), 0) << seed;
+    if (explicit_count(s) == 0) continue;
+    ++with_vectors;
+    EXPECT_NE(compile_to_cpp_source(p, s).source.find("ingot_vacc"), std::string::npos) << s.to_json();
+    if (with_vectors <= 2) {
+      TensorMap inputs = random_inputs(p, 5, {});
+      LocalRunResult r = local_run(p, s, inputs, interpret(p, inputs));
+      EXPECT_TRUE(r.correct) << s.to_json();
+    }
+  }
+  EXPECT_GT(with_vectors, 0);
+}
+
 TEST(ScheduleSampler, GpuSamplesBindBlocksAndThreads) {
   for (const ExampleProgram& e : example_programs()) {
     Program p = e.make_small();

@@ -250,7 +250,9 @@ void expect_told_as_stored(const std::vector<TrialResult>& told, const TuneSumma
     EXPECT_EQ(m->second.measurement.trial_index, r.trial_index);
     EXPECT_EQ(r.error_class, m->second.measurement.error_class);
     ASSERT_EQ(r.seconds.has_value(), m->second.measurement.statistics.has_value());
-    if (r.seconds) EXPECT_EQ(*r.seconds, m->second.measurement.statistics->median);
+    if (r.seconds) {
+      EXPECT_EQ(*r.seconds, m->second.measurement.statistics->median);
+    }
   }
 }
 
