@@ -7,6 +7,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"ingot: a whole-model deep-learning compiler and auto-tuner"};
+  app.set_version_flag("--version", std::string("ingot ") + INGOT_VERSION);
   app.require_subcommand(1);
   ingot::cli::add_lower_command(app);
   ingot::cli::add_run_command(app);
@@ -15,6 +16,19 @@ int main(int argc, char** argv) {
   ingot::cli::add_export_command(app);
   ingot::cli::add_verify_command(app);
   ingot::cli::add_plan_command(app);
+  // CLI11 answers an unknown command with "A subcommand is required": name it and the known ones instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      found |= sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      std::cerr << "ingot: error: unknown command '" << argv[1] << "' (commands: " << known << ")\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

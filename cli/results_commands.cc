@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "configs/flag_values.h"
 #include "results/database.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/registry.h"
@@ -25,7 +26,7 @@ std::string ms(const std::optional<RunStatistics>& s, double RunStatistics::*fig
 void add_results_commands(CLI::App& app) {
   static std::string db = "ingot.db", workload, target;
   static bool json = false;
-  static int64_t limit = 20;
+  static std::string limit = "20";
   static int threads = 0;
 
   CLI::App* best = app.add_subcommand("best", "The best measured schedule of a workload");
@@ -66,10 +67,11 @@ void add_results_commands(CLI::App& app) {
   history->add_option("--workload", workload, "Workload name or hash (default: all)");
   history->add_option("--limit", limit, "Only the latest N (0: all)")->capture_default_str();
   history->callback([] {
+    int64_t latest = integer_flag("--limit", limit, 0, INT64_MAX);  // checked before the database is opened
     Database d = Database::open(db);
     std::printf("%-24s %-16s %-5s %-16s %12s %12s  %s\n", "measured_at", "workload", "trial", "error", "median_ms",
                 "min_ms", "candidate");
-    for (const MeasuredCandidate& m : d.history(workload, limit))
+    for (const MeasuredCandidate& m : d.history(workload, latest))
       std::printf("%-24s %-16s %-5lld %-16s %12s %12s  %s%s%s\n", m.measurement.measured_at.c_str(),
                   m.workload_name.c_str(), (long long)m.measurement.trial_index,
                   to_string(m.measurement.error_class).c_str(),

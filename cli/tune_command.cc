@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "configs/flag_values.h"
 #include "configs/run_config.h"
 #include "tuner/tune_job.h"
 
@@ -31,21 +32,25 @@ std::string duration_text(double seconds) {
 
 void add_tune_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("tune", "Run a tuning job from a YAML config");
-  static std::string config_path, db;
-  static int64_t trials = -1;
-  static double minutes = -1;
-  static int64_t seed = -1;
+  // Flags are read as text and checked as the config keys they override (configs/flag_values.h).
+  static std::string config_path, db, trials, minutes, seed;
   cmd->add_option("config", config_path, "Run config (YAML), e.g. configs/quickstart.yaml")->required();
   cmd->add_option("--db", db, "Database file (overrides the config's database)");
-  cmd->add_option("--trials", trials, "Trials budget (overrides budget.trials)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--minutes", minutes, "Time budget (overrides budget.minutes)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--seed", seed, "Seed (overrides the config's seed)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--trials", trials, "Trials budget (overrides budget.trials)");
+  cmd->add_option("--minutes", minutes, "Time budget (overrides budget.minutes)");
+  cmd->add_option("--seed", seed, "Seed (overrides the config's seed)");
   cmd->callback([] {
+    // The flags first: a bad one is refused before the config is read or a database touched.
+    std::optional<int64_t> trials_value, seed_value;
+    std::optional<double> minutes_value;
+    if (!trials.empty()) trials_value = integer_flag("--trials", trials, 0, INT64_MAX);
+    if (!minutes.empty()) minutes_value = number_flag("--minutes", minutes, 0, false);
+    if (!seed.empty()) seed_value = integer_flag("--seed", seed, 0, INT64_MAX);
     RunConfig config = load_run_config(config_path);
     if (!db.empty()) config.database = db;
-    if (trials >= 0) config.budget.trials = trials;
-    if (minutes >= 0) config.budget.minutes = minutes;
-    if (seed >= 0) config.seed = uint64_t(seed);
+    if (trials_value) config.budget.trials = *trials_value;
+    if (minutes_value) config.budget.minutes = *minutes_value;
+    if (seed_value) config.seed = uint64_t(*seed_value);
     if (config.budget.trials <= 0 && config.budget.minutes <= 0)
       throw std::invalid_argument("the budget needs trials or minutes above 0 (--trials or --minutes)");
     TuneJob job = make_tune_job(config, config_path);
