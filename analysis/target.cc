@@ -429,14 +429,7 @@ Target parse_target(const std::string& yaml_text, const std::string& source_name
   return Parser(source_name).parse(yaml_text);
 }
 
-Target load_target(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TargetError(path, 0, 0, "", "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw TargetError(path, 0, 0, "", "cannot read the file");
-  return parse_target(text.str(), path);
-}
+Target load_target(const std::string& path) { return parse_target(read_user_file<TargetError>(path), path); }
 
 Target resolve_target(const std::string& name_or_path) {
   if (std::optional<Target> builtin = find_target(name_or_path)) return *builtin;

@@ -29,9 +29,9 @@ void add_results_commands(CLI::App& app) {
   static std::string limit = "20";
   static int threads = 0;
 
-  CLI::App* best = app.add_subcommand("best", "The best measured schedule of a workload");
+  CLI::App* best = app.add_subcommand("best", "The best measured schedule of a workload, or of every workload");
   best->add_option("--db", db, "Database file")->capture_default_str();
-  best->add_option("--workload", workload, "Workload name or hash")->required();
+  best->add_option("--workload", workload, "Workload name or hash (default: one line per workload)");
   best->add_option("--target", target, "Target key (default: this machine's CPU target)");
   best->add_option("--threads", threads, "Threads of the CPU target, when --target is not given (0: all cores)")
       ->capture_default_str();
@@ -39,6 +39,25 @@ void add_results_commands(CLI::App& app) {
   best->callback([] {
     Database d = Database::open(db);
     std::string t = target.empty() ? cpu_target_key(threads) : target;
+    if (workload.empty()) {
+      std::vector<MeasuredCandidate> all = d.best_of_every_workload(t);
+      if (all.empty()) throw std::runtime_error("no correct measurement on target '" + t + "' in " + db);
+      nlohmann::json list = nlohmann::json::array();
+      for (const MeasuredCandidate& b : all) {
+        if (json) {
+          list.push_back({{"workload", b.workload_name},
+                          {"workload_hash", b.candidate.workload_hash},
+                          {"candidate", b.candidate.hash},
+                          {"median_s", b.measurement.statistics->median}});
+          continue;
+        }
+        std::cout << b.workload_name << " (" << b.candidate.workload_hash << "): median "
+                  << ms(b.measurement.statistics, &RunStatistics::median) << " ms, candidate " << b.candidate.hash
+                  << "\n";
+      }
+      if (json) std::cout << list.dump(2) << "\n";
+      return;
+    }
     auto b = d.best(workload, t);
     if (!b) throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
     if (json) {

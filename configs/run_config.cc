@@ -321,12 +321,7 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& sour
 }
 
 RunConfig load_run_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, 0, "", "cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError(path, 0, 0, "", "cannot read the file");
-  return parse_run_config(text.str(), path, std::filesystem::path(path).parent_path().string());
+  return parse_run_config(read_user_file<ConfigError>(path), path, std::filesystem::path(path).parent_path().string());
 }
 
 std::vector<ConfigKey> run_config_keys() {

@@ -6,8 +6,13 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "ir/scalar_text.h"
@@ -68,5 +73,22 @@ class YamlValues {
 
   std::string source_;
 };
+
+// The text of a user's file; throws Error (line and column 0) saying why it cannot be had: "is a directory, not a
+// file", or the system's reason ("cannot open the file: No such file or directory").
+template <class Error>
+std::string read_user_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path, 0, 0, "", "is a directory, not a file");
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(path, 0, 0, "",
+                std::string("cannot open the file") + (errno ? ": " + std::string(std::strerror(errno)) : ""));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(path, 0, 0, "", "cannot read the file");
+  return text.str();
+}
 
 }  // namespace ingot

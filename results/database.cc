@@ -436,6 +436,17 @@ std::optional<MeasuredCandidate> Database::best(const std::string& workload, con
   return read_measured_candidate(impl_->path, select);
 }
 
+std::vector<MeasuredCandidate> Database::best_of_every_workload(const std::string& target) const {
+  std::lock_guard lock(impl_->mutex);
+  Statement select(impl_->db(), std::string("SELECT ") + kMeasuredCandidateColumns +
+                                    " FROM best_per_workload_target WHERE target = ?1 ORDER BY workload_name, "
+                                    "workload_hash");
+  select.bind(1, target);
+  std::vector<MeasuredCandidate> rows;
+  while (select.step()) rows.push_back(read_measured_candidate(impl_->path, select));
+  return rows;
+}
+
 std::vector<MeasuredCandidate> Database::history(const std::string& workload, int64_t limit) const {
   std::lock_guard lock(impl_->mutex);
   // Newest first so LIMIT keeps the latest; reversed below into time order.

@@ -133,6 +133,8 @@ class Database {
   // the best_per_workload_target view. workload is a hash or a name; a name shared by several workloads
   // throws, listing their hashes.
   std::optional<MeasuredCandidate> best(const std::string& workload, const std::string& target) const;
+  // The best of every workload measured correctly on the target, by workload name then hash.
+  std::vector<MeasuredCandidate> best_of_every_workload(const std::string& target) const;
 
   // Measurements in the order they were made (measured_at, then id). workload ("" = all) is a hash or a
   // name (all workloads of that name); limit > 0 keeps only the latest `limit`, still oldest first.

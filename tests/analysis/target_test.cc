@@ -266,7 +266,8 @@ TEST(Target, LoadsFilesAndResolvesNames) {
     load_target((dir / "missing.yaml").string());
     ADD_FAILURE() << "no error";
   } catch (const TargetError& e) {
-    EXPECT_EQ(std::string(e.what()), (dir / "missing.yaml").string() + ":0:0: cannot open the file");
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "missing.yaml").string() + ":0:0: cannot open the file: No such file or directory");
     EXPECT_EQ(e.line(), 0);
   }
   try {

@@ -278,7 +278,17 @@ TEST(RunConfigErrors, UnreadableFile) {
     load_run_config(missing);
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), missing + ":0:0: cannot open the file");
+    EXPECT_EQ(std::string(e.what()), missing + ":0:0: cannot open the file: No such file or directory");
+  }
+}
+
+TEST(RunConfigErrors, ADirectoryIsNoConfig) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  try {
+    load_run_config(dir);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), dir + ":0:0: is a directory, not a file");
   }
 }
 

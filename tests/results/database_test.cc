@@ -318,6 +318,23 @@ TEST(DatabaseViews, BestPerWorkloadTargetIsTheFastestCorrectMeasurement) {
   EXPECT_EQ(f.db.best(f.mlp, "cpu")->candidate.hash, f.b);
 }
 
+// Every workload's best on a target at once (`ingot best` without --workload): lstm has only errors, so none.
+TEST(DatabaseViews, BestOfEveryWorkloadOnATarget) {
+  ViewFixture f;
+  f.db.add_candidate(candidate(0xf, f.lstm));
+  int64_t run = f.db.begin_run(run_info());
+  f.db.add_measurement(measurement(hash_of(0xf), run, {7, 8, 9}));
+  std::vector<MeasuredCandidate> all = f.db.best_of_every_workload("cpu");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].workload_name, "lstm");
+  EXPECT_EQ(all[0].candidate.hash, hash_of(0xf));
+  EXPECT_EQ(all[0].measurement.statistics->median, 8);
+  EXPECT_EQ(all[1].workload_name, "mlp");
+  EXPECT_EQ(all[1].candidate.hash, f.b);
+  EXPECT_EQ(f.db.best_of_every_workload("cuda").size(), 1u);
+  EXPECT_TRUE(f.db.best_of_every_workload("gpu").empty());
+}
+
 TEST(DatabaseViews, ErrorSummaryCountsPerWorkloadTargetAndClass) {
   ViewFixture f;
   Rows rows = sql_rows(f.path,
