@@ -24,7 +24,7 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--target", target, "Target key (default: this machine's CPU target)");
   cmd->add_option("--threads", threads, "Threads of the CPU target, when --target is not given")->capture_default_str();
   cmd->callback([] {
-    Database d = Database::open(db);
+    Database d = Database::open_existing(db);
     std::string t = target.empty() ? cpu_target_key(threads) : target;
     auto best = d.best(workload, t);
     if (!best) throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);

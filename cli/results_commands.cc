@@ -37,7 +37,7 @@ void add_results_commands(CLI::App& app) {
       ->capture_default_str();
   best->add_flag("--json", json, "Print JSON");
   best->callback([] {
-    Database d = Database::open(db);
+    Database d = Database::open_existing(db);
     std::string t = target.empty() ? cpu_target_key(threads) : target;
     if (workload.empty()) {
       std::vector<MeasuredCandidate> all = d.best_of_every_workload(t);
@@ -87,7 +87,7 @@ void add_results_commands(CLI::App& app) {
   history->add_option("--limit", limit, "Only the latest N (0: all)")->capture_default_str();
   history->callback([] {
     int64_t latest = integer_flag("--limit", limit, 0, INT64_MAX);  // checked before the database is opened
-    Database d = Database::open(db);
+    Database d = Database::open_existing(db);
     std::printf("%-24s %-16s %-5s %-16s %12s %12s  %s\n", "measured_at", "workload", "trial", "error", "median_ms",
                 "min_ms", "candidate");
     for (const MeasuredCandidate& m : d.history(workload, latest))
@@ -104,7 +104,7 @@ void add_results_commands(CLI::App& app) {
   dbcmd->require_subcommand(1);
   check->add_option("--db", db, "Database file")->capture_default_str();
   check->callback([] {
-    IntegrityReport r = Database::open(db).check();
+    IntegrityReport r = Database::open_existing(db).check();
     std::cout << r.to_text();
     if (!r.ok) throw std::runtime_error("database check found problems in " + db);
   });

@@ -211,6 +211,13 @@ Database Database::open(const std::string& path) {
   return Database(std::move(impl));
 }
 
+Database Database::open_existing(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw_database_error(path, "no database at this path (ingot tune creates one; --db names another)");
+  return open(path);
+}
+
 int64_t Database::begin_run(const RunInfo& info) {
   std::lock_guard lock(impl_->mutex);
   Statement insert(impl_->db(),

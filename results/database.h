@@ -92,6 +92,9 @@ class Database {
   // application, or one of a newer schema version is refused with a DatabaseError, and left byte for byte
   // as it was. An older ingot schema is migrated forward in one transaction.
   static Database open(const std::string& path);
+  // open, for commands that only read (best, history, db check, export): a missing file is a DatabaseError
+  // ("no database at PATH"), and nothing is created.
+  static Database open_existing(const std::string& path);
 
   Database(Database&&) noexcept;
   Database& operator=(Database&&) noexcept;

@@ -75,6 +75,22 @@ TEST(Database, CreatesAFileInWalModeAndReopensIt) {
   EXPECT_EQ(db.list_workloads()[0].name, "mlp");
 }
 
+// Commands that only read open with open_existing: a missing file is an error that names it, and stays missing.
+TEST(Database, OpenExistingRefusesAMissingFileAndCreatesNothing) {
+  TempDir dir;
+  std::string path = dir.file("never_tuned.db");
+  try {
+    Database::open_existing(path);
+    FAIL() << "no error";
+  } catch (const DatabaseError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "ingot database '" + path + "': no database at this path (ingot tune creates one; --db names another)");
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  Database::open(path);
+  EXPECT_NO_THROW(Database::open_existing(path));
+}
+
 TEST(Database, LargeSeedsSurviveTheRoundTrip) {
   TempDir dir;
   Database db = Database::open(dir.file("tune.db"));
