@@ -1,0 +1,55 @@
+#include "compile/kernel_cache.h"
+
+#include <cctype>
+#include <filesystem>
+#include <system_error>
+
+namespace ingot {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class CacheFile { kNone, kLibrary, kSource, kTemporary };
+
+// The cache names its files by a 16-digit hex hash (ir/hash.h): <hash>.so, <hash>.cc, <hash>.*.tmp.* and
+// <hash>.tmp.*.so.
+CacheFile kind_of(const fs::path& path) {
+  std::string name = path.filename().string();
+  if (name.size() < 17) return CacheFile::kNone;
+  for (size_t n = 0; n < 16; ++n)
+    if (!std::isxdigit(static_cast<unsigned char>(name[n])) || std::isupper(static_cast<unsigned char>(name[n])))
+      return CacheFile::kNone;
+  std::string rest = name.substr(16);
+  if (rest.find(".tmp.") != std::string::npos) return CacheFile::kTemporary;
+  if (rest == ".so") return CacheFile::kLibrary;
+  if (rest == ".cc") return CacheFile::kSource;
+  return CacheFile::kNone;
+}
+
+KernelCacheUsage walk(const std::string& dir, bool remove) {
+  KernelCacheUsage usage;
+  usage.dir = dir;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return usage;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_regular_file(ec)) continue;
+    CacheFile kind = kind_of(entry.path());
+    if (kind == CacheFile::kNone) continue;
+    int64_t size = int64_t(entry.file_size(ec));
+    if (remove && !fs::remove(entry.path(), ec)) continue;  // gone already, or not ours to remove: not counted
+    usage.bytes += size;
+    if (kind == CacheFile::kLibrary) ++usage.libraries;
+    if (kind == CacheFile::kSource) ++usage.sources;
+    if (kind == CacheFile::kTemporary) ++usage.temporary;
+  }
+  return usage;
+}
+
+}  // namespace
+
+KernelCacheUsage kernel_cache_usage(const std::string& dir) { return walk(dir, false); }
+
+KernelCacheUsage clean_kernel_cache(const std::string& dir) { return walk(dir, true); }
+
+}  // namespace ingot

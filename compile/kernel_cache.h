@@ -1,0 +1,26 @@
+// The kernel cache on disk (compile/cpp_compiler.h keeps every compiled library there by content hash): what it
+// holds, and emptying it. Clean it only while no tuner or compile runs: a compile in flight loses its files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace ingot {
+
+// Files of the cache: libraries (<hash>.so), their sources (<hash>.cc) and temporary files that a killed compile
+// left (<hash>...tmp...). Other files in the directory are not the cache's and are not counted.
+struct KernelCacheUsage {
+  std::string dir;
+  int64_t libraries = 0;
+  int64_t sources = 0;
+  int64_t temporary = 0;
+  int64_t bytes = 0;  // of all three kinds
+};
+
+// What the cache at dir holds; a missing directory holds nothing.
+KernelCacheUsage kernel_cache_usage(const std::string& dir);
+
+// Removes the cache's files (the three kinds above) and returns what was removed; other files stay.
+KernelCacheUsage clean_kernel_cache(const std::string& dir);
+
+}  // namespace ingot
