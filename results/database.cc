@@ -161,7 +161,11 @@ MeasuredCandidate read_measured_candidate(const std::string& path, const Stateme
   m.run_seconds = std::move(*seconds);
   std::optional<double> min = row.column_optional_double(12), median = row.column_optional_double(13),
                         mean = row.column_optional_double(14), stddev = row.column_optional_double(15);
-  if (min && median && mean && stddev) m.statistics = RunStatistics{*min, *median, *mean, *stddev};
+  if (min && median && mean && stddev)
+    m.statistics = RunStatistics{*min, *median, *mean, *stddev};
+  else if (min || median || mean || stddev)  // add_measurement writes all four or none: not a row of ours
+    throw_database_error(path, "measurement " + std::to_string(m.id) +
+                                   ": min_s, median_s, mean_s and stddev_s must be all set or all NULL");
   m.compile_seconds = row.column_optional_double(16);
   m.measured_at = row.column_text(17);
   return r;

@@ -1,7 +1,7 @@
 #include "space/explicit_vectors.h"
 
-#include <set>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "lower/lower.h"
 #include "lower/vector_tiles.h"
@@ -10,28 +10,24 @@ namespace ingot {
 
 namespace {
 
-// The stage and loop of a lowered loop variable "<stage>.<loop>" (loop names hold dots too: the longest stage name
-// that prefixes it wins).
-std::pair<std::string, std::string> stage_and_loop(const Program& program, const std::string& loop_var) {
-  std::string stage;
-  for (const Tensor& t : program.computes()) {
-    const std::string& name = t->name;
-    if (name.size() > stage.size() && loop_var.size() > name.size() + 1 &&
-        loop_var.compare(0, name.size(), name) == 0 && loop_var[name.size()] == '.')
-      stage = name;
-  }
-  if (stage.empty()) throw std::logic_error("explicit_vectors: loop '" + loop_var + "' belongs to no compute");
-  return {stage, loop_var.substr(stage.size() + 1)};
+// The stage and loop of a lowered loop variable "<stage>.<loop>". Loop names hold dots too ("j.i"), and so may
+// stage names: the longest prefix ending before a dot that names a compute wins.
+std::pair<std::string, std::string> stage_and_loop(const std::unordered_set<std::string>& computes,
+                                                   const std::string& loop_var) {
+  for (size_t dot = loop_var.rfind('.'); dot != std::string::npos && dot > 0; dot = loop_var.rfind('.', dot - 1))
+    if (computes.count(loop_var.substr(0, dot))) return {loop_var.substr(0, dot), loop_var.substr(dot + 1)};
+  throw std::logic_error("explicit_vectors: loop '" + loop_var + "' belongs to no compute");
 }
 
 }  // namespace
 
 Schedule with_explicit_vectors(const Program& program, Schedule schedule, int64_t simd_fp32_lanes) {
   if (simd_fp32_lanes != kExplicitVectorLanes) return schedule;
-  std::set<std::string> seen;
+  std::unordered_set<std::string> computes, seen;
+  for (const Tensor& t : program.computes()) computes.insert(t->name);
   for (const std::string& site : explicit_vector_sites(lower(program, schedule).body, kExplicitVectorLanes)) {
     if (!seen.insert(site).second) continue;
-    auto [stage, loop] = stage_and_loop(program, site);
+    auto [stage, loop] = stage_and_loop(computes, site);
     schedule.explicit_vectors(stage, loop, kExplicitVectorLanes);
   }
   return schedule;

@@ -334,6 +334,20 @@ TEST(DatabaseViews, BestPerWorkloadTargetIsTheFastestCorrectMeasurement) {
   EXPECT_EQ(f.db.best(f.mlp, "cpu")->candidate.hash, f.b);
 }
 
+// A measurement row whose statistics are partly NULL (written by another tool) is refused by name, not half read.
+TEST(DatabaseViews, PartlyNullStatisticsAreRefused) {
+  ViewFixture f;
+  sql_rows(f.path, "UPDATE measurements SET mean_s = NULL WHERE candidate_hash = '" + f.b + "'");
+  try {
+    f.db.best("mlp", "cpu");
+    FAIL() << "no error";
+  } catch (const DatabaseError& e) {
+    EXPECT_NE(std::string(e.what()).find(": min_s, median_s, mean_s and stddev_s must be all set or all NULL"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Every workload's best on a target at once (`ingot best` without --workload): lstm has only errors, so none.
 TEST(DatabaseViews, BestOfEveryWorkloadOnATarget) {
   ViewFixture f;
