@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <sstream>
@@ -175,6 +176,29 @@ int64_t count_rows(SqliteConnection& connection, const std::string& sql) {
   Statement s(connection, sql);
   s.step();
   return s.column_int(0);
+}
+
+const char* const kCostModelColumns =
+    "id, target, feature_set_version, sample_count, params_json, model_json, metrics_json, trained_on, created_at";
+
+CostModelRecord read_cost_model(const std::string& path, const Statement& row) {
+  CostModelRecord model;
+  model.id = row.column_int(0);
+  model.target = row.column_text(1);
+  int64_t feature_set_version = row.column_int(2);
+  // The schema allows any SQL integer; a version too large for an int was not written by add_cost_model.
+  if (feature_set_version > std::numeric_limits<int>::max()) {
+    throw_database_error(path, "cost model " + std::to_string(model.id) + ": feature_set_version " +
+                                   std::to_string(feature_set_version) + " does not fit an int");
+  }
+  model.feature_set_version = static_cast<int>(feature_set_version);
+  model.sample_count = row.column_int(3);
+  model.params_json = row.column_text(4);
+  model.model_json = row.column_text(5);
+  model.metrics_json = row.column_text(6);
+  model.trained_on = row.column_text(7);
+  model.created_at = row.column_text(8);
+  return model;
 }
 
 }  // namespace
@@ -499,6 +523,56 @@ std::vector<WorkloadRecord> Database::list_workloads() const {
   return workloads;
 }
 
+int64_t Database::add_cost_model(const CostModelRecord& model) {
+  const std::string& path = impl_->path;
+  const std::string what = "add_cost_model for target '" + model.target + "'";
+  if (model.target.empty()) throw_database_error(path, "add_cost_model: the target is empty");
+  if (model.model_json.empty()) throw_database_error(path, what + ": model_json is empty");
+  if (model.metrics_json.empty()) {
+    throw_database_error(path, what + ": metrics_json is empty (give \"{}\" when there are no metrics)");
+  }
+  if (model.sample_count < 0) {
+    throw_database_error(path, what + ": sample_count " + std::to_string(model.sample_count) + " is negative");
+  }
+  if (model.feature_set_version < 0) {
+    throw_database_error(path,
+                         what + ": feature_set_version " + std::to_string(model.feature_set_version) + " is negative");
+  }
+  std::lock_guard lock(impl_->mutex);
+  Statement insert(impl_->db(),
+                   "INSERT INTO cost_models (target, feature_set_version, sample_count, params_json, model_json, "
+                   "metrics_json, trained_on, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  insert.bind(1, model.target)
+      .bind(2, static_cast<int64_t>(model.feature_set_version))
+      .bind(3, model.sample_count)
+      .bind(4, model.params_json)
+      .bind(5, model.model_json)
+      .bind(6, model.metrics_json)
+      .bind(7, model.trained_on)
+      .bind(8, now_utc())
+      .run();
+  return sqlite3_last_insert_rowid(impl_->db().handle());
+}
+
+std::optional<CostModelRecord> Database::latest_cost_model(const std::string& target) const {
+  std::lock_guard lock(impl_->mutex);
+  Statement select(impl_->db(), std::string("SELECT ") + kCostModelColumns +
+                                    " FROM cost_models WHERE target = ?1 ORDER BY id DESC LIMIT 1");
+  select.bind(1, target);
+  if (!select.step()) return std::nullopt;
+  return read_cost_model(impl_->path, select);
+}
+
+std::vector<CostModelRecord> Database::cost_models(const std::string& target) const {
+  std::lock_guard lock(impl_->mutex);
+  Statement select(impl_->db(), std::string("SELECT ") + kCostModelColumns +
+                                    " FROM cost_models WHERE ?1 = '' OR target = ?1 ORDER BY id");
+  select.bind(1, target);
+  std::vector<CostModelRecord> models;
+  while (select.step()) models.push_back(read_cost_model(impl_->path, select));
+  return models;
+}
+
 IntegrityReport Database::check() const {
   std::lock_guard lock(impl_->mutex);
   SqliteConnection& db = impl_->db();
@@ -537,6 +611,7 @@ IntegrityReport Database::check() const {
   report.candidates = count_rows(db, "SELECT COUNT(*) FROM candidates");
   report.measurements = count_rows(db, "SELECT COUNT(*) FROM measurements");
   report.claims = count_rows(db, "SELECT COUNT(*) FROM claims");
+  report.cost_models = count_rows(db, "SELECT COUNT(*) FROM cost_models");
   for (ErrorClass c : all_error_classes()) report.measurements_by_class[c] = 0;
   Statement classes(db, "SELECT error_class, COUNT(*) FROM measurements GROUP BY error_class");
   while (classes.step()) {
@@ -568,6 +643,7 @@ std::string IntegrityReport::to_text() const {
   if (!by_class.empty()) out << " (" << by_class << ")";
   out << "\n";
   out << "claims in flight: " << claims << "\n";
+  out << "cost models: " << cost_models << "\n";
   return out.str();
 }
 

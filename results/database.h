@@ -1,6 +1,6 @@
 // The tuning database: one SQLite file (WAL mode) holding tuning runs, workloads, candidates, every
-// measurement as it completes, and claims on candidates in flight, so a killed run resumes without measuring
-// anything twice and several processes can tune into one file. Schema, views and policies: docs/database.md.
+// measurement as it completes, claims on candidates in flight (so a killed run resumes without measuring
+// anything twice and several processes can tune into one file), and learned cost models. docs/database.md.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +69,20 @@ struct MeasuredCandidate {
   MeasurementRecord measurement;
 };
 
+// A learned cost model as stored: the model itself and what it was trained with, so a tuner can load the
+// newest one for its target and tell whether it still fits (feature set, sample count, held-out metrics).
+struct CostModelRecord {
+  int64_t id = 0;                   // set by add_cost_model; increases with every model added, never reused
+  std::string target;               // the target key measurements use, e.g. "cpu:AMD EPYC:threads=2"; not empty
+  int feature_set_version = 0;      // the version of the features the model reads; not negative
+  int64_t sample_count = 0;         // measurements it was trained on; not negative
+  std::string params_json;          // the training parameters, as JSON text (as given; may be empty)
+  std::string model_json;           // the model (XGBoost's JSON model); not empty
+  std::string metrics_json = "{}";  // held-out metrics as a JSON object; "{}" when none were taken
+  std::string trained_on;           // what it was trained on, e.g. the workloads' names or "all"
+  std::string created_at;           // set by add_cost_model
+};
+
 // What `ingot db check` prints.
 struct IntegrityReport {
   std::string path;
@@ -76,7 +90,7 @@ struct IntegrityReport {
   int schema_version = 0;
   std::string journal_mode;
   std::vector<std::string> problems;  // integrity_check and foreign_key_check findings, one per line
-  int64_t runs = 0, unfinished_runs = 0, workloads = 0, candidates = 0, measurements = 0, claims = 0;
+  int64_t runs = 0, unfinished_runs = 0, workloads = 0, candidates = 0, measurements = 0, claims = 0, cost_models = 0;
   std::map<ErrorClass, int64_t> measurements_by_class;
 
   std::string to_text() const;
@@ -148,6 +162,16 @@ class Database {
 
   // Every workload, ordered by name then hash.
   std::vector<WorkloadRecord> list_workloads() const;
+
+  // Stores a cost model and returns its id; id and created_at are set here, the given ones ignored. Throws when
+  // the target, model_json or metrics_json is empty (metrics are "{}" when there are none), or sample_count or
+  // feature_set_version is negative. The JSON texts are stored as given, unparsed.
+  int64_t add_cost_model(const CostModelRecord& model);
+  // The newest cost model (largest id) of a target, whatever its feature-set version: the caller decides what
+  // to do with a model of another version (retrain, or fall back to no model).
+  std::optional<CostModelRecord> latest_cost_model(const std::string& target) const;
+  // Every cost model ("" = of every target) or one target's, oldest first, model_json included.
+  std::vector<CostModelRecord> cost_models(const std::string& target = "") const;
 
   // PRAGMA integrity_check and foreign_key_check, schema version, journal mode and row counts. Reports
   // problems rather than throwing; throws only when the file cannot be read at all.

@@ -92,6 +92,23 @@ FROM history
 GROUP BY workload_hash, workload_name, target, error_class;
 )sql";
 
+// Learned cost models, newest by id per target. The checks repeat add_cost_model's so that rows written by
+// other tools (the sqlite3 shell) cannot break what readers rely on either.
+const char* const kVersion2 = R"sql(
+CREATE TABLE cost_models (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  target TEXT NOT NULL CHECK (target <> ''),
+  feature_set_version INTEGER NOT NULL CHECK (feature_set_version >= 0),
+  sample_count INTEGER NOT NULL CHECK (sample_count >= 0),
+  params_json TEXT NOT NULL,
+  model_json TEXT NOT NULL CHECK (model_json <> ''),
+  metrics_json TEXT NOT NULL DEFAULT '{}' CHECK (metrics_json <> ''),
+  trained_on TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX cost_models_by_target ON cost_models(target, id);
+)sql";
+
 bool has_table(SqliteConnection& connection, const std::string& name) {
   Statement s(connection, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   s.bind(1, name);
@@ -109,6 +126,7 @@ const std::vector<SchemaMigration>& schema_migrations() {
   static const std::vector<SchemaMigration> migrations = {
       {1, "runs, workloads, candidates, measurements, claims; views history, best_per_workload_target, error_summary",
        kVersion1},
+      {2, "cost_models (learned cost models per target)", kVersion2},
   };
   return migrations;
 }

@@ -54,7 +54,7 @@ TEST(Database, CreatesAFileInWalModeAndReopensIt) {
   }
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(sql_value(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
 
   Database db = Database::open(path);
   std::optional<RunInfo> run = db.run(run_id);
@@ -103,7 +103,7 @@ TEST(Database, AnEmptyExistingFileBecomesADatabase) {
   std::string path = dir.file("empty.db");
   write_file(path, "");
   Database::open(path);
-  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
 }
 
 void expect_refused_untouched(const std::string& path, const std::string& problem) {
@@ -150,8 +150,13 @@ TEST(Database, RefusesANewerSchemaWithoutTouchingIt) {
   TempDir dir;
   std::string path = dir.file("future.db");
   Database::open(path);
-  sql_rows(path, "UPDATE meta SET value = '2' WHERE key = 'schema_version'; PRAGMA wal_checkpoint(TRUNCATE);");
-  expect_refused_untouched(path, "schema version 2 is newer than this ingot supports (1)");
+  sql_rows(path, "UPDATE meta SET value = '3' WHERE key = 'schema_version'; PRAGMA wal_checkpoint(TRUNCATE);");
+  expect_refused_untouched(path, "schema version 3 is newer than this ingot supports (2)");
+  // open_existing, as the read-only commands use it, refuses it the same way.
+  std::string before = file_bytes(path);
+  EXPECT_THROW(Database::open_existing(path), DatabaseError);
+  EXPECT_EQ(file_bytes(path), before);
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
 }
 
 TEST(Database, NamesThePathWhenTheFileCannotBeCreated) {
@@ -419,7 +424,7 @@ TEST(Database, CheckReportsCountsAndBrokenForeignKeys) {
   ViewFixture f;
   IntegrityReport report = f.db.check();
   EXPECT_TRUE(report.ok) << report.to_text();
-  EXPECT_EQ(report.schema_version, 1);
+  EXPECT_EQ(report.schema_version, 2);
   EXPECT_EQ(report.journal_mode, "wal");
   EXPECT_EQ(report.workloads, 2);
   EXPECT_EQ(report.candidates, 5);
@@ -427,7 +432,9 @@ TEST(Database, CheckReportsCountsAndBrokenForeignKeys) {
   EXPECT_EQ(report.runs, 1);
   EXPECT_EQ(report.unfinished_runs, 1);
   EXPECT_EQ(report.measurements_by_class[ErrorClass::kNone], 3);
+  EXPECT_EQ(report.cost_models, 0);
   EXPECT_THAT(report.to_text(), HasSubstr("integrity: ok"));
+  EXPECT_THAT(report.to_text(), HasSubstr("cost models: 0\n"));
 
   // A row written by hand with foreign keys off (the sqlite3 shell's default).
   sql_rows(f.path,

@@ -1,5 +1,5 @@
-// Schema migrations: a version-0 file is brought to the current version on open, an appended step runs
-// once, and a failing step leaves the database exactly as it was.
+// Schema migrations: a version-0 file is brought to the current version on open, a version-1 file gains the
+// cost_models table with its rows intact, an appended step runs once, and a failing step changes nothing.
 #include "results/schema.h"
 
 #include <gmock/gmock.h>
@@ -23,6 +23,10 @@ bool has_column(const std::string& path, const std::string& table, const std::st
          "1";
 }
 
+bool has_table(const std::string& path, const std::string& table) {
+  return sql_value(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '" + table + "'") == "1";
+}
+
 TEST(Schema, MigrationsAreNumberedOneByOneUpToTheCurrentVersion) {
   const std::vector<SchemaMigration>& steps = schema_migrations();
   ASSERT_EQ(steps.size(), static_cast<size_t>(kSchemaVersion));
@@ -44,6 +48,85 @@ TEST(Schema, AVersionZeroFileIsMigratedOnOpen) {
   EXPECT_TRUE(db.check().ok);
 }
 
+// What a file written by an ingot of schema version 1 holds: one run with a measured candidate of workload mlp.
+// Written with plain SQL, as that ingot wrote its rows, since today's Database would migrate the file first.
+const char* const kVersionOneRows = R"sql(
+PRAGMA journal_mode = WAL;
+INSERT INTO runs (id, config_text, config_path, started_at, ended_at, machine, compiler, seed)
+  VALUES (1, 'workload: mlp', 'configs/mlp.yaml', '2024-05-01T12:00:00.000Z', '2024-05-01T12:05:00.000Z',
+          'old machine', 'g++ 12', 42);
+INSERT INTO workloads (hash, name, program_text, created_at)
+  VALUES ('0000000000000001', 'mlp', 'program mlp', '2024-05-01T12:00:01.000Z');
+INSERT INTO candidates (hash, workload_hash, target, schedule_json, created_at)
+  VALUES ('0000000000000002', '0000000000000001', 'cpu', '{"decisions":[]}', '2024-05-01T12:00:02.000Z');
+INSERT INTO measurements (candidate_hash, run_id, trial_index, target_description, error_class, error_message,
+                          run_seconds, min_s, median_s, mean_s, stddev_s, compile_seconds, measured_at)
+  VALUES ('0000000000000002', 1, 0, 'cpu test target', 'none', '', '[1.5,1.4,1.6]', 1.4, 1.5, 1.5, 0.1, 0.25,
+          '2024-05-01T12:00:03.000Z');
+)sql";
+
+// Every row of the version-1 tables but the schema version itself, to compare before and after a migration.
+Rows version_one_rows(const std::string& path) {
+  Rows rows = sql_rows(path, "SELECT 'meta', * FROM meta WHERE key <> 'schema_version' ORDER BY key");
+  for (const char* table : {"runs", "workloads", "candidates", "measurements", "claims"}) {
+    Rows table_rows = sql_rows(path, std::string("SELECT '") + table + "', * FROM " + table + " ORDER BY 2");
+    rows.insert(rows.end(), table_rows.begin(), table_rows.end());
+  }
+  return rows;
+}
+
+TEST(Schema, AVersionOneDatabaseGainsCostModelsAndKeepsItsRows) {
+  TempDir dir;
+  std::string path = dir.file("v1.db");
+  {
+    SqliteConnection connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    upgrade_schema(connection, {schema_migrations().front()});
+  }
+  ASSERT_EQ(stored_version(path), 1);
+  ASSERT_FALSE(has_table(path, "cost_models"));
+  sql_rows(path, kVersionOneRows);
+  Rows before = version_one_rows(path);
+  ASSERT_EQ(before.size(), 6u);  // meta's application and created_at, and one row of each table but claims
+
+  Database db = Database::open(path);
+  EXPECT_EQ(stored_version(path), 2);
+  EXPECT_TRUE(has_table(path, "cost_models"));
+  EXPECT_EQ(sql_value(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'cost_models_by_target'"), "1");
+  EXPECT_EQ(version_one_rows(path), before);
+
+  // The old rows read back through the views as before.
+  std::optional<MeasuredCandidate> best = db.best("mlp", "cpu");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->candidate.hash, hash_of(2));
+  EXPECT_EQ(best->candidate.schedule_json, "{\"decisions\":[]}");
+  EXPECT_EQ(best->measurement.run_seconds, (std::vector<double>{1.5, 1.4, 1.6}));
+  EXPECT_DOUBLE_EQ(best->measurement.statistics->median, 1.5);
+  std::vector<MeasuredCandidate> history = db.history("mlp");
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].measurement.measured_at, "2024-05-01T12:00:03.000Z");
+  EXPECT_EQ(db.run(1)->seed, 42u);
+  EXPECT_TRUE(db.has_measurement(hash_of(2), "cpu"));
+
+  // And the new table works in the migrated file.
+  EXPECT_TRUE(db.cost_models().empty());
+  CostModelRecord model;
+  model.target = "cpu";
+  model.feature_set_version = 1;
+  model.sample_count = 1;
+  model.params_json = "{}";
+  model.model_json = "{\"learner\":{}}";
+  model.trained_on = "mlp";
+  int64_t id = db.add_cost_model(model);
+  ASSERT_TRUE(db.latest_cost_model("cpu"));
+  EXPECT_EQ(db.latest_cost_model("cpu")->id, id);
+
+  IntegrityReport report = db.check();
+  EXPECT_TRUE(report.ok) << report.to_text();
+  EXPECT_EQ(report.schema_version, 2);
+  EXPECT_EQ(report.measurements, 1);
+  EXPECT_EQ(report.cost_models, 1);
+}
+
 TEST(Schema, AnAppendedStepRunsOnceAndKeepsTheData) {
   TempDir dir;
   std::string path = dir.file("tune.db");
@@ -61,7 +144,7 @@ TEST(Schema, AnAppendedStepRunsOnceAndKeepsTheData) {
   EXPECT_EQ(stored_version(path), kSchemaVersion + 1);
   EXPECT_TRUE(has_column(path, "runs", "note"));
   EXPECT_EQ(sql_value(path, "SELECT COUNT(*) FROM runs"), "1");
-  // This build does not know version 2.
+  // This build does not know the appended version.
   EXPECT_THROW(Database::open(path), DatabaseError);
 }
 
@@ -78,7 +161,8 @@ TEST(Schema, AFailingStepChangesNothing) {
     FAIL();
   } catch (const DatabaseError& e) {
     EXPECT_THAT(e.what(), HasSubstr(path));
-    EXPECT_THAT(e.what(), HasSubstr("migrating to schema version 2 (half done) failed"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("migrating to schema version " + std::to_string(kSchemaVersion + 1) + " (half done) failed"));
     EXPECT_THAT(e.what(), HasSubstr("no_such_table"));
   }
   EXPECT_EQ(stored_version(path), kSchemaVersion);
