@@ -1,7 +1,9 @@
 // Commands that read the tuning database: `best`, `history`, `db check`, and `workloads` (the registry).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "cli/commands.h"
 #include "configs/flag_values.h"
@@ -88,10 +90,14 @@ void add_results_commands(CLI::App& app) {
   history->callback([] {
     int64_t latest = integer_flag("--limit", limit, 0, INT64_MAX);  // checked before the database is opened
     Database d = Database::open_existing(db);
-    std::printf("%-24s %-16s %-5s %-16s %12s %12s  %s\n", "measured_at", "workload", "trial", "error", "median_ms",
-                "min_ms", "candidate");
-    for (const MeasuredCandidate& m : d.history(workload, latest))
-      std::printf("%-24s %-16s %-5lld %-16s %12s %12s  %s%s%s\n", m.measurement.measured_at.c_str(),
+    std::vector<MeasuredCandidate> rows = d.history(workload, latest);
+    // The workload column fits the longest name shown (task workloads' names are long).
+    int name_width = 16;
+    for (const MeasuredCandidate& m : rows) name_width = std::max(name_width, int(m.workload_name.size()));
+    std::printf("%-24s %-*s %-5s %-16s %12s %12s  %s\n", "measured_at", name_width, "workload", "trial", "error",
+                "median_ms", "min_ms", "candidate");
+    for (const MeasuredCandidate& m : rows)
+      std::printf("%-24s %-*s %-5lld %-16s %12s %12s  %s%s%s\n", m.measurement.measured_at.c_str(), name_width,
                   m.workload_name.c_str(), (long long)m.measurement.trial_index,
                   to_string(m.measurement.error_class).c_str(),
                   ms(m.measurement.statistics, &RunStatistics::median).c_str(),
@@ -111,11 +117,14 @@ void add_results_commands(CLI::App& app) {
 
   CLI::App* workloads = app.add_subcommand("workloads", "List the workloads with their FLOPs and parameter counts");
   workloads->callback([] {
-    std::printf("%-18s %8s %16s %14s  %s\n", "workload", "computes", "FLOPs", "parameters", "description");
+    // The name column fits the longest name (task workloads' names are long).
+    int name_width = int(std::string("workload").size());
+    for (const WorkloadInfo& w : list_workloads()) name_width = std::max(name_width, int(w.name.size()));
+    std::printf("%-*s %8s %16s %14s  %s\n", name_width, "workload", "computes", "FLOPs", "parameters", "description");
     for (const WorkloadInfo& w : list_workloads()) {
       Program p = make_workload(w.name);
-      std::printf("%-18s %8zu %16lld %14lld  %s\n", w.name.c_str(), p.computes().size(), (long long)w.flops({}),
-                  (long long)w.parameter_count({}), w.description.c_str());
+      std::printf("%-*s %8zu %16lld %14lld  %s\n", name_width, w.name.c_str(), p.computes().size(),
+                  (long long)w.flops({}), (long long)w.parameter_count({}), w.description.c_str());
     }
   });
 }

@@ -14,8 +14,6 @@ namespace {
 
 using Axes = std::vector<Expr>;
 
-constexpr double kLayerNormEpsilon = 1e-12;  // BERT's
-
 // Builds the encoder and records each weight placeholder as it is created, so the names always match the
 // program.
 class BertBuilder {
@@ -39,7 +37,7 @@ class BertBuilder {
  private:
   Tensor linear(const std::string& name, const Tensor& x, int64_t out) { return weights_.linear(name, x, out); }
 
-  Tensor norm(const std::string& name, const Tensor& x) { return weights_.layer_norm(name, x, kLayerNormEpsilon); }
+  Tensor norm(const std::string& name, const Tensor& x) { return weights_.layer_norm(name, x, kBertLayerNormEpsilon); }
 
   Tensor layer(const std::string& p, const Tensor& x) {
     const int64_t seq = s_.sequence, hidden = s_.hidden, heads = s_.heads, head_dim = hidden / heads;
@@ -51,15 +49,14 @@ class BertBuilder {
     Tensor k = split_heads("k_heads", linear(p + "key", x, hidden));
     Tensor v = split_heads("v_heads", linear(p + "value", x, hidden));
     Tensor scores = batch_matmul(p + "scores", q, k, false, true);
-    Tensor scaled = mul_scalar(p + "scores_scaled", scores, 1.0 / std::sqrt(double(head_dim)));
-    Tensor probs = softmax(p + "attn", scaled, -1);
+    Tensor probs = bert_attention_probs(p, scores, head_dim);
     Tensor context = batch_matmul(p + "context", probs, v);  // [heads, sequence, head_dim]
     Tensor merged = compute(p + "merge_heads", {seq, hidden},
                             [&](const Axes& i) { return context(i[1] / head_dim, i[0], i[1] % head_dim); });
     Tensor attended = linear(p + "attn_out", merged, hidden);
     Tensor a = norm(p + "attn_norm", add(p + "attn_residual", x, attended));
 
-    Tensor hidden_act = gelu(p + "gelu", linear(p + "ffn_in", a, s_.intermediate));
+    Tensor hidden_act = bert_ffn_expand(weights_, p, a, s_.intermediate);
     Tensor ffn = linear(p + "ffn_out", hidden_act, hidden);
     return norm(p + "ffn_norm", add(p + "ffn_residual", a, ffn));
   }
@@ -69,6 +66,15 @@ class BertBuilder {
 };
 
 }  // namespace
+
+Tensor bert_attention_probs(const std::string& prefix, const Tensor& scores, int64_t head_dim) {
+  Tensor scaled = mul_scalar(prefix + "scores_scaled", scores, 1.0 / std::sqrt(double(head_dim)));
+  return softmax(prefix + "attn", scaled, -1);
+}
+
+Tensor bert_ffn_expand(ModelWeights& weights, const std::string& prefix, const Tensor& x, int64_t intermediate) {
+  return gelu(prefix + "gelu", weights.linear(prefix + "ffn_in", x, intermediate));
+}
 
 Program bert(const BertSizes& sizes) { return BertBuilder(sizes).build(); }
 

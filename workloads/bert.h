@@ -9,6 +9,7 @@
 
 #include "interp/interpreter.h"
 #include "ir/program.h"
+#include "workloads/model_weights.h"
 
 namespace ingot {
 
@@ -45,5 +46,15 @@ std::vector<std::string> bert_weight_names(const BertSizes& sizes);
 // Weight ranges near PyTorch's initialisation: Linear weights and biases +-1/sqrt(fan_in); layer-norm gammas
 // [0.9, 1.1) and betas [-0.1, 0.1). The embeddings keep [-1, 1).
 InputRanges bert_input_ranges(const BertSizes& sizes);
+
+// The pieces of a layer that the task workloads (workloads/tasks.h) cut out of it, as the encoder builds them.
+// BERT's layer-norm epsilon.
+constexpr double kBertLayerNormEpsilon = 1e-12;
+// The attention probabilities of raw scores [heads, sequence, sequence] (q k^T): `<prefix>scores_scaled` (scores /
+// sqrt(head_dim)), then softmax over the last axis, `<prefix>attn` and its statistics (ops/softmax.h).
+Tensor bert_attention_probs(const std::string& prefix, const Tensor& scores, int64_t head_dim);
+// The feed-forward layer's first half: GELU(Linear(hidden, intermediate)(x)), computes `<prefix>ffn_in` and
+// `<prefix>gelu`, weights `<prefix>ffn_in_{weight,bias}`.
+Tensor bert_ffn_expand(ModelWeights& weights, const std::string& prefix, const Tensor& x, int64_t intermediate);
 
 }  // namespace ingot

@@ -58,17 +58,8 @@ class EfficientnetBuilder {
     const int64_t in_channels = input->shape[1], expanded = in_channels * expand_ratio;
     Tensor x = input;
     if (expand_ratio != 1) x = silu(p + "expand_silu", weights_.conv_bn(p + "expand", x, expanded, 1, 1, 1));
-    x = silu(p + "dw_silu", weights_.conv_bn(p + "dw", x, expanded, kernel, stride, expanded));
-
-    // Squeeze-and-excitation: per-channel gates from the globally pooled features.
-    const int64_t squeezed = std::max<int64_t>(1, in_channels / 4);
-    Tensor pooled = reduce_mean(p + "se_pool", x, {2, 3}, /*keepdims=*/false);
-    Tensor reduced = silu(p + "se_silu", weights_.linear(p + "se_reduce", pooled, squeezed));
-    Tensor gate = sigmoid(p + "se_gate", weights_.linear(p + "se_expand", reduced, expanded));
-    Tensor features = x;
-    x = compute(p + "se_scale", features->shape,
-                [&](const std::vector<Expr>& i) { return features(i) * gate(i[0], i[1]); });
-
+    x = efficientnet_depthwise(weights_, p, x, kernel, stride);
+    x = efficientnet_squeeze_excitation(weights_, p, x, std::max<int64_t>(1, in_channels / 4));
     Tensor y = weights_.conv_bn(p + "project", x, out_channels, 1, 1, 1);
     if (stride == 1 && in_channels == out_channels) y = add(p + "add", y, input);
     return y;
@@ -79,6 +70,22 @@ class EfficientnetBuilder {
 };
 
 }  // namespace
+
+Tensor efficientnet_depthwise(ModelWeights& weights, const std::string& prefix, const Tensor& x, int64_t kernel,
+                              int64_t stride) {
+  const int64_t channels = x->shape[1];
+  return silu(prefix + "dw_silu", weights.conv_bn(prefix + "dw", x, channels, kernel, stride, channels));
+}
+
+Tensor efficientnet_squeeze_excitation(ModelWeights& weights, const std::string& prefix, const Tensor& x,
+                                       int64_t squeezed) {
+  // Per-channel gates from the globally pooled features.
+  const int64_t channels = x->shape[1];
+  Tensor pooled = reduce_mean(prefix + "se_pool", x, {2, 3}, /*keepdims=*/false);
+  Tensor reduced = silu(prefix + "se_silu", weights.linear(prefix + "se_reduce", pooled, squeezed));
+  Tensor gate = sigmoid(prefix + "se_gate", weights.linear(prefix + "se_expand", reduced, channels));
+  return compute(prefix + "se_scale", x->shape, [&](const std::vector<Expr>& i) { return x(i) * gate(i[0], i[1]); });
+}
 
 Program efficientnet(const EfficientnetSizes& sizes) { return EfficientnetBuilder(sizes).build(); }
 

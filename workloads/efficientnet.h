@@ -9,6 +9,7 @@
 
 #include "interp/interpreter.h"
 #include "ir/program.h"
+#include "workloads/model_weights.h"
 
 namespace ingot {
 
@@ -47,5 +48,16 @@ std::vector<std::string> efficientnet_weight_names(const EfficientnetSizes& size
 // Weight ranges near PyTorch's initialisation, as resnext_input_ranges: weights and biases +-1/sqrt(fan_in), BN
 // scales [0.9, 1.1) and shifts [-0.1, 0.1); the image keeps [-1, 1).
 InputRanges efficientnet_input_ranges(const EfficientnetSizes& sizes);
+
+// Two layers of an MBConv block as the model builds them, and as the task workloads (workloads/tasks.h) cut them
+// out. The depthwise convolution of x [1, C, H, W]: kernel x kernel, stride, padding kernel / 2, groups C, then
+// folded batch norm and SiLU; computes `<prefix>dw`, `<prefix>dw_bn`, `<prefix>dw_silu`.
+Tensor efficientnet_depthwise(ModelWeights& weights, const std::string& prefix, const Tensor& x, int64_t kernel,
+                              int64_t stride);
+// Squeeze-and-excitation of x [1, C, H, W] with `squeezed` hidden units: global average pool `<prefix>se_pool`,
+// Linear(C, squeezed) `<prefix>se_reduce`, SiLU `<prefix>se_silu`, Linear(squeezed, C) `<prefix>se_expand`, sigmoid
+// `<prefix>se_gate`, and x scaled per channel by the gate, `<prefix>se_scale` [1, C, H, W].
+Tensor efficientnet_squeeze_excitation(ModelWeights& weights, const std::string& prefix, const Tensor& x,
+                                       int64_t squeezed);
 
 }  // namespace ingot

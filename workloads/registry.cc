@@ -13,6 +13,7 @@
 #include "workloads/mmoe.h"
 #include "workloads/resnext.h"
 #include "workloads/swin.h"
+#include "workloads/tasks.h"
 
 namespace ingot {
 
@@ -224,6 +225,10 @@ std::vector<Entry> make_entries() {
       {{"m", 8}, {"hidden", 24}, {"k", 16}, {"n", 12}},
       [](const WorkloadParams& p) { return two_gemm(p.at("m"), p.at("hidden"), p.at("k"), p.at("n")); },
       fixed({"W1", "W2"}));
+
+  // Blocks cut out of the paper models, for cost-model data sets (workloads/tasks.h).
+  for (const TaskWorkload& task : task_workloads())
+    add(task.name, task.description, task.parameters, task.small, task.build, task.weight_names, task.input_ranges);
 
   std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) { return a.info.name < b.info.name; });
   for (Entry& e : all) {

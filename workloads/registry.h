@@ -38,7 +38,7 @@ struct WorkloadInfo {
 };
 
 // The workloads by name, sorted: bert, efficientnet, lstm, matmul, matmul_bias_relu, mlp, mmoe, resnext, softmax,
-// swin, two_gemm.
+// swin, the task workloads of workloads/tasks.h ("task:bert_ffn", ...), two_gemm.
 const std::vector<WorkloadInfo>& list_workloads();
 // The workload with this name, or nullptr.
 const WorkloadInfo* find_workload(const std::string& name);

@@ -26,8 +26,7 @@ class ResnextBuilder {
       if (n <= 0) throw std::invalid_argument("resnext: every stage needs at least one block");
 
     Tensor x = placeholder("image", {1, 3, s.image, s.image});
-    x = weights_.conv_bn("stem_conv", x, s.base, 7, 2, 1);
-    x = relu("stem_relu", x);
+    x = resnext_conv_bn_relu(weights_, "stem_conv", "stem_relu", x, s.base, 7, 2, 1);
     Pool2dAttrs pool;
     pool.kernel = {3, 3};
     pool.stride = {2, 2};
@@ -39,8 +38,8 @@ class ResnextBuilder {
       for (int64_t b = 0; b < s.blocks[size_t(stage)]; ++b) {
         const std::string p = "s" + std::to_string(stage) + "b" + std::to_string(b) + "_";
         const int64_t stride = stage > 0 && b == 0 ? 2 : 1;
-        Tensor y = relu(p + "relu1", weights_.conv_bn(p + "conv1", x, width, 1, 1, 1));
-        y = relu(p + "relu2", weights_.conv_bn(p + "conv2", y, width, 3, stride, s.groups));
+        Tensor y = resnext_conv_bn_relu(weights_, p + "conv1", p + "relu1", x, width, 1, 1, 1);
+        y = resnext_conv_bn_relu(weights_, p + "conv2", p + "relu2", y, width, 3, stride, s.groups);
         y = weights_.conv_bn(p + "conv3", y, out, 1, 1, 1);
         Tensor shortcut = b == 0 ? weights_.conv_bn(p + "down", x, out, 1, stride, 1) : x;
         x = relu(p + "relu3", add(p + "add", y, shortcut));
@@ -59,6 +58,11 @@ class ResnextBuilder {
 };
 
 }  // namespace
+
+Tensor resnext_conv_bn_relu(ModelWeights& weights, const std::string& conv, const std::string& relu, const Tensor& x,
+                            int64_t out_channels, int64_t kernel, int64_t stride, int64_t groups) {
+  return ingot::relu(relu, weights.conv_bn(conv, x, out_channels, kernel, stride, groups));
+}
 
 Program resnext(const ResnextSizes& sizes) { return ResnextBuilder(sizes).build(); }
 

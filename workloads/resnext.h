@@ -10,6 +10,7 @@
 
 #include "interp/interpreter.h"
 #include "ir/program.h"
+#include "workloads/model_weights.h"
 
 namespace ingot {
 
@@ -48,5 +49,11 @@ std::vector<std::string> resnext_weight_names(const ResnextSizes& sizes);
 // +-1/sqrt(fan_in); BN scales in [0.9, 1.1) and shifts in [-0.1, 0.1) (fresh BN: gamma 1, beta 0, unit variance).
 // The image keeps [-1, 1). With every weight in [-1, 1) activations grow by about sqrt(fan_in / 3) per layer.
 InputRanges resnext_input_ranges(const ResnextSizes& sizes);
+
+// A convolution of the stem or of a bottleneck's first two layers as the model builds it, and as the task
+// workloads (workloads/tasks.h) cut it out: computes `<conv>` (conv2d without bias, padding kernel / 2), `<conv>_bn`
+// (folded batch norm) and `<relu>`; weights as ModelWeights::conv_bn names them.
+Tensor resnext_conv_bn_relu(ModelWeights& weights, const std::string& conv, const std::string& relu, const Tensor& x,
+                            int64_t out_channels, int64_t kernel, int64_t stride, int64_t groups);
 
 }  // namespace ingot

@@ -130,19 +130,7 @@ class SwinBuilder {
       });
     };
     Tensor q = split_heads("q", 0), k = split_heads("k", 1), v = split_heads("v", 2);
-    Tensor scores = batch_matmul(p + "scores", q, k, false, true);
-
-    Tensor table = weights_.placeholder(p + "rel_bias_table", {(2 * ws - 1) * (2 * ws - 1), heads}, {-0.04, 0.04});
-    Tensor bias = gather_computed(p + "rel_bias", table, 0, {tokens, tokens}, [&](const Axes& i) {
-      return (i[0] / ws - i[1] / ws + (ws - 1)) * (2 * ws - 1) + i[0] % ws - i[1] % ws + (ws - 1);
-    });  // [tokens, tokens, heads]
-    const double scale = 1.0 / std::sqrt(double(head_dim));
-    Tensor logits = compute(p + "attn_logits", scores->shape, [&](const Axes& i) {
-      Expr l = scores(i) * scale + bias(i[1], i[2], i[0] % heads);
-      return mask ? l + mask(i[0] / heads, i[1], i[2]) : l;
-    });
-    Tensor probs = softmax(p + "attn", logits, -1);
-    Tensor context = batch_matmul(p + "context", probs, v);  // [windows * heads, tokens, head_dim]
+    Tensor context = swin_window_attention(weights_, p, q, k, v, heads, ws, mask);
     Tensor merged = compute(p + "merge_heads", {windows, ws, ws, channels}, [&](const Axes& i) {
       return context(i[0] * heads + i[3] / head_dim, i[1] * ws + i[2], i[3] % head_dim);
     });
@@ -170,6 +158,24 @@ class SwinBuilder {
 };
 
 }  // namespace
+
+Tensor swin_window_attention(ModelWeights& weights, const std::string& prefix, const Tensor& q, const Tensor& k,
+                             const Tensor& v, int64_t heads, int64_t window, const Tensor& mask) {
+  const int64_t ws = window, tokens = ws * ws, head_dim = q->shape[2];
+  Tensor scores = batch_matmul(prefix + "scores", q, k, false, true);
+
+  Tensor table = weights.placeholder(prefix + "rel_bias_table", {(2 * ws - 1) * (2 * ws - 1), heads}, {-0.04, 0.04});
+  Tensor bias = gather_computed(prefix + "rel_bias", table, 0, {tokens, tokens}, [&](const Axes& i) {
+    return (i[0] / ws - i[1] / ws + (ws - 1)) * (2 * ws - 1) + i[0] % ws - i[1] % ws + (ws - 1);
+  });  // [tokens, tokens, heads]
+  const double scale = 1.0 / std::sqrt(double(head_dim));
+  Tensor logits = compute(prefix + "attn_logits", scores->shape, [&](const Axes& i) {
+    Expr l = scores(i) * scale + bias(i[1], i[2], i[0] % heads);
+    return mask ? l + mask(i[0] / heads, i[1], i[2]) : l;
+  });
+  Tensor probs = softmax(prefix + "attn", logits, -1);
+  return batch_matmul(prefix + "context", probs, v);  // [windows * heads, tokens, head_dim]
+}
 
 Program swin(const SwinSizes& sizes) { return SwinBuilder(sizes).build(); }
 

@@ -10,6 +10,7 @@
 
 #include "interp/interpreter.h"
 #include "ir/program.h"
+#include "workloads/model_weights.h"
 
 namespace ingot {
 
@@ -58,5 +59,13 @@ std::vector<std::string> swin_weight_names(const SwinSizes& sizes);
 // layer-norm gammas [0.9, 1.1) and betas [-0.1, 0.1); bias tables [-0.04, 0.04) (torchvision draws them from a
 // normal of std 0.02). The image keeps [-1, 1).
 InputRanges swin_input_ranges(const SwinSizes& sizes);
+
+// The attention inside the windows of one block as the model builds it, and as the task workloads
+// (workloads/tasks.h) cut it out. q, k, v: [windows * heads, window^2 tokens, head_dim], head-major within a window;
+// mask: [windows, tokens, tokens] for a shifted block, else null. Computes `<prefix>scores` (q k^T),
+// `<prefix>rel_bias` (the gather from the new weight `<prefix>rel_bias_table`), `<prefix>attn_logits`, the softmax
+// `<prefix>attn` and `<prefix>context` = probabilities times v [windows * heads, tokens, head_dim].
+Tensor swin_window_attention(ModelWeights& weights, const std::string& prefix, const Tensor& q, const Tensor& k,
+                             const Tensor& v, int64_t heads, int64_t window, const Tensor& mask);
 
 }  // namespace ingot

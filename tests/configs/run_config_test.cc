@@ -167,6 +167,48 @@ TEST(RunConfig, ShippedConfigsLoad) {
   }
 }
 
+// A workload name with a colon is a plain YAML scalar in block style (a colon is a key indicator only when a space
+// follows it); the shipped configs quote it anyway, and flow style needs no quotes either.
+TEST(RunConfig, TaskWorkloadNamesWithAColonParseQuotedOrNot) {
+  for (const std::string& text :
+       {yaml({"workload:", "  name: task:bert_ffn", "budget:", "  trials: 1"}),
+        yaml({"workload:", "  name: \"task:bert_ffn\"", "budget:", "  trials: 1"}),
+        yaml({"workload: {name: task:bert_ffn, params: {sequence: 4}}", "budget: {trials: 1}"}),
+        yaml({"workload: {name: 'task:bert_ffn'}", "budget: {trials: 1}"})})
+    EXPECT_EQ(parse_run_config(text, "x.yaml").workload.name, "task:bert_ffn") << text;
+  EXPECT_EQ(error_of(yaml({"workload:", "  name: task:bert_fnn", "budget:", "  trials: 1"}))
+                .rfind("x.yaml:2:9: workload.name: unknown workload 'task:bert_fnn' (known: ", 0),
+            0u);
+}
+
+// configs/costmodel/: the data set of scripts/make_costmodel_dataset.sh, random schedules of every task workload
+// under the unfused and the global plan, all into costmodel.db with short timing loops.
+TEST(RunConfig, CostModelConfigsCoverEveryTaskUnderBothPlans) {
+  std::set<std::string> covered, tasks;
+  for (const WorkloadInfo& w : list_workloads())
+    if (w.name.rfind("task:", 0) == 0) tasks.insert(w.name);
+  for (const auto& entry : std::filesystem::directory_iterator(repo_root() / "configs" / "costmodel")) {
+    const std::string file = entry.path().filename().string();
+    RunConfig c = load_run_config(entry.path().string());
+    EXPECT_EQ(tasks.count(c.workload.name), 1u) << file;
+    EXPECT_TRUE(c.workload.params.empty()) << file << ": the paper's sizes are the defaults";
+    EXPECT_EQ(file, c.workload.name.substr(5) + "_" + c.search.fusion + ".yaml");
+    EXPECT_EQ(c.search.strategy, "random") << file;
+    EXPECT_EQ(c.database, "costmodel.db") << file;
+    EXPECT_EQ(c.target.kind, "cpu") << file;
+    EXPECT_EQ(c.target.threads, 0) << file;
+    EXPECT_EQ(c.measure.min_repeat_ms, 20) << file;
+    EXPECT_EQ(c.measure.build_workers, 2) << file;
+    EXPECT_GE(c.budget.trials, 75) << file;
+    EXPECT_EQ(c.budget.minutes, 0) << file << ": a trial budget keeps the data set the same on every machine";
+    covered.insert(c.workload.name + " " + c.search.fusion);
+  }
+  for (const std::string& task : tasks)
+    for (const char* fusion : {"unfused", "global"})
+      EXPECT_EQ(covered.count(task + " " + fusion), 1u) << task << " " << fusion;
+  EXPECT_EQ(covered.size(), 2 * tasks.size());
+}
+
 // One must-fail case per kind of mistake, each matched on the whole message: file, line, column, key, problem.
 
 TEST(RunConfigErrors, UnknownKey) {

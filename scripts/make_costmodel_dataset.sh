@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Makes the cost model's data set: builds ingot, then runs every config of configs/costmodel/ (random schedules of
+# each task workload under the unfused and the global plan, 2200 candidates, about half an hour on 2 cores) into one
+# SQLite database. Usage: scripts/make_costmodel_dataset.sh [DATABASE] (default: costmodel.db in the current
+# directory). Running it again resumes: each config skips the candidates it has measured already.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${INGOT_BUILD_DIR:-$root/build}"
+# Resolved before the cd below, so that a relative path means the caller's directory, as for any command.
+database="$(realpath -m "${1:-costmodel.db}")"
+"$root/scripts/build.sh"
+cd "$root"
+started=$SECONDS
+for config in configs/costmodel/*.yaml; do
+  config_started=$SECONDS
+  echo "== $config"
+  "$build/ingot" tune "$config" --db "$database"
+  echo "== $config: $((SECONDS - config_started)) s"
+done
+echo "== the data set is in $database ($(((SECONDS - started) / 60)) minutes)"
+"$build/ingot" db check --db "$database"
