@@ -15,9 +15,10 @@ void add_run_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_results_commands(CLI::App& app);  // best, history, db check, workloads
 void add_export_command(CLI::App& app);
-void add_verify_command(CLI::App& app);  // ONNX model against ONNX test data
-void add_cache_command(CLI::App& app);   // the kernel cache: info, clean
-void add_plan_command(CLI::App& app);    // partition plans of a workload (analysis/strategies.h)
+void add_verify_command(CLI::App& app);     // ONNX model against ONNX test data
+void add_cache_command(CLI::App& app);      // the kernel cache: info, clean
+void add_plan_command(CLI::App& app);       // partition plans of a workload (analysis/strategies.h)
+void add_costmodel_command(CLI::App& app);  // the learned cost model: train, eval, features, list
 
 // The workload named `name` (workloads/registry.h) at `size`: "small" or "default" parameters.
 Program workload_program(const std::string& name, const std::string& size);

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   ingot::cli::add_verify_command(app);
   ingot::cli::add_plan_command(app);
   ingot::cli::add_cache_command(app);
+  ingot::cli::add_costmodel_command(app);
   // CLI11 answers an unknown command with "A subcommand is required": name it and the known ones instead.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

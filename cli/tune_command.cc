@@ -58,6 +58,7 @@ void add_tune_command(CLI::App& app) {
               << job.target.name << " into " << config.database << ", seed " << config.seed << "\n";
     std::cout << "fusion " << config.search.fusion << ": " << job.plan.kernel_count() << " kernel"
               << (job.plan.kernel_count() == 1 ? "" : "s") << ", " << job.plan.stage_count() << " stages\n";
+    std::cout << job.notes;
     std::cout << "computing the reference output with the interpreter...\n" << std::flush;
     bool tty = ::isatty(STDOUT_FILENO);
     auto report = [&](const TuneProgress& p) {
@@ -71,6 +72,7 @@ void add_tune_command(CLI::App& app) {
         line << "-";
       line << "  errors " << p.errors_now << "  elapsed " << duration_text(p.elapsed_seconds);
       if (p.eta_seconds) line << "  ETA " << duration_text(*p.eta_seconds);
+      if (p.model_batch_accuracy) line << "  model " << int(*p.model_batch_accuracy * 100 + 0.5) << "% pairs";
       if (tty)
         std::cout << "\r" << line.str() << "\033[K" << std::flush;
       else

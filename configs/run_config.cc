@@ -146,7 +146,7 @@ const std::vector<KeySpec>& key_specs() {
       integer_key("measure.build_workers", INGOT_FIELD(measure.build_workers), 0),
       number_key("measure.rtol", INGOT_FIELD(measure.rtol), 0, false),
       number_key("measure.atol", INGOT_FIELD(measure.atol), 0, false),
-      string_key("search.strategy", INGOT_FIELD(search.strategy), false, {"random"}, "search strategy"),
+      string_key("search.strategy", INGOT_FIELD(search.strategy), false, {"random", "ranked"}, "search strategy"),
       string_key("search.fusion", INGOT_FIELD(search.fusion), false, {"unfused", "rules", "subgraph", "global"},
                  "fusion strategy"),
   };

@@ -54,7 +54,7 @@ struct MeasureConfig {
 };
 
 struct SearchConfig {
-  std::string strategy = "random";  // how candidates are proposed; "random" is the only strategy so far
+  std::string strategy = "random";  // how candidates are proposed: "random" or "ranked" (by the learned cost model)
   std::string fusion = "global";    // the partition plan candidates follow: unfused, rules, subgraph or global
   bool operator==(const SearchConfig&) const = default;
 };

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "tuner/ranked_search.h"
+
 namespace ingot {
 
 namespace {
@@ -32,9 +34,15 @@ std::vector<Schedule> RandomSearch::propose(int n) {
 }
 
 std::unique_ptr<SearchStrategy> make_search_strategy(const std::string& name,
-                                                     std::shared_ptr<const SpaceGenerator> space, uint64_t seed) {
+                                                     std::shared_ptr<const SpaceGenerator> space, uint64_t seed,
+                                                     std::shared_ptr<XGBoostCostModel> model,
+                                                     const std::string& workload_name) {
   if (name == "random") return std::make_unique<RandomSearch>(std::move(space), seed);
-  throw std::invalid_argument("unknown search strategy '" + name + "' (known: random)");
+  if (name == "ranked") {
+    if (!model) throw std::invalid_argument("search strategy 'ranked' needs a cost model");
+    return std::make_unique<RankedSearch>(std::move(space), seed, std::move(model), workload_name);
+  }
+  throw std::invalid_argument("unknown search strategy '" + name + "' (known: random, ranked)");
 }
 
 }  // namespace ingot

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/xgboost_cost_model.h"
 #include "ir/program.h"
 #include "ir/schedule.h"
 #include "results/error_class.h"
@@ -40,6 +41,11 @@ class SearchStrategy {
   // The results of the candidates of one batch of proposals, in sequence order, after the batch (tuning_loop.h says
   // which proposals a batch reports).
   virtual void tell(const std::vector<TrialResult>& results) = 0;
+  // The learned cost model the strategy ranks by and trains, if any: the tuning loop stores it in the database each
+  // time it was retrained.
+  virtual const XGBoostCostModel* learned_model() const { return nullptr; }
+  // The model's pairwise ranking accuracy on the last batch it scored before it was measured, when there was one.
+  virtual std::optional<double> last_batch_accuracy() const { return std::nullopt; }
 };
 
 // Random draws from a space, without repeats. It does not learn from results, so its sequence depends only on the
@@ -58,9 +64,12 @@ class RandomSearch : public SearchStrategy {
   std::set<uint64_t> proposed_;
 };
 
-// The strategy a run config's search.strategy names ("random"), over space, seeded by seed. Throws
-// std::invalid_argument for another name, listing the known ones.
+// The strategy a run config's search.strategy names, over space, seeded by seed: "random" (RandomSearch) or "ranked"
+// (RankedSearch, tuner/ranked_search.h, which ranks by and trains model, naming its samples workload_name; model
+// must be given). Throws std::invalid_argument for another name, listing the known ones.
 std::unique_ptr<SearchStrategy> make_search_strategy(const std::string& name,
-                                                     std::shared_ptr<const SpaceGenerator> space, uint64_t seed);
+                                                     std::shared_ptr<const SpaceGenerator> space, uint64_t seed,
+                                                     std::shared_ptr<XGBoostCostModel> model = nullptr,
+                                                     const std::string& workload_name = "");
 
 }  // namespace ingot

@@ -1,9 +1,13 @@
 #include "tuner/tune_job.h"
 
+#include <sstream>
 #include <stdexcept>
 
 #include "analysis/strategies.h"
+#include "costmodel/features.h"
+#include "results/database.h"
 #include "space/strategy_schedule.h"
+#include "tuner/measured_dataset.h"
 
 namespace ingot {
 
@@ -29,6 +33,33 @@ TuneOptions tune_options_from_config(const RunConfig& config) {
   return o;
 }
 
+namespace {
+
+void warm_up(XGBoostCostModel& model, const TuneOptions& options, const Program& program,
+             const std::string& workload_name, std::ostream& notes) {
+  Database db = Database::open(options.database_path);
+  const std::string target = cpu_target_key(options.threads);
+  const int64_t measured = add_measured_program(model, db, program, workload_name, target, notes);
+  if (measured > 0) notes << "cost model: " << measured << " measured candidates of this workload\n";
+  std::optional<CostModelRecord> stored = db.latest_cost_model(target);
+  if (stored && stored->feature_set_version != kFeatureSetVersion) {
+    notes << "cost model: ignoring the stored model " << stored->id << " (feature set version "
+          << stored->feature_set_version << "; this ingot computes version " << kFeatureSetVersion << ")\n";
+  } else if (stored) {
+    try {
+      model.load_json(stored->model_json);
+      notes << "cost model: starting from stored model " << stored->id << " (" << stored->sample_count << " samples, "
+            << stored->trained_on << ")\n";
+      return;
+    } catch (const CostModelError& e) {
+      notes << "cost model: ignoring the stored model " << stored->id << ": " << e.what() << "\n";
+    }
+  }
+  if (model.sample_count() >= model.options().warmup_samples) model.retrain();
+}
+
+}  // namespace
+
 TuneJob make_tune_job(const RunConfig& config, const std::string& config_path) {
   Target target = resolve_target(config.target.kind);
   if (target.kind != TargetKind::kCpu)
@@ -45,10 +76,17 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path) {
   sampler.layout = plan_layout(plan);
   sampler.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
   auto space = std::make_shared<const SamplerSpace>(workload.program, sampler);
-  std::unique_ptr<SearchStrategy> search = make_search_strategy(config.search.strategy, space, config.seed);
-  return TuneJob{std::move(workload.name), std::move(workload.program), std::move(target),
-                 std::move(plan),          std::move(options),          std::move(space),
-                 std::move(search)};
+  std::shared_ptr<XGBoostCostModel> model;
+  std::ostringstream notes;
+  if (config.search.strategy == "ranked") {
+    model = std::make_shared<XGBoostCostModel>(target);
+    warm_up(*model, options, workload.program, workload.name, notes);
+  }
+  std::unique_ptr<SearchStrategy> search =
+      make_search_strategy(config.search.strategy, space, config.seed, model, workload.name);
+  return TuneJob{
+      std::move(workload.name), std::move(workload.program), std::move(target), std::move(plan), std::move(options),
+      std::move(space),         std::move(search),           std::move(model),  notes.str()};
 }
 
 TuneSummary run_tune_job(TuneJob& job, const std::function<void(const TuneProgress&)>& on_progress) {

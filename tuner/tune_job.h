@@ -25,6 +25,10 @@ struct TuneJob {
   TuneOptions options;
   std::shared_ptr<const SpaceGenerator> space;  // the sampler within the plan's layout
   std::unique_ptr<SearchStrategy> search;       // search.strategy over the space, seeded by seed
+  // The learned cost model a "ranked" search ranks by (null for "random"), warmed up from the database: this
+  // workload's measurements on this target and the target's latest stored model.
+  std::shared_ptr<XGBoostCostModel> cost_model;
+  std::string notes;  // what the warm-up found or ignored, one line each, for the user
 };
 
 // The loop's options a config sets: database, budget, seed, threads, compiler, measurement; config_text is the

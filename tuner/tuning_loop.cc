@@ -6,6 +6,8 @@
 #include <thread>
 
 #include "compile/cpp_compiler.h"
+#include "costmodel/evaluation.h"
+#include "costmodel/features.h"
 #include "interp/interpreter.h"
 #include "results/database.h"
 #include "tuner/candidate.h"
@@ -29,6 +31,23 @@ std::string cpu_model() {
 
 int effective_threads(int threads) {
   return threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// Stores the search's learned model when it was trained since stored_generation (XGBoostCostModel::generation).
+void store_retrained_model(Database& db, const SearchStrategy& search, const std::string& target,
+                           const std::string& workload_name, int64_t& stored_generation) {
+  const XGBoostCostModel* model = search.learned_model();
+  if (!model || !model->trained() || model->generation() == stored_generation) return;
+  stored_generation = model->generation();
+  CostModelRecord record;
+  record.target = target;
+  record.feature_set_version = kFeatureSetVersion;
+  record.sample_count = model->trained_samples();
+  record.params_json = model->options().params.to_json();
+  record.model_json = model->to_json();
+  record.metrics_json = model->last_metrics() ? metrics_json(*model->last_metrics()) : "{}";
+  record.trained_on = "tuning run of " + workload_name;
+  db.add_cost_model(record);
 }
 
 }  // namespace
@@ -86,6 +105,8 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   auto budget_left = [&] { return options.trials <= 0 || progress.trials_done < options.trials; };
 
   int64_t trial_index = 0;
+  // A model the search loaded or trained before the loop is in the database already.
+  int64_t stored_model_generation = search.learned_model() ? search.learned_model()->generation() : 0;
   while (budget_left() && !out_of_time()) {
     std::vector<Schedule> proposals = search.propose(batch);
     if (proposals.empty()) {
@@ -168,6 +189,8 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
     for (size_t r = 0; r < results.size(); ++r)
       if (!released[r]) told.push_back(std::move(results[r]));
     if (!told.empty()) search.tell(told);
+    progress.model_batch_accuracy = search.last_batch_accuracy();
+    store_retrained_model(db, search, summary.target, workload_name, stored_model_generation);
   }
   db.end_run(summary.run_id);
   refresh_best();

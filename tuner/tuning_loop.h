@@ -41,6 +41,8 @@ struct TuneProgress {
   std::optional<double> best_seconds;  // best median of a correct candidate, over every run
   double elapsed_seconds = 0;
   std::optional<double> eta_seconds;
+  // The search's cost model: its pairwise ranking accuracy on the last batch, scored before it was measured.
+  std::optional<double> model_batch_accuracy;
   std::string last;  // one line about the candidate just measured
 };
 

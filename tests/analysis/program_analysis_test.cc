@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "ir/flops.h"
@@ -99,12 +100,16 @@ TEST(ProgramAnalysis, FlopsAreCountedAsTheWorkloadRegistryCountsThem) {
   }
 }
 
+// The least of three runs: a bound on the work, not on the machine's other load (CI runs tests two at a time).
 double seconds_to_analyze(const Program& p) {
-  auto start = std::chrono::steady_clock::now();
-  ProgramAnalysis a = analyze(p, *find_target("sm_80"));
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(a.tes.size(), p.computes().size());
-  return seconds;
+  double least = 1e9;
+  for (int run = 0; run < 3; ++run) {
+    auto start = std::chrono::steady_clock::now();
+    ProgramAnalysis a = analyze(p, *find_target("sm_80"));
+    least = std::min(least, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    EXPECT_EQ(a.tes.size(), p.computes().size());
+  }
+  return least;
 }
 
 TEST(ProgramAnalysis, PaperSizeLstmAndA20kComputeProgramTakeWellUnderASecond) {

@@ -257,7 +257,7 @@ TEST(RunConfigErrors, BadValues) {
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "target:", "  kind: gpu"})),
             "x.yaml:4:9: target.kind: unknown target kind 'gpu' (known: cpu, sm_80, sm_90)");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {strategy: evolutionary}"})),
-            "x.yaml:3:20: search.strategy: unknown search strategy 'evolutionary' (known: random)");
+            "x.yaml:3:20: search.strategy: unknown search strategy 'evolutionary' (known: random, ranked)");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {fusion: greedy}"})),
             "x.yaml:3:18: search.fusion: unknown fusion strategy 'greedy' (known: unfused, rules, subgraph, global)");
   EXPECT_EQ(error_of(yaml({"workload:", "  name: mlp", "  params: {batch: 0}", "budget: {trials: 8}"})),

@@ -1,0 +1,129 @@
+// The model-ranked random search: before warm-up it is the random search; once its model has learned, it proposes
+// the schedules the model scores best; in a real tuning run its model retrains, is stored in the database, and a
+// resumed job starts from it.
+#include "tuner/ranked_search.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+#include "costmodel/candidate_features.h"
+#include "results/database.h"
+#include "tests/support/fixed_targets.h"
+#include "tests/tuner/test_directory.h"
+#include "tuner/measured_dataset.h"
+#include "tuner/tune_job.h"
+#include "tuner/tuning_loop.h"
+#include "workloads/examples.h"
+
+namespace ingot {
+namespace {
+
+XGBoostCostModelOptions quick_options(int64_t warmup) {
+  XGBoostCostModelOptions options;
+  options.params.rounds = 40;
+  options.params.threads = 1;
+  options.warmup_samples = warmup;
+  return options;
+}
+
+// A run time the features determine (the model can learn it exactly).
+double synthetic_seconds(const Program& p, const Schedule& s, const Target& target) {
+  std::vector<float> row = candidate_features(p, s, target);
+  return std::exp2(-0.01 * std::accumulate(row.begin(), row.end(), 0.0));
+}
+
+TEST(RankedSearch, BeforeWarmUpProposesWhatTheRandomSearchDoes) {
+  Program p = matmul(16, 16, 16);
+  auto space = std::make_shared<SamplerSpace>(p);
+  auto model = std::make_shared<XGBoostCostModel>(test_support::avx512_cpu(), quick_options(100));
+  RankedSearch ranked(space, 5, model, "mm");
+  RandomSearch random(space, 5);
+  EXPECT_EQ(ranked.propose(4), random.propose(4));
+  EXPECT_FALSE(ranked.last_batch_accuracy().has_value());
+}
+
+TEST(RankedSearch, ATrainedModelPicksWhatItScoresBestAndTheSameSeedPicksTheSame) {
+  Program p = matmul(32, 32, 32);
+  const Target target = test_support::avx512_cpu();
+  auto space = std::make_shared<SamplerSpace>(p);
+  auto model = std::make_shared<XGBoostCostModel>(target, quick_options(1));
+  RandomSearch teacher(space, 99);
+  for (const Schedule& s : teacher.propose(60)) model->add_measured(p, "mm", s, synthetic_seconds(p, s, target));
+  model->retrain();
+
+  RankedSearch a(space, 7, model, "mm"), b(space, 7, model, "mm");
+  std::vector<Schedule> picked = a.propose(8);
+  EXPECT_EQ(picked, b.propose(8));
+  std::vector<Schedule> random = RandomSearch(space, 7).propose(8);
+  auto mean_seconds = [&](const std::vector<Schedule>& schedules) {
+    double sum = 0;
+    for (const Schedule& s : schedules) sum += synthetic_seconds(p, s, target);
+    return sum / double(schedules.size());
+  };
+  EXPECT_LT(mean_seconds(picked), mean_seconds(random));
+}
+
+class RankedTuning : public TestDirectory {};
+
+TEST_F(RankedTuning, StoresItsRetrainedModelAndAResumedJobStartsFromIt) {
+  const std::string db_path = (dir_ / "ranked.db").string();
+  const std::string config_text = R"(workload:
+  name: matmul
+  params: {m: 16, n: 16, k: 16}
+target: {kind: cpu, threads: 1}
+budget: {trials: 12}
+seed: 2
+database: )" + db_path + R"(
+measure: {warmup_runs: 0, min_repeat_ms: 1, min_repeats: 1, build_workers: 2}
+search: {strategy: ranked, fusion: unfused}
+)";
+  TuneJob first = make_tune_job(parse_run_config(config_text, "ranked.yaml"));
+  ASSERT_TRUE(first.cost_model);
+  EXPECT_EQ(first.notes, "");  // a new database holds nothing to start from
+  // A small warm-up so that this short run trains: the job's model is the search's.
+  XGBoostCostModelOptions options = quick_options(4);
+  first.cost_model = std::make_shared<XGBoostCostModel>(first.target, options);
+  first.search = make_search_strategy("ranked", first.space, 2, first.cost_model, first.workload_name);
+  std::vector<std::optional<double>> accuracies;
+  first.options.batch_size = 4;
+  TuneSummary s = run_tune_job(first, [&](const TuneProgress& p) { accuracies.push_back(p.model_batch_accuracy); });
+  EXPECT_EQ(s.measured_now, 12);
+  ASSERT_TRUE(first.cost_model->trained());
+
+  Database db = Database::open(db_path);
+  std::vector<CostModelRecord> stored = db.cost_models(s.target);
+  ASSERT_FALSE(stored.empty());
+  EXPECT_EQ(stored.back().sample_count, first.cost_model->trained_samples());
+  EXPECT_EQ(stored.back().feature_set_version, kFeatureSetVersion);
+  EXPECT_EQ(stored.back().model_json, first.cost_model->to_json());
+  // The batches after the first training were scored before they were measured.
+  EXPECT_TRUE(std::any_of(accuracies.begin(), accuracies.end(), [](auto& a) { return a.has_value(); }));
+
+  TuneJob resumed = make_tune_job(parse_run_config(config_text, "ranked.yaml"));
+  EXPECT_NE(resumed.notes.find("12 measured candidates of this workload"), std::string::npos) << resumed.notes;
+  EXPECT_NE(resumed.notes.find("starting from stored model " + std::to_string(stored.back().id)), std::string::npos)
+      << resumed.notes;
+  EXPECT_TRUE(resumed.cost_model->trained());
+  EXPECT_EQ(resumed.cost_model->sample_count(), 12);
+
+  // A model of another feature set is ignored, with a note.
+  CostModelRecord other = stored.back();
+  other.feature_set_version = kFeatureSetVersion + 1;
+  db.add_cost_model(other);
+  TuneJob ignoring = make_tune_job(parse_run_config(config_text, "ranked.yaml"));
+  EXPECT_NE(ignoring.notes.find("ignoring the stored model"), std::string::npos) << ignoring.notes;
+  EXPECT_FALSE(ignoring.cost_model->trained());  // 12 samples are below the default warm-up
+
+  // The dataset loader finds the same candidates by rebuilding the workload from the run's config.
+  XGBoostCostModel from_db(first.target, options);
+  std::ostringstream messages;
+  EXPECT_EQ(add_measured_dataset(from_db, db, DatasetFilter{s.target, ""}, messages), 12);
+  EXPECT_EQ(messages.str(), "");
+  EXPECT_EQ(from_db.samples().front().name, "matmul");
+}
+
+}  // namespace
+}  // namespace ingot

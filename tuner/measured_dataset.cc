@@ -1,0 +1,86 @@
+#include "tuner/measured_dataset.h"
+
+#include <map>
+#include <optional>
+
+#include "configs/run_config.h"
+#include "tuner/candidate.h"
+
+namespace ingot {
+namespace {
+
+// The least median of each distinct candidate of a workload measured correctly on target, by candidate hash.
+std::map<std::string, std::pair<std::string, double>> best_medians(const std::vector<MeasuredCandidate>& history,
+                                                                   const std::string& target) {
+  std::map<std::string, std::pair<std::string, double>> out;  // hash -> (schedule json, seconds)
+  for (const MeasuredCandidate& m : history) {
+    if (m.candidate.target != target || m.measurement.error_class != ErrorClass::kNone || !m.measurement.statistics)
+      continue;
+    const double median = m.measurement.statistics->median;
+    auto [it, inserted] = out.try_emplace(m.candidate.hash, m.candidate.schedule_json, median);
+    if (!inserted && median < it->second.second) it->second.second = median;
+  }
+  return out;
+}
+
+int64_t add_history(XGBoostCostModel& model, const std::vector<MeasuredCandidate>& history, const Program& program,
+                    const std::string& workload_name, const std::string& target, std::ostream& messages) {
+  int64_t added = 0, refused = 0;
+  for (const auto& [hash, measured] : best_medians(history, target)) {
+    try {
+      model.add_measured(program, workload_name, Schedule::from_json(measured.first), measured.second);
+      ++added;
+    } catch (const std::exception& e) {
+      if (refused++ == 0)
+        messages << "skipping candidate " << hash << " of '" << workload_name << "': " << e.what() << "\n";
+    }
+  }
+  if (refused > 1) messages << "skipped " << refused << " candidates of '" << workload_name << "' in all\n";
+  return added;
+}
+
+// The program of a workload, rebuilt from the config of some run that measured it; nullopt (with a message) when no
+// recorded config rebuilds the measured program.
+std::optional<Program> rebuild_program(const Database& db, const WorkloadRecord& workload,
+                                       const std::vector<MeasuredCandidate>& history, std::ostream& messages) {
+  std::map<int64_t, bool> tried;
+  std::string last_problem = "no run recorded its config";
+  for (const MeasuredCandidate& m : history) {
+    if (!tried.emplace(m.measurement.run_id, true).second) continue;
+    std::optional<RunInfo> run = db.run(m.measurement.run_id);
+    if (!run) continue;
+    try {
+      RunConfig config = parse_run_config(run->config_text, db.path() + ": run " + std::to_string(run->id));
+      ConfiguredWorkload rebuilt = make_configured_workload(config.workload);
+      if (workload_key(rebuilt.program) == workload.hash) return std::move(rebuilt.program);
+      last_problem = "run " + std::to_string(run->id) + "'s config now builds a different program";
+    } catch (const std::exception& e) {
+      last_problem = "run " + std::to_string(run->id) + "'s config: " + e.what();
+    }
+  }
+  messages << "skipping workload '" << workload.name << "' (" << workload.hash << "): " << last_problem << "\n";
+  return std::nullopt;
+}
+
+}  // namespace
+
+int64_t add_measured_dataset(XGBoostCostModel& model, const Database& db, const DatasetFilter& filter,
+                             std::ostream& messages) {
+  int64_t added = 0;
+  for (const WorkloadRecord& workload : db.list_workloads()) {
+    if (!filter.workload.empty() && filter.workload != workload.name && filter.workload != workload.hash) continue;
+    std::vector<MeasuredCandidate> history = db.history(workload.hash);
+    if (best_medians(history, filter.target_key).empty()) continue;
+    std::optional<Program> program = rebuild_program(db, workload, history, messages);
+    if (!program) continue;
+    added += add_history(model, history, *program, workload.name, filter.target_key, messages);
+  }
+  return added;
+}
+
+int64_t add_measured_program(XGBoostCostModel& model, const Database& db, const Program& program,
+                             const std::string& workload_name, const std::string& target_key, std::ostream& messages) {
+  return add_history(model, db.history(workload_key(program)), program, workload_name, target_key, messages);
+}
+
+}  // namespace ingot

@@ -1,0 +1,34 @@
+// A tuning database's correct measurements as a cost model's samples: every workload measured on a target, its
+// program rebuilt from the config recorded with a run that measured it (as `ingot export` does), and each measured
+// candidate's schedule featurized for that target. What `ingot costmodel train|eval` learn from, and what a resumed
+// model-ranked run starts with.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analysis/target.h"
+#include "costmodel/xgboost_cost_model.h"
+#include "ir/program.h"
+#include "results/database.h"
+
+namespace ingot {
+
+struct DatasetFilter {
+  std::string target_key;  // the key measurements are stored under (cpu_target_key); required
+  std::string workload;    // a workload name or hash; "" = every workload
+};
+
+// Adds to model every distinct candidate of db with a correct measurement on filter.target_key (a candidate measured
+// more than once counts once, with its least median), workload by workload. A workload whose program cannot be
+// rebuilt (an ONNX file gone or changed, a workload this ingot builds differently) and a schedule that no longer
+// lowers are skipped, each with one line on `messages`. Returns the number of candidates added.
+int64_t add_measured_dataset(XGBoostCostModel& model, const Database& db, const DatasetFilter& filter,
+                             std::ostream& messages);
+
+// The same for one program already built (a tuning run's own): its correct measurements on target_key.
+int64_t add_measured_program(XGBoostCostModel& model, const Database& db, const Program& program,
+                             const std::string& workload_name, const std::string& target_key, std::ostream& messages);
+
+}  // namespace ingot
