@@ -9,6 +9,7 @@
 #include <random>
 
 #include "costmodel/candidate_features.h"
+#include "costmodel/xgboost_cost_model.h"
 #include "costmodel/xgboost_model.h"
 #include "lower/kernels.h"
 #include "space/schedule_sampler.h"
@@ -76,8 +77,7 @@ void BM_Lower10000Matmul512(benchmark::State& state) {
 BENCHMARK(BM_Lower10000Matmul512)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 void BM_FeaturizeAndPredict10000Matmul512(benchmark::State& state) {
-  XGBoostParams params;
-  params.rounds = 200;
+  const XGBoostParams params = XGBoostCostModelOptions().params;
   const XGBoostModel model = XGBoostModel::train(training_set(), params);
   for (auto _ : state) {
     std::vector<float> values;
@@ -93,11 +93,10 @@ void BM_FeaturizeAndPredict10000Matmul512(benchmark::State& state) {
 BENCHMARK(BM_FeaturizeAndPredict10000Matmul512)->Unit(benchmark::kMillisecond);
 
 void BM_Train10000CandidateRows(benchmark::State& state) {
-  XGBoostParams params;
-  params.rounds = 200;
+  const XGBoostParams params = XGBoostCostModelOptions().params;
   for (auto _ : state) benchmark::DoNotOptimize(XGBoostModel::train(training_set(), params));
-  state.SetLabel("rank:pairwise, 200 rounds, 50 groups of 200, " + std::to_string(candidate_feature_names().size()) +
-                 " columns");
+  state.SetLabel("the model's parameters " + params.to_json() + ", 50 groups of 200, " +
+                 std::to_string(candidate_feature_names().size()) + " columns");
 }
 BENCHMARK(BM_Train10000CandidateRows)->Unit(benchmark::kMillisecond);
 

@@ -18,17 +18,22 @@
 namespace ingot {
 
 struct XGBoostCostModelOptions {
-  // One training thread: XGBoost's rank:pairwise samples its pairs per thread, so the thread count is part of what
-  // makes a model (and the search it ranks for) reproducible on every machine; the samples are small.
-  XGBoostParams params = one_thread_params();
+  XGBoostParams params = default_params();
   int64_t warmup_samples = 32;  // correct measurements before the first training
   // Share of the samples held out to score each retraining (its metrics); 0 skips that check and its second
   // training.
   double holdout = 0.2;
 
-  static XGBoostParams one_thread_params() {
+  // One training thread: XGBoost's rank:pairwise samples its pairs per thread, so the thread count is part of what
+  // makes a model (and the search it ranks for) reproducible on every machine. Trees of depth 6, 100 rounds and 32
+  // histogram bins rank the task data set as well as depth 8 to 10, 200 to 300 rounds and 64 bins did, in a fifth
+  // of the time (docs/costmodel.md, "Bench").
+  static XGBoostParams default_params() {
     XGBoostParams params;
     params.threads = 1;
+    params.max_depth = 6;
+    params.rounds = 100;
+    params.max_bin = 32;
     return params;
   }
 };
