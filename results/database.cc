@@ -403,6 +403,21 @@ bool Database::has_measurement(const std::string& candidate_hash, const std::str
   return s.step();
 }
 
+std::optional<Database::StoredOutcome> Database::first_outcome(const std::string& candidate_hash,
+                                                               const std::string& target) const {
+  std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db(),
+              "SELECT m.error_class, m.median_s IS NOT NULL, m.median_s FROM measurements m "
+              "JOIN candidates c ON c.hash = m.candidate_hash "
+              "WHERE m.candidate_hash = ?1 AND c.target = ?2 ORDER BY m.id LIMIT 1");
+  s.bind(1, candidate_hash).bind(2, target);
+  if (!s.step()) return std::nullopt;
+  StoredOutcome outcome;
+  outcome.error_class = error_class_from_string(s.column_text(0));
+  if (outcome.error_class == ErrorClass::kNone && s.column_int(1) != 0) outcome.median_seconds = s.column_double(2);
+  return outcome;
+}
+
 bool Database::claim(const std::string& candidate_hash, const std::string& target, int64_t run_id) {
   std::lock_guard lock(impl_->mutex);
   SqliteConnection& db = impl_->db();

@@ -138,6 +138,14 @@ class Database {
   // concurrent tuners skip it.
   bool has_measurement(const std::string& candidate_hash, const std::string& target) const;
 
+  // The first measurement's outcome of a candidate on a target: its error class and, for a correct one, its median;
+  // nullopt when it has none. A resumed search relearns what it was told before from these.
+  struct StoredOutcome {
+    ErrorClass error_class = ErrorClass::kNone;
+    std::optional<double> median_seconds;
+  };
+  std::optional<StoredOutcome> first_outcome(const std::string& candidate_hash, const std::string& target) const;
+
   // Atomically (BEGIN IMMEDIATE) claims a candidate for measurement by this process. False when it is
   // measured already, or claimed by a process that still runs (see is_running in process_identity.h: same
   // host, pid alive and started when the claim says). A claim whose holder is gone (killed, or on another

@@ -78,9 +78,4 @@ int64_t add_measured_dataset(XGBoostCostModel& model, const Database& db, const 
   return added;
 }
 
-int64_t add_measured_program(XGBoostCostModel& model, const Database& db, const Program& program,
-                             const std::string& workload_name, const std::string& target_key, std::ostream& messages) {
-  return add_history(model, db.history(workload_key(program)), program, workload_name, target_key, messages);
-}
-
 }  // namespace ingot

@@ -1,7 +1,6 @@
 // A tuning database's correct measurements as a cost model's samples: every workload measured on a target, its
 // program rebuilt from the config recorded with a run that measured it (as `ingot export` does), and each measured
-// candidate's schedule featurized for that target. What `ingot costmodel train|eval` learn from, and what a resumed
-// model-ranked run starts with.
+// candidate's schedule featurized for that target. What `ingot costmodel train|eval` learn from.
 #pragma once
 
 #include <ostream>
@@ -10,7 +9,6 @@
 
 #include "analysis/target.h"
 #include "costmodel/xgboost_cost_model.h"
-#include "ir/program.h"
 #include "results/database.h"
 
 namespace ingot {
@@ -26,9 +24,5 @@ struct DatasetFilter {
 // lowers are skipped, each with one line on `messages`. Returns the number of candidates added.
 int64_t add_measured_dataset(XGBoostCostModel& model, const Database& db, const DatasetFilter& filter,
                              std::ostream& messages);
-
-// The same for one program already built (a tuning run's own): its correct measurements on target_key.
-int64_t add_measured_program(XGBoostCostModel& model, const Database& db, const Program& program,
-                             const std::string& workload_name, const std::string& target_key, std::ostream& messages);
 
 }  // namespace ingot

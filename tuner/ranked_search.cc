@@ -60,8 +60,11 @@ void RankedSearch::tell(const std::vector<TrialResult>& results) {
   std::vector<MeasuredSchedule> measured;
   RankedGroup batch;
   for (const TrialResult& r : results) {
-    if (r.skipped || !r.seconds) continue;
+    if (!r.seconds) continue;
+    // Results measured before are learned too, in sequence order: a resumed run's model then grows as the
+    // interrupted run's did, and proposes what it proposed.
     measured.push_back(MeasuredSchedule{r.candidate.schedule(), r.seconds});
+    if (r.skipped) continue;
     auto score = proposed_scores_.find(r.candidate.schedule().hash());
     if (score != proposed_scores_.end()) {
       batch.seconds.push_back(*r.seconds);

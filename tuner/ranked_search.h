@@ -27,7 +27,7 @@ class RankedSearch final : public SearchStrategy {
   RankedSearch(std::shared_ptr<const SpaceGenerator> space, uint64_t seed, std::shared_ptr<XGBoostCostModel> model,
                std::string workload_name, RankedSearchOptions options = {});
   std::vector<Schedule> propose(int n) override;
-  // Teaches the model the batch's correct measurements (it retrains past its warm-up).
+  // Teaches the model the batch's correct results, those measured before included (it retrains past its warm-up).
   void tell(const std::vector<TrialResult>& results) override;
   const XGBoostCostModel* learned_model() const override { return model_.get(); }
   std::optional<double> last_batch_accuracy() const override { return last_batch_accuracy_; }

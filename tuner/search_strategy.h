@@ -27,9 +27,9 @@ struct TrialResult {
   Candidate candidate;
   int64_t trial_index = 0;  // its position in the run's candidate sequence
   // Not measured by this run: measured before (by an earlier run or another tuner) or being measured by another
-  // tuner now. Its result, if there is one yet, is in the database; error_class and seconds say nothing.
+  // tuner now. error_class and seconds are then those of its first stored measurement, when there is one yet.
   bool skipped = false;
-  ErrorClass error_class = ErrorClass::kNone;  // of this run's measurement
+  ErrorClass error_class = ErrorClass::kNone;  // of this run's measurement, or the stored one
   std::optional<double> seconds;               // median run time of a correct measurement; nullopt otherwise
 };
 

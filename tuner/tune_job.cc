@@ -7,7 +7,6 @@
 #include "costmodel/features.h"
 #include "results/database.h"
 #include "space/strategy_schedule.h"
-#include "tuner/measured_dataset.h"
 
 namespace ingot {
 
@@ -35,27 +34,28 @@ TuneOptions tune_options_from_config(const RunConfig& config) {
 
 namespace {
 
-void warm_up(XGBoostCostModel& model, const TuneOptions& options, const Program& program,
-             const std::string& workload_name, std::ostream& notes) {
+// The model a run starts from: the target's newest stored model that no tuning run of this workload made (those,
+// the run relearns from the results it is told again, so a resumed run proposes what the interrupted one did).
+void warm_up(XGBoostCostModel& model, const TuneOptions& options, const std::string& workload_name,
+             std::ostream& notes) {
   Database db = Database::open(options.database_path);
-  const std::string target = cpu_target_key(options.threads);
-  const int64_t measured = add_measured_program(model, db, program, workload_name, target, notes);
-  if (measured > 0) notes << "cost model: " << measured << " measured candidates of this workload\n";
-  std::optional<CostModelRecord> stored = db.latest_cost_model(target);
-  if (stored && stored->feature_set_version != kFeatureSetVersion) {
-    notes << "cost model: ignoring the stored model " << stored->id << " (feature set version "
-          << stored->feature_set_version << "; this ingot computes version " << kFeatureSetVersion << ")\n";
-  } else if (stored) {
-    try {
-      model.load_json(stored->model_json);
-      notes << "cost model: starting from stored model " << stored->id << " (" << stored->sample_count << " samples, "
-            << stored->trained_on << ")\n";
+  const std::vector<CostModelRecord> stored = db.cost_models(cpu_target_key(options.threads));
+  for (auto it = stored.rbegin(); it != stored.rend(); ++it) {
+    if (it->trained_on == tuning_run_model_source(workload_name)) continue;
+    if (it->feature_set_version != kFeatureSetVersion) {
+      notes << "cost model: ignoring the stored model " << it->id << " (feature set version " << it->feature_set_version
+            << "; this ingot computes version " << kFeatureSetVersion << ")\n";
       return;
-    } catch (const CostModelError& e) {
-      notes << "cost model: ignoring the stored model " << stored->id << ": " << e.what() << "\n";
     }
+    try {
+      model.load_json(it->model_json);
+      notes << "cost model: starting from stored model " << it->id << " (" << it->sample_count << " samples, "
+            << it->trained_on << ")\n";
+    } catch (const CostModelError& e) {
+      notes << "cost model: ignoring the stored model " << it->id << ": " << e.what() << "\n";
+    }
+    return;
   }
-  if (model.sample_count() >= model.options().warmup_samples) model.retrain();
 }
 
 }  // namespace
@@ -80,7 +80,7 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path) {
   std::ostringstream notes;
   if (config.search.strategy == "ranked") {
     model = std::make_shared<XGBoostCostModel>(target);
-    warm_up(*model, options, workload.program, workload.name, notes);
+    warm_up(*model, options, workload.name, notes);
   }
   std::unique_ptr<SearchStrategy> search =
       make_search_strategy(config.search.strategy, space, config.seed, model, workload.name);

@@ -25,8 +25,9 @@ struct TuneJob {
   TuneOptions options;
   std::shared_ptr<const SpaceGenerator> space;  // the sampler within the plan's layout
   std::unique_ptr<SearchStrategy> search;       // search.strategy over the space, seeded by seed
-  // The learned cost model a "ranked" search ranks by (null for "random"), warmed up from the database: this
-  // workload's measurements on this target and the target's latest stored model.
+  // The learned cost model a "ranked" search ranks by (null for "random"): it starts from the target's newest stored
+  // model that no tuning run of this workload made (e.g. `ingot costmodel train`'s), and relearns this workload's
+  // earlier results as the search proposes them again.
   std::shared_ptr<XGBoostCostModel> cost_model;
   std::string notes;  // what the warm-up found or ignored, one line each, for the user
 };

@@ -46,11 +46,13 @@ void store_retrained_model(Database& db, const SearchStrategy& search, const std
   record.params_json = model->options().params.to_json();
   record.model_json = model->to_json();
   record.metrics_json = model->last_metrics() ? metrics_json(*model->last_metrics()) : "{}";
-  record.trained_on = "tuning run of " + workload_name;
+  record.trained_on = tuning_run_model_source(workload_name);
   db.add_cost_model(record);
 }
 
 }  // namespace
+
+std::string tuning_run_model_source(const std::string& workload_name) { return "tuning run of " + workload_name; }
 
 std::string cpu_target_key(int threads) {
   return "cpu:" + cpu_model() + ":threads=" + std::to_string(effective_threads(threads));
@@ -125,6 +127,11 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       bool skipped = db.has_measurement(hash, summary.target) || !db.claim(hash, summary.target, summary.run_id);
       results.push_back(TrialResult{std::move(candidate), index, skipped, ErrorClass::kNone, std::nullopt});
       if (skipped) {
+        // What the earlier measurement found, so a learning search relearns it in the same order as before.
+        if (auto outcome = db.first_outcome(hash, summary.target)) {
+          results.back().error_class = outcome->error_class;
+          results.back().seconds = outcome->median_seconds;
+        }
         ++progress.trials_done;
         ++summary.skipped;
         continue;
@@ -190,7 +197,8 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       if (!released[r]) told.push_back(std::move(results[r]));
     if (!told.empty()) search.tell(told);
     progress.model_batch_accuracy = search.last_batch_accuracy();
-    store_retrained_model(db, search, summary.target, workload_name, stored_model_generation);
+    // A model retrained only on results relearned from the database is one stored by the run that measured them.
+    if (!claimed.empty()) store_retrained_model(db, search, summary.target, workload_name, stored_model_generation);
   }
   db.end_run(summary.run_id);
   refresh_best();

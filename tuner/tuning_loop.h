@@ -58,6 +58,8 @@ struct TuneSummary {
 
 // The database key of the CPU target this process measures on: CPU model and thread count.
 std::string cpu_target_key(int threads);
+// What a model a tuning run of the workload trained and stored says it was trained on (CostModelRecord::trained_on).
+std::string tuning_run_model_source(const std::string& workload_name);
 // The full description stored with each measurement: target key, compiler command and flags.
 std::string cpu_target_description(int threads, const CompileOptions& compile);
 

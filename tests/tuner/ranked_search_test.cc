@@ -1,6 +1,6 @@
 // The model-ranked random search: before warm-up it is the random search; once its model has learned, it proposes
 // the schedules the model scores best; in a real tuning run its model retrains, is stored in the database, and a
-// resumed job starts from it.
+// resumed run relearns what it was told and proposes the same candidates.
 #include "tuner/ranked_search.h"
 
 #include <gtest/gtest.h>
@@ -68,7 +68,7 @@ TEST(RankedSearch, ATrainedModelPicksWhatItScoresBestAndTheSameSeedPicksTheSame)
 
 class RankedTuning : public TestDirectory {};
 
-TEST_F(RankedTuning, StoresItsRetrainedModelAndAResumedJobStartsFromIt) {
+TEST_F(RankedTuning, StoresItsRetrainedModelsAndAResumedRunProposesTheSame) {
   const std::string db_path = (dir_ / "ranked.db").string();
   const std::string config_text = R"(workload:
   name: matmul
@@ -102,20 +102,33 @@ search: {strategy: ranked, fusion: unfused}
   // The batches after the first training were scored before they were measured.
   EXPECT_TRUE(std::any_of(accuracies.begin(), accuracies.end(), [](auto& a) { return a.has_value(); }));
 
+  // Resumed with the same seed, the search relearns the stored results in order and proposes the same candidates:
+  // nothing is measured again, and its model is the one the first run stored.
   TuneJob resumed = make_tune_job(parse_run_config(config_text, "ranked.yaml"));
-  EXPECT_NE(resumed.notes.find("12 measured candidates of this workload"), std::string::npos) << resumed.notes;
-  EXPECT_NE(resumed.notes.find("starting from stored model " + std::to_string(stored.back().id)), std::string::npos)
-      << resumed.notes;
-  EXPECT_TRUE(resumed.cost_model->trained());
-  EXPECT_EQ(resumed.cost_model->sample_count(), 12);
+  EXPECT_EQ(resumed.notes, "");  // only this workload's own tuning models are stored: relearned, not loaded
+  resumed.cost_model = std::make_shared<XGBoostCostModel>(resumed.target, options);
+  resumed.search = make_search_strategy("ranked", resumed.space, 2, resumed.cost_model, resumed.workload_name);
+  resumed.options.batch_size = 4;
+  TuneSummary again = run_tune_job(resumed);
+  EXPECT_EQ(again.measured_now, 0);
+  EXPECT_EQ(again.skipped, 12);
+  EXPECT_EQ(resumed.cost_model->to_json(), first.cost_model->to_json());
+  EXPECT_EQ(db.cost_models(s.target).size(), stored.size());  // relearning stores nothing new
 
-  // A model of another feature set is ignored, with a note.
-  CostModelRecord other = stored.back();
+  // A model trained elsewhere (ingot costmodel train) is where a run starts; one of another feature set is ignored.
+  CostModelRecord trained = stored.back();
+  trained.trained_on = "all workloads";
+  const int64_t trained_id = db.add_cost_model(trained);
+  TuneJob warm = make_tune_job(parse_run_config(config_text, "ranked.yaml"));
+  EXPECT_NE(warm.notes.find("starting from stored model " + std::to_string(trained_id)), std::string::npos)
+      << warm.notes;
+  EXPECT_TRUE(warm.cost_model->trained());
+  CostModelRecord other = trained;
   other.feature_set_version = kFeatureSetVersion + 1;
   db.add_cost_model(other);
   TuneJob ignoring = make_tune_job(parse_run_config(config_text, "ranked.yaml"));
   EXPECT_NE(ignoring.notes.find("ignoring the stored model"), std::string::npos) << ignoring.notes;
-  EXPECT_FALSE(ignoring.cost_model->trained());  // 12 samples are below the default warm-up
+  EXPECT_FALSE(ignoring.cost_model->trained());
 
   // The dataset loader finds the same candidates by rebuilding the workload from the run's config.
   XGBoostCostModel from_db(first.target, options);
