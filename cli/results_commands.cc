@@ -7,7 +7,9 @@
 
 #include "cli/commands.h"
 #include "configs/flag_values.h"
+#include "configs/run_config.h"
 #include "results/database.h"
+#include "tuner/candidate.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/registry.h"
 
@@ -30,15 +32,26 @@ void add_results_commands(CLI::App& app) {
   static bool json = false;
   static std::string limit = "20";
   static int threads = 0;
+  static std::string config_path;
 
   CLI::App* best = app.add_subcommand("best", "The best measured schedule of a workload, or of every workload");
   best->add_option("--db", db, "Database file")->capture_default_str();
   best->add_option("--workload", workload, "Workload name or hash (default: one line per workload)");
+  best->add_option("--config", config_path,
+                   "A run config: the best of exactly its workload (whatever else shares the name), in its database "
+                   "(unless --db) and for its threads (unless --threads)")
+      ->excludes("--workload");
   best->add_option("--target", target, "Target key (default: this machine's CPU target)");
   best->add_option("--threads", threads, "Threads of the CPU target, when --target is not given (0: all cores)")
       ->capture_default_str();
   best->add_flag("--json", json, "Print JSON");
-  best->callback([] {
+  best->callback([best] {
+    if (!config_path.empty()) {
+      RunConfig config = load_run_config(config_path);
+      workload = workload_key(make_configured_workload(config.workload).program);
+      if (best->count("--db") == 0) db = config.database;
+      if (best->count("--threads") == 0) threads = config.target.threads;
+    }
     Database d = Database::open_existing(db);
     std::string t = target.empty() ? cpu_target_key(threads) : target;
     if (workload.empty()) {

@@ -476,8 +476,10 @@ std::optional<MeasuredCandidate> Database::best(const std::string& workload, con
   if (hashes.size() > 1) {
     std::string list;
     for (const std::string& h : hashes) list += (list.empty() ? "" : ", ") + h;
-    throw_database_error(impl_->path, "best: " + std::to_string(hashes.size()) + " workloads are named '" + workload +
-                                          "' (" + list + "); give a hash");
+    throw_database_error(
+        impl_->path,
+        "best: " + std::to_string(hashes.size()) + " workloads are named '" + workload + "' (" + list +
+            "), of different sizes or models; give a hash, or the run's config (ingot best --config CONFIG)");
   }
   Statement select(db, std::string("SELECT ") + kMeasuredCandidateColumns +
                            " FROM best_per_workload_target WHERE workload_hash = ?1 AND target = ?2");
