@@ -2,6 +2,7 @@
 // line in a terminal and plain lines otherwise. Running it again continues where it stopped.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "configs/flag_values.h"
 #include "configs/run_config.h"
 #include "tuner/tune_job.h"
+#include "workloads/registry.h"
 
 namespace ingot::cli {
 
@@ -82,14 +84,18 @@ void add_tune_command(CLI::App& app) {
     if (tty) std::cout << "\n";
     std::cout << "run " << s.run_id << " done: " << s.measured_now << " measured (" << s.errors_now << " errors), "
               << s.skipped << " already measured" << (s.exhausted ? ", search space exhausted" : "") << "\n";
-    if (s.best_seconds)
-      // A whole model's schedule is megabytes of JSON: print it only when it fits on a screen.
-      std::cout << "best: " << *s.best_seconds * 1e3 << " ms  "
-                << (s.best_schedule_json.size() <= 2000 ? s.best_schedule_json
-                                                        : "(schedule: ingot best --workload " + job.workload_name +
-                                                              " --db " + job.options.database_path + " --json)")
-                << "\n";
-    else
+    if (s.best_seconds) {
+      const double gflops = double(count_flops(job.program)) / *s.best_seconds / 1e9;
+      std::cout << "best: " << *s.best_seconds * 1e3 << " ms (" << gflops << " GFLOP/s) in "
+                << job.options.database_path << "\n"
+                << "next: more trials: ingot tune " << config_path
+                << (job.options.trials > 0 ? " --trials " + std::to_string(2 * job.options.trials)
+                                           : " --minutes " + std::to_string(2 * job.options.minutes))
+                << " (measured ones are skipped)\n"
+                << "      its schedule: ingot best --config " << config_path << " [--json]\n"
+                << "      standalone C++: ingot export --workload " << s.workload_hash << " --db "
+                << job.options.database_path << " --out DIR\n";
+    } else
       std::cout << "no correct candidate yet\n";
   });
 }
