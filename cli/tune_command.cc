@@ -76,7 +76,7 @@ void add_tune_command(CLI::App& app) {
       if (p.eta_seconds) line << "  ETA " << duration_text(*p.eta_seconds);
       if (p.model_batch_accuracy) line << "  model " << int(*p.model_batch_accuracy * 100 + 0.5) << "% pairs";
       if (tty)
-        std::cout << "\r" << line.str() << "\033[K" << std::flush;
+        std::cout << "\r" << line.str() << "  " << p.phase << "\033[K" << std::flush;
       else
         std::cout << line.str() << "  (" << p.last << ")\n" << std::flush;
     };

@@ -138,6 +138,16 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       }
       claimed.push_back(results.size() - 1);
     }
+    auto report_phase = [&](const std::string& phase) {
+      progress.phase = phase;
+      progress.last = phase;
+      progress.elapsed_seconds = elapsed();
+      if (on_progress) on_progress(progress);
+    };
+    if (results.size() > claimed.size())
+      report_phase("skipped " + std::to_string(results.size() - claimed.size()) + " measured before");
+    if (!claimed.empty())
+      report_phase("compiling " + std::to_string(claimed.size()) + " candidate" + (claimed.size() == 1 ? "" : "s"));
     std::vector<BuildInput> inputs_to_build;
     for (size_t r : claimed) inputs_to_build.emplace_back(program, results[r].candidate.schedule());
     // A compile still running when the minutes run out is stopped then; the candidate is not at fault, so it
@@ -162,6 +172,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
         }
         break;
       }
+      progress.phase = "measuring";
       Measurement m = runner.measure(built[n]);
       result.error_class = m.error_class;
       if (m.ok()) result.seconds = m.statistics.median;

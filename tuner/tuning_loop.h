@@ -43,7 +43,10 @@ struct TuneProgress {
   std::optional<double> eta_seconds;
   // The search's cost model: its pairwise ranking accuracy on the last batch, scored before it was measured.
   std::optional<double> model_batch_accuracy;
-  std::string last;  // one line about the candidate just measured
+  std::string last;  // one line about the candidate just measured, or about what the loop does now
+  // What the loop does now: "compiling N candidates", "measuring", or "skipped N measured before"; reported as it
+  // starts, so a long compile or a resumed run's skipping is never silent.
+  std::string phase;
 };
 
 struct TuneSummary {

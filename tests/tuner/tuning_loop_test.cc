@@ -296,8 +296,15 @@ TEST_F(TuningLoop, TellsSkippedCandidatesOnResume) {
   run(program_, "matmul", options("resumed_told.db", 3));
   TuneOptions o = options("resumed_told.db", 6);
   RecordingSearch search(program_, o.seed);
-  TuneSummary s = tune(program_, "matmul", o, search);
+  std::vector<std::string> phases;
+  TuneSummary s = tune(program_, "matmul", o, search, [&](const TuneProgress& p) {
+    if (phases.empty() || phases.back() != p.phase) phases.push_back(p.phase);
+  });
   EXPECT_EQ(s.skipped, 3);
+  // Batches of 2: the first skips 2, the second skips 1 and compiles 1, the third compiles 2; each measures.
+  EXPECT_EQ(phases,
+            (std::vector<std::string>{"skipped 2 measured before", "skipped 1 measured before", "compiling 1 candidate",
+                                      "measuring", "compiling 2 candidates", "measuring"}));
   std::vector<TrialResult> told = search.all();
   ASSERT_EQ(told.size(), 6u);
   for (size_t n = 0; n < told.size(); ++n) {
