@@ -123,7 +123,7 @@ void add_results_commands(CLI::App& app) {
   dbcmd->require_subcommand(1);
   check->add_option("--db", db, "Database file")->capture_default_str();
   check->callback([] {
-    IntegrityReport r = Database::open_existing(db).check();
+    IntegrityReport r = Database::check_file(db);
     std::cout << r.to_text();
     if (!r.ok) throw std::runtime_error("database check found problems in " + db);
   });

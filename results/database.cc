@@ -92,6 +92,17 @@ bool file_starts_like_sqlite(const std::string& path) {
 // Everything that can be learned without writing: open() refuses a file here before any pragma (WAL mode
 // rewrites the header) touches it. The read-only connection cannot even checkpoint another application's WAL
 // into its file on close.
+// "" when SQLite's quick_check finds the file sound; otherwise its first finding (or the error that stopped it).
+std::string quick_check_problem(SqliteConnection& connection) {
+  try {
+    Statement check(connection, "PRAGMA quick_check");
+    if (check.step() && check.column_text(0) == "ok") return "";
+    return "quick_check: " + check.column_text(0);
+  } catch (const DatabaseError& e) {
+    return e.what();
+  }
+}
+
 void check_existing_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
@@ -110,6 +121,12 @@ void check_existing_file(const std::string& path) {
     throw_database_error(path, "schema version " + std::to_string(state.version) +
                                    " is newer than this ingot supports (" + std::to_string(kSchemaVersion) +
                                    "); use a newer ingot. The file was not modified");
+  }
+  // Before anything writes to it: a damaged file must stay as it was, for repair or recovery.
+  std::string damage = quick_check_problem(probe);
+  if (!damage.empty()) {
+    throw_database_error(path, "is corrupt (" + damage + "); it was not modified. `ingot db check --db " + path +
+                                   "` reports what it can read");
   }
 }
 
@@ -590,14 +607,24 @@ std::vector<CostModelRecord> Database::cost_models(const std::string& target) co
   return models;
 }
 
-IntegrityReport Database::check() const {
-  std::lock_guard lock(impl_->mutex);
-  SqliteConnection& db = impl_->db();
+namespace {
+
+// Every finding of one step of a check, or what stopped it: a damaged page makes SQLite refuse a statement.
+template <class Step>
+void checked_step(IntegrityReport& report, const char* what, Step step) {
+  try {
+    step();
+  } catch (const DatabaseError& e) {
+    report.problems.push_back(std::string(what) + ": could not be read, the file is corrupt (" + e.what() + ")");
+  }
+}
+
+IntegrityReport integrity_report(SqliteConnection& db, const std::string& path) {
   IntegrityReport report;
-  report.path = impl_->path;
+  report.path = path;
   Transaction transaction(db, Transaction::Mode::kRead);
   bool integrity_ok = false;
-  {
+  checked_step(report, "integrity_check", [&] {
     Statement integrity(db, "PRAGMA integrity_check");
     while (integrity.step()) {
       std::string line = integrity.column_text(0);
@@ -607,40 +634,64 @@ IntegrityReport Database::check() const {
         report.problems.push_back("integrity_check: " + line);
       }
     }
-  }
-  {
+  });
+  checked_step(report, "foreign_key_check", [&] {
     Statement keys(db, "PRAGMA foreign_key_check");
     while (keys.step()) {
       report.problems.push_back("foreign_key_check: row " + std::to_string(keys.column_int(1)) + " of table " +
                                 keys.column_text(0) + " refers to a missing row of " + keys.column_text(2));
     }
-  }
-  SchemaState schema = inspect_schema(db);
-  report.schema_version = schema.version;
-  if (schema.kind != SchemaKind::kIngot) report.problems.push_back("schema: " + schema.reason);
-  {
+  });
+  checked_step(report, "schema", [&] {
+    SchemaState schema = inspect_schema(db);
+    report.schema_version = schema.version;
+    if (schema.kind != SchemaKind::kIngot) report.problems.push_back("schema: " + schema.reason);
+  });
+  checked_step(report, "journal mode", [&] {
     Statement mode(db, "PRAGMA journal_mode");
     if (mode.step()) report.journal_mode = mode.column_text(0);
-  }
-  report.runs = count_rows(db, "SELECT COUNT(*) FROM runs");
-  report.unfinished_runs = count_rows(db, "SELECT COUNT(*) FROM runs WHERE ended_at IS NULL");
-  report.workloads = count_rows(db, "SELECT COUNT(*) FROM workloads");
-  report.candidates = count_rows(db, "SELECT COUNT(*) FROM candidates");
-  report.measurements = count_rows(db, "SELECT COUNT(*) FROM measurements");
-  report.claims = count_rows(db, "SELECT COUNT(*) FROM claims");
-  report.cost_models = count_rows(db, "SELECT COUNT(*) FROM cost_models");
+  });
+  checked_step(report, "row counts", [&] {
+    report.runs = count_rows(db, "SELECT COUNT(*) FROM runs");
+    report.unfinished_runs = count_rows(db, "SELECT COUNT(*) FROM runs WHERE ended_at IS NULL");
+    report.workloads = count_rows(db, "SELECT COUNT(*) FROM workloads");
+    report.candidates = count_rows(db, "SELECT COUNT(*) FROM candidates");
+    report.measurements = count_rows(db, "SELECT COUNT(*) FROM measurements");
+    report.claims = count_rows(db, "SELECT COUNT(*) FROM claims");
+    report.cost_models = count_rows(db, "SELECT COUNT(*) FROM cost_models");
+  });
   for (ErrorClass c : all_error_classes()) report.measurements_by_class[c] = 0;
-  Statement classes(db, "SELECT error_class, COUNT(*) FROM measurements GROUP BY error_class");
-  while (classes.step()) {
-    std::string name = classes.column_text(0);
-    try {
-      report.measurements_by_class[error_class_from_string(name)] = classes.column_int(1);
-    } catch (const std::invalid_argument&) {
-      report.problems.push_back("measurements: unknown error class '" + name + "'");
+  checked_step(report, "measurements", [&] {
+    Statement classes(db, "SELECT error_class, COUNT(*) FROM measurements GROUP BY error_class");
+    while (classes.step()) {
+      std::string name = classes.column_text(0);
+      try {
+        report.measurements_by_class[error_class_from_string(name)] = classes.column_int(1);
+      } catch (const std::invalid_argument&) {
+        report.problems.push_back("measurements: unknown error class '" + name + "'");
+      }
     }
-  }
+  });
   report.ok = integrity_ok && report.problems.empty();
   return report;
+}
+
+}  // namespace
+
+IntegrityReport Database::check() const {
+  std::lock_guard lock(impl_->mutex);
+  return integrity_report(impl_->db(), impl_->path);
+}
+
+IntegrityReport Database::check_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw_database_error(path, "no database at this path (ingot tune creates one; --db names another)");
+  if (!file_starts_like_sqlite(path))
+    throw_database_error(path, "is not an SQLite database (its header is not 'SQLite format 3'); it was not modified");
+  SqliteConnection connection(path, SQLITE_OPEN_READONLY);
+  sqlite3_busy_timeout(connection.handle(), kBusyTimeoutMs);
+  return integrity_report(connection, path);
 }
 
 std::string IntegrityReport::to_text() const {

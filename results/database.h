@@ -106,6 +106,7 @@ class Database {
   // application, or one of a newer schema version is refused with a DatabaseError, and left byte for byte
   // as it was. An older ingot schema is migrated forward in one transaction.
   static Database open(const std::string& path);
+  // A file SQLite's quick_check finds damaged is refused too ("is corrupt"), before anything is written to it.
   // open, for commands that only read (best, history, db check, export): a missing file is a DatabaseError
   // ("no database at PATH"), and nothing is created.
   static Database open_existing(const std::string& path);
@@ -184,6 +185,10 @@ class Database {
   // PRAGMA integrity_check and foreign_key_check, schema version, journal mode and row counts. Reports
   // problems rather than throwing; throws only when the file cannot be read at all.
   IntegrityReport check() const;
+  // check() of the file at path without opening it as open does: read only, so a corrupt file (which open refuses)
+  // is reported, each check that cannot read it a problem naming the corruption. Throws DatabaseError only for a
+  // missing file or one that is not SQLite at all.
+  static IntegrityReport check_file(const std::string& path);
 
  private:
   struct Impl;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "tests/results/test_database.h"
@@ -144,6 +145,40 @@ TEST(Database, RefusesAForeignSqliteDatabaseWithoutTouchingIt) {
   std::string odd_meta = dir.file("odd_meta.db");
   sql_rows(odd_meta, "CREATE TABLE meta (version INTEGER); INSERT INTO meta VALUES (3);");
   expect_refused_untouched(odd_meta, "not an ingot database");
+}
+
+// A database whose middle page (a page of the workloads table's rows) is overwritten with garbage.
+std::string corrupt_database(const TempDir& dir) {
+  std::string path = dir.file("damaged.db");
+  {
+    Database db = Database::open(path);
+    for (int i = 0; i < 200; ++i) {
+      char hash[17];
+      std::snprintf(hash, sizeof hash, "%016x", i + 1);
+      db.add_workload(WorkloadRecord{hash, "w" + std::to_string(i), std::string(1000, 'p'), ""});
+    }
+  }
+  sql_rows(path, "PRAGMA wal_checkpoint(TRUNCATE);");
+  std::string bytes = file_bytes(path);
+  const size_t page = 4096, middle = bytes.size() / page / 2;
+  EXPECT_GT(middle, 10u);
+  for (size_t i = middle * page; i < (middle + 1) * page; ++i) bytes[i] = char(0xAB);
+  write_file(path, bytes);
+  return path;
+}
+
+TEST(Database, RefusesACorruptFileBeforeWritingAnythingAndDbCheckReportsIt) {
+  TempDir dir;
+  std::string path = corrupt_database(dir);
+  expect_refused_untouched(path, "is corrupt");
+  std::string before = file_bytes(path);
+  EXPECT_THROW(Database::open_existing(path), DatabaseError);
+  IntegrityReport report = Database::check_file(path);  // reports, does not throw
+  EXPECT_FALSE(report.ok);
+  ASSERT_FALSE(report.problems.empty());
+  EXPECT_EQ(report.schema_version, 2);
+  EXPECT_EQ(file_bytes(path), before);
+  EXPECT_THROW(Database::check_file(dir.file("missing.db")), DatabaseError);
 }
 
 TEST(Database, RefusesANewerSchemaWithoutTouchingIt) {
