@@ -9,9 +9,11 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include "compile/child_process.h"
+#include "compile/kernel_cache.h"
 #include "ir/hash.h"
 
 #ifndef INGOT_DEFAULT_CACHE_DIR
@@ -100,6 +102,14 @@ std::string compiler_version(const std::vector<std::string>& compiler) {
   return versions[compiler] = r.output;
 }
 
+// A killed run's temporary files go the first time this process compiles into a cache directory.
+void sweep_once(const std::string& dir) {
+  static std::mutex mutex;
+  static std::set<std::string> swept;
+  std::lock_guard lock(mutex);
+  if (swept.insert(dir).second) sweep_orphaned_temporary_files(dir);
+}
+
 std::string unique_suffix() {
   static std::atomic<uint64_t> counter{0};
   return std::to_string(::getpid()) + "." + std::to_string(counter++);
@@ -150,6 +160,7 @@ CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& opt
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create the kernel cache directory '" + dir.string() + "': " + ec.message());
+  sweep_once(dir.string());
   fs::path library = dir / (hash + ".so");
   fs::path log_path = dir / (hash + ".log");
   result.path = library.string();

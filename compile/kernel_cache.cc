@@ -1,6 +1,10 @@
 #include "compile/kernel_cache.h"
 
+#include <signal.h>
+
 #include <cctype>
+#include <cerrno>
+#include <charconv>
 #include <filesystem>
 #include <system_error>
 
@@ -27,7 +31,20 @@ CacheFile kind_of(const fs::path& path) {
   return CacheFile::kNone;
 }
 
-KernelCacheUsage walk(const std::string& dir, bool remove) {
+// The writer of a temporary file is gone: its name's pid (the digits after ".tmp.") runs no process here.
+bool writer_is_gone(const fs::path& path) {
+  const std::string name = path.filename().string();
+  const size_t at = name.find(".tmp.");
+  if (at == std::string::npos) return false;
+  const char* first = name.data() + at + 5;
+  const char* last = name.data() + name.size();
+  pid_t pid = 0;
+  auto [end, error] = std::from_chars(first, last, pid);
+  if (error != std::errc() || end == first || pid <= 0) return false;
+  return ::kill(pid, 0) == -1 && errno == ESRCH;
+}
+
+KernelCacheUsage walk(const std::string& dir, bool remove, bool only_orphans = false) {
   KernelCacheUsage usage;
   usage.dir = dir;
   std::error_code ec;
@@ -36,6 +53,7 @@ KernelCacheUsage walk(const std::string& dir, bool remove) {
     if (!entry.is_regular_file(ec)) continue;
     CacheFile kind = kind_of(entry.path());
     if (kind == CacheFile::kNone) continue;
+    if (only_orphans && (kind != CacheFile::kTemporary || !writer_is_gone(entry.path()))) continue;
     int64_t size = int64_t(entry.file_size(ec));
     if (remove && !fs::remove(entry.path(), ec)) continue;  // gone already, or not ours to remove: not counted
     usage.bytes += size;
@@ -51,5 +69,7 @@ KernelCacheUsage walk(const std::string& dir, bool remove) {
 KernelCacheUsage kernel_cache_usage(const std::string& dir) { return walk(dir, false); }
 
 KernelCacheUsage clean_kernel_cache(const std::string& dir) { return walk(dir, true); }
+
+KernelCacheUsage sweep_orphaned_temporary_files(const std::string& dir) { return walk(dir, true, true); }
 
 }  // namespace ingot

@@ -22,5 +22,9 @@ KernelCacheUsage kernel_cache_usage(const std::string& dir);
 
 // Removes the cache's files (the three kinds above) and returns what was removed; other files stay.
 KernelCacheUsage clean_kernel_cache(const std::string& dir);
+// Removes the temporary files whose writer is gone: a temporary file names the process that writes it
+// (<hash>...tmp.<pid>.<n>...), and one whose process no longer runs on this machine was left by a killed compile.
+// Files of running processes (and of a reused pid) stay. Returns what was removed. Safe beside running tuners.
+KernelCacheUsage sweep_orphaned_temporary_files(const std::string& dir);
 
 }  // namespace ingot

@@ -2,6 +2,8 @@
 #include "compile/kernel_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -39,6 +41,39 @@ TEST(KernelCache, CountsAndCleansOnlyItsOwnFiles) {
 }
 
 // A library compile_cpp made is counted, and after cleaning it is compiled again.
+// The pid of a process that ran and was reaped: no process has it now (unless the system reuses it at once).
+pid_t finished_process() {
+  pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+TEST(KernelCache, SweepsTheTemporaryFilesOfProcessesThatAreGone) {
+  fs::path dir = fs::temp_directory_path() / ("ingot_kernel_cache_sweep_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name) { std::ofstream(dir / name) << "x"; };
+  const std::string gone = std::to_string(finished_process()), alive = std::to_string(::getpid());
+  write("0123456789abcdef.tmp." + gone + ".0.so");  // a compile killed with its tuner
+  write("0123456789abcdef.cc.tmp." + gone + ".1");
+  write("1111111111111111.tmp." + alive + ".0.so");  // this process's compile in flight
+  write("0123456789abcdef.so");
+  KernelCacheUsage swept = sweep_orphaned_temporary_files(dir.string());
+  EXPECT_EQ(swept.temporary, 2);
+  EXPECT_FALSE(fs::exists(dir / ("0123456789abcdef.tmp." + gone + ".0.so")));
+  EXPECT_TRUE(fs::exists(dir / ("1111111111111111.tmp." + alive + ".0.so")));
+  EXPECT_TRUE(fs::exists(dir / "0123456789abcdef.so"));
+
+  // The first compile of a process into the directory sweeps it.
+  write("2222222222222222.tmp." + gone + ".3.so");
+  CompileOptions options;
+  options.cache_dir = dir.string();
+  compile_cpp("extern \"C\" int ingot_sweep_probe() { return 1; }\n", options);
+  EXPECT_FALSE(fs::exists(dir / ("2222222222222222.tmp." + gone + ".3.so")));
+  fs::remove_all(dir);
+}
+
 TEST(KernelCache, ACleanedLibraryIsCompiledAgain) {
   fs::path dir = fs::temp_directory_path() / "ingot_kernel_cache_compile_test";
   fs::remove_all(dir);
