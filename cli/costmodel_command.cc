@@ -32,11 +32,14 @@ void add_dataset_options(CLI::App* cmd, DatasetOptions& o) {
                   "docs/costmodel.md); the others keep the model's defaults");
 }
 
+// The model's defaults, the keys --params gives, then the objective flag unless --params names one.
 XGBoostParams params_of(const DatasetOptions& o, const std::string& objective) {
-  XGBoostParams params = o.params.empty() ? XGBoostCostModelOptions().params : XGBoostParams::from_json(o.params);
-  if (o.params.find("\"objective\"") == std::string::npos) params.objective = objective;
-  if (o.params.find("\"threads\"") == std::string::npos) params.threads = XGBoostCostModelOptions().params.threads;
-  return params;
+  nlohmann::json params = nlohmann::json::parse(XGBoostCostModelOptions().params.to_json());
+  nlohmann::json given = o.params.empty() ? nlohmann::json::object() : nlohmann::json::parse(o.params, nullptr, false);
+  if (!given.is_object()) throw std::invalid_argument("--params: not a JSON object: " + o.params);
+  params.update(given);
+  if (!given.contains("objective")) params["objective"] = objective;
+  return XGBoostParams::from_json(params.dump());
 }
 
 // The database's measurements of the target as the model's samples; throws when there are none.
@@ -92,15 +95,8 @@ void add_train(CLI::App& parent) {
     const std::string target = target_or_default(o.target);
     XGBoostCostModel model = load_samples(db, o, target, params_of(o, o.objective));
     model.retrain();
-    CostModelRecord record;
-    record.target = target;
-    record.feature_set_version = kFeatureSetVersion;
-    record.sample_count = model.trained_samples();
-    record.params_json = model.options().params.to_json();
-    record.model_json = model.to_json();
-    record.metrics_json = model.last_metrics() ? metrics_json(*model.last_metrics()) : "{}";
-    record.trained_on = o.workload.empty() ? "all workloads" : o.workload;
-    const int64_t id = db.add_cost_model(record);
+    const int64_t id =
+        db.add_cost_model(cost_model_record(model, target, o.workload.empty() ? "all workloads" : o.workload));
     std::cout << "stored model " << id << " for " << target << ": " << model.sample_count() << " candidates of "
               << model.samples().size() << " workload" << (model.samples().size() == 1 ? "" : "s") << ", "
               << model.options().params.to_json() << "\n";

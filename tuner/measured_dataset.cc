@@ -23,10 +23,11 @@ std::map<std::string, std::pair<std::string, double>> best_medians(const std::ve
   return out;
 }
 
-int64_t add_history(XGBoostCostModel& model, const std::vector<MeasuredCandidate>& history, const Program& program,
-                    const std::string& workload_name, const std::string& target, std::ostream& messages) {
+int64_t add_history(XGBoostCostModel& model,
+                    const std::map<std::string, std::pair<std::string, double>>& measured_candidates,
+                    const Program& program, const std::string& workload_name, std::ostream& messages) {
   int64_t added = 0, refused = 0;
-  for (const auto& [hash, measured] : best_medians(history, target)) {
+  for (const auto& [hash, measured] : measured_candidates) {
     try {
       model.add_measured(program, workload_name, Schedule::from_json(measured.first), measured.second);
       ++added;
@@ -70,10 +71,11 @@ int64_t add_measured_dataset(XGBoostCostModel& model, const Database& db, const 
   for (const WorkloadRecord& workload : db.list_workloads()) {
     if (!filter.workload.empty() && filter.workload != workload.name && filter.workload != workload.hash) continue;
     std::vector<MeasuredCandidate> history = db.history(workload.hash);
-    if (best_medians(history, filter.target_key).empty()) continue;
+    auto measured = best_medians(history, filter.target_key);
+    if (measured.empty()) continue;
     std::optional<Program> program = rebuild_program(db, workload, history, messages);
     if (!program) continue;
-    added += add_history(model, history, *program, workload.name, filter.target_key, messages);
+    added += add_history(model, measured, *program, workload.name, messages);
   }
   return added;
 }

@@ -39,18 +39,23 @@ void store_retrained_model(Database& db, const SearchStrategy& search, const std
   const XGBoostCostModel* model = search.learned_model();
   if (!model || !model->trained() || model->generation() == stored_generation) return;
   stored_generation = model->generation();
-  CostModelRecord record;
-  record.target = target;
-  record.feature_set_version = kFeatureSetVersion;
-  record.sample_count = model->trained_samples();
-  record.params_json = model->options().params.to_json();
-  record.model_json = model->to_json();
-  record.metrics_json = model->last_metrics() ? metrics_json(*model->last_metrics()) : "{}";
-  record.trained_on = tuning_run_model_source(workload_name);
-  db.add_cost_model(record);
+  db.add_cost_model(cost_model_record(*model, target, tuning_run_model_source(workload_name)));
 }
 
 }  // namespace
+
+CostModelRecord cost_model_record(const XGBoostCostModel& model, const std::string& target,
+                                  const std::string& trained_on) {
+  CostModelRecord record;
+  record.target = target;
+  record.feature_set_version = kFeatureSetVersion;
+  record.sample_count = model.trained_samples();
+  record.params_json = model.options().params.to_json();
+  record.model_json = model.to_json();
+  record.metrics_json = model.last_metrics() ? metrics_json(*model.last_metrics()) : "{}";
+  record.trained_on = trained_on;
+  return record;
+}
 
 std::string tuning_run_model_source(const std::string& workload_name) { return "tuning run of " + workload_name; }
 
@@ -124,14 +129,15 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       const std::string hash = candidate.hash_hex();
       db.add_candidate(candidate.record());
       // Measured before (an earlier run, or another process now): it counts, it is not measured again.
-      bool skipped = db.has_measurement(hash, summary.target) || !db.claim(hash, summary.target, summary.run_id);
+      // Its stored outcome is told with it, so a learning search relearns it in the same order as before.
+      std::optional<Database::StoredOutcome> stored = db.first_outcome(hash, summary.target);
+      bool skipped = stored.has_value() || !db.claim(hash, summary.target, summary.run_id);
       results.push_back(TrialResult{std::move(candidate), index, skipped, ErrorClass::kNone, std::nullopt});
+      if (stored) {
+        results.back().error_class = stored->error_class;
+        results.back().seconds = stored->median_seconds;
+      }
       if (skipped) {
-        // What the earlier measurement found, so a learning search relearns it in the same order as before.
-        if (auto outcome = db.first_outcome(hash, summary.target)) {
-          results.back().error_class = outcome->error_class;
-          results.back().seconds = outcome->median_seconds;
-        }
         ++progress.trials_done;
         ++summary.skipped;
         continue;

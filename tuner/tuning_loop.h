@@ -13,6 +13,7 @@
 
 #include "interp/interpreter.h"
 #include "ir/program.h"
+#include "results/database.h"
 #include "runtime/builder.h"
 #include "runtime/runner.h"
 #include "tuner/search_strategy.h"
@@ -61,6 +62,9 @@ struct TuneSummary {
 
 // The database key of the CPU target this process measures on: CPU model and thread count.
 std::string cpu_target_key(int threads);
+// The database row of a trained model (its held-out metrics, or "{}" without them) for a target key.
+CostModelRecord cost_model_record(const XGBoostCostModel& model, const std::string& target,
+                                  const std::string& trained_on);
 // What a model a tuning run of the workload trained and stored says it was trained on (CostModelRecord::trained_on).
 std::string tuning_run_model_source(const std::string& workload_name);
 // The full description stored with each measurement: target key, compiler command and flags.

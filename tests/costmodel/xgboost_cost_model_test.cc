@@ -45,6 +45,16 @@ XGBoostCostModelOptions quick_options() {
   return options;
 }
 
+// A model trained on the given schedules of p, timed by synthetic_seconds.
+XGBoostCostModel trained_model(const Program& p, const std::vector<Schedule>& schedules) {
+  const Target target = test_support::avx512_cpu();
+  XGBoostCostModel model(target, quick_options());
+  for (const Schedule& s : schedules)
+    model.add_measured(p, "mm", s, synthetic_seconds(candidate_features(p, s, target)));
+  model.retrain();
+  return model;
+}
+
 TEST(XGBoostCostModel, ScoresZeroUntilWarmedUp) {
   Program p = matmul(32, 32, 32);
   XGBoostCostModel model(test_support::avx512_cpu(), quick_options());
@@ -79,11 +89,8 @@ TEST(XGBoostCostModel, RanksHeldOutSchedulesByALearnedCost) {
 TEST(XGBoostCostModel, SavesAndLoadsTheSameScores) {
   Program p = matmul(32, 32, 32);
   const Target target = test_support::avx512_cpu();
-  XGBoostCostModel model(target, quick_options());
   std::vector<Schedule> schedules = sampled_schedules(p, 30, 4);
-  for (const Schedule& s : schedules)
-    model.add_measured(p, "mm", s, synthetic_seconds(candidate_features(p, s, target)));
-  model.retrain();
+  XGBoostCostModel model = trained_model(p, schedules);
   XGBoostCostModel loaded(target, quick_options());
   loaded.load_json(model.to_json());
   EXPECT_TRUE(loaded.trained());
@@ -95,10 +102,7 @@ TEST(XGBoostCostModel, SavesAndLoadsTheSameScores) {
 TEST(XGBoostCostModel, RefusesModelsOfOtherFeaturesOrCorruptText) {
   Program p = matmul(16, 16, 16);
   const Target target = test_support::avx512_cpu();
-  XGBoostCostModel model(target, quick_options());
-  for (const Schedule& s : sampled_schedules(p, 12, 5))
-    model.add_measured(p, "mm", s, synthetic_seconds(candidate_features(p, s, target)));
-  model.retrain();
+  XGBoostCostModel model = trained_model(p, sampled_schedules(p, 12, 5));
   nlohmann::json saved = nlohmann::json::parse(model.to_json());
   XGBoostCostModel other(target, quick_options());
 
@@ -123,12 +127,8 @@ TEST(XGBoostCostModel, RefusesModelsOfOtherFeaturesOrCorruptText) {
 
 TEST(XGBoostCostModel, ScoresASchedulesLoweringRefusesBelowEveryOther) {
   Program p = matmul(16, 16, 16);
-  const Target target = test_support::avx512_cpu();
-  XGBoostCostModel model(target, quick_options());
   std::vector<Schedule> schedules = sampled_schedules(p, 12, 6);
-  for (const Schedule& s : schedules)
-    model.add_measured(p, "mm", s, synthetic_seconds(candidate_features(p, s, target)));
-  model.retrain();
+  XGBoostCostModel model = trained_model(p, schedules);
   Schedule invalid;
   invalid.split("C", "no_such_axis", 2);
   std::vector<double> scores = model.predict(p, {schedules[0], invalid});
