@@ -1,0 +1,65 @@
+// Mutations and crossover of schedules, the evolutionary search's moves (tuner/evolutionary_search.h): each changes one
+// decision of a schedule, or mixes two schedules stage by stage, and returns only what lower() accepts. Pure functions
+// of their arguments and the random engine's state; any thread may run them on its own engine (docs/schedules.md).
+#pragma once
+
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "ir/program.h"
+#include "ir/schedule.h"
+
+namespace ingot {
+
+// What a mutation changes. Every kind works on the schedule with its explicit_vectors decisions stripped; the result
+// gets them back from with_explicit_vectors (space/explicit_vectors.h), so a move that makes a register tile
+// (in)eligible gains (loses) the decision. Stages are named by the compute they schedule.
+//   kResplit: a split gets another inner extent. The extent E of the split loop at that decision is replayed from
+//     the stage's domain (its compute's axes and reduce axes; for a stage computed at a reader, the region lowering
+//     gives it) through the stage's splits and fuses before it (x by f: x.o = ceil(E / f), x.i = f; a, b fused: a+b
+//     = Ea * Eb). An exact split takes another divisor d of E, 1 < d < E; a guarded one keeps its guard and takes
+//     any other factor from 2 to E - 1 that divides E or is at most 64. Loop names stay, so later decisions (and
+//     stages computed at x.o or x.i) still name loops; those that no longer fit (a later split of x.i that no longer
+//     divides) make lowering refuse the draw.
+//   kUnroll: an unroll decision is removed, or one is added (after the stage's last decision) on a loop that is
+//     serial (no parallel, vectorize, unroll or bind decision) with extent 2 to 16.
+//   kReorder: two adjacent loops of a reorder decision's list swap places.
+//   kParallelGranularity: a `parallel` loop P loses or gains a fused loop. Drop: the fuse that made P (a, b -> a+b)
+//     is removed, and every later reference to P names a instead (a reorder naming P names a, b). Grow: the loop N
+//     after P at the parallel decision (spatial, not annotated, and split, annotated or fused by no later decision)
+//     is fused into it just before the decision, and every later reference to P or N names P+N (a reorder naming
+//     both names P+N once). References are the stage's own decisions (parallel, reorder, cache_write, cache_read)
+//     and the compute_at decisions of stages computed at P (or N).
+//   kCacheWrite: a reduction stage's cache_write is removed, or one is added (after its last decision) at its
+//     parallel loop, else its innermost thread loop (GPU), else its outermost loop.
+//   kComputeLocation: a stage computed at a reader's loop moves to another loop of that reader's nest (any but a
+//     vectorized one); stages computed at the root (or inlined) have no such move.
+// GPU schedules (those with a bind decision) get no explicit_vectors; kParallelGranularity never applies to them.
+enum class MutationKind { kResplit, kUnroll, kReorder, kParallelGranularity, kCacheWrite, kComputeLocation };
+const char* mutation_kind_name(MutationKind);  // "resplit", "unroll", "reorder", "parallel_granularity", ...
+std::vector<MutationKind> all_mutation_kinds();
+
+struct MutationOptions {
+  // The target's; register tiles that qualify get explicit_vectors at 16 (space/explicit_vectors.h).
+  int simd_fp32_lanes = 16;
+  // Draws tried before giving up: moves of one kind (mutate), children (crossover).
+  int max_attempts = 8;
+};
+
+// One random mutation of a kind drawn uniformly among those that apply; nullopt when none gave a schedule lower()
+// accepts that differs from `schedule`. A kind whose draws all fail is set aside and another applicable kind is drawn.
+std::optional<Schedule> mutate(const Program& program, const Schedule& schedule, std::mt19937_64& rng,
+                               const MutationOptions& options = {});
+// One random mutation of the given kind: up to max_attempts of its possible moves, drawn without repetition; nullopt
+// when the kind does not apply to the schedule or no draw gave a schedule that lowers and differs from `schedule`.
+std::optional<Schedule> mutate(const Program& program, const Schedule& schedule, MutationKind kind,
+                               std::mt19937_64& rng, const MutationOptions& options = {});
+// A child taking each stage's decisions from a or b at random (a's layout; nullopt when the layouts differ or no
+// valid, new child was found in max_attempts draws). Only stages whose decisions differ between a and b are drawn, and
+// a child is never a or b; the child's decisions are grouped per stage, stages in the order a names them first (then
+// b's others).
+std::optional<Schedule> crossover(const Program& program, const Schedule& a, const Schedule& b, std::mt19937_64& rng,
+                                  const MutationOptions& options = {});
+
+}  // namespace ingot
