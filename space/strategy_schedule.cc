@@ -1,3 +1,6 @@
+// The fixed strategy schedule (StrategyScheduler): a plan's fusion as compute_inline / compute_at and one loop
+// template per root stage, its choices read from FixedScheduleOptions' knobs; and the knobs' ranges, sampling and
+// mutation.
 #include "space/strategy_schedule.h"
 
 #include <algorithm>
@@ -5,7 +8,10 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <stdexcept>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 #include "analysis/access.h"
 #include "analysis/strategies.h"
@@ -49,7 +55,10 @@ class StrategyScheduler {
     Schedule out;
     for (const Tensor& t : computes)
       for (const Decision& d : per_stage_[t->name]) out.append(d);
-    out.set_layout(plan_layout(plan_));
+    StageLayout layout = plan_layout(plan_);
+    if (!knobs().prefetch)
+      for (LayoutStep& step : layout) step.prefetch.clear();
+    out.set_layout(std::move(layout));
     return options_.gpu ? out : with_explicit_vectors(program_, std::move(out), options_.simd_fp32_lanes);
   }
 
@@ -178,15 +187,14 @@ class StrategyScheduler {
   // the reduction axes, then the innermost spatial axis vectorized, or unrolled where the reduction runs along
   // memory in some other axis.
   enum class InnerLoops { kVectorizeSpatial, kVectorizeReduction, kUnrollSpatial };
-  static InnerLoops inner_loops(const Tensor& t) {
+  InnerLoops inner_loops(const Tensor& t) const {
     std::set<std::string> contiguous = reduction_axes_along_memory(t);
     if (contiguous.empty()) return InnerLoops::kVectorizeSpatial;
     const IterVar& innermost = t->reduction()->axes.back();
-    if (contiguous.count(innermost.name()) && innermost.extent >= kMinReductionLanes)
+    if (contiguous.count(innermost.name()) && innermost.extent >= knobs().min_reduction_lanes)
       return InnerLoops::kVectorizeReduction;
     return InnerLoops::kUnrollSpatial;
   }
-  static constexpr int64_t kMinReductionLanes = 8;
 
   // A reduction computed inside its reader's parallel loop keeps the root template's inner loops. Left in
   // their natural order, a GEMM fused with its epilogue ran scalar and made BERT 1.75 times slower than unfused.
@@ -232,12 +240,16 @@ class StrategyScheduler {
       s.vectorize(t->name, t->axes.back().name());
   }
 
-  // A vectorized reduction computes kRegisterTile (a GEMV kGemvTile) outputs of its innermost spatial loop `axis` at
-  // once, one accumulator each (the printer's register tile): `axis` is split so that its inner part, returned, goes
-  // inside the reduction loops and is unrolled; its outer part, if any, is appended to `order`.
+  // A vectorized reduction computes knobs.register_tile (a GEMV knobs.gemv_rows) outputs of its innermost spatial loop
+  // `axis` at once, one accumulator each (the printer's register tile): `axis` is split so that its inner part,
+  // returned, goes inside the reduction loops and is unrolled; its outer part, if any, is appended to `order`.
+  // By default a GEMV (one output axis) computes 8 rows at once, each load of x shared by 8 rows of W. The paper LSTM
+  // (global, interleaved runs) took 12.6 ms with 2 rows, 11.1 with 4, 9.8 with 8 and 10.9 with 16, since the printer
+  // loads each operand of an explicit-vector tile once into a register; before that, as `omp simd` reductions, 4
+  // rows had been slower than 2 (13.7 against 12.9 ms).
   std::string register_tile(const Tensor& t, const std::string& axis, int64_t extent, Schedule& s,
                             std::vector<std::string>& order) {
-    int64_t rows = largest_divisor_up_to(extent, t->axes.size() == 1 ? kGemvTile : kRegisterTile);
+    int64_t rows = largest_divisor_up_to(extent, t->axes.size() == 1 ? knobs().gemv_rows : knobs().register_tile);
     if (rows == 1) {
       order.push_back(axis);
       return "";
@@ -247,12 +259,6 @@ class StrategyScheduler {
     order.push_back(axis + ".o");
     return axis + ".i";
   }
-  static constexpr int64_t kRegisterTile = 4;
-  // A GEMV (one output axis) computes 8 rows at once, each load of x shared by 8 rows of W. The paper LSTM (global,
-  // interleaved runs) took 12.6 ms with 2 rows, 11.1 with 4, 9.8 with 8 and 10.9 with 16, since the printer loads
-  // each operand of an explicit-vector tile once into a register; before that, as `omp simd` reductions, 4 rows had
-  // been slower than 2 (13.7 against 12.9 ms).
-  static constexpr int64_t kGemvTile = 8;
 
   Tensor hosted_reduction_along_memory(const Tensor& t) { return hosted_reduction(t, InnerLoops::kVectorizeReduction); }
 
@@ -370,12 +376,12 @@ class StrategyScheduler {
   // A GEMV over stacked gates laid out like its readers (gate_period): its parallel loop runs over the same chunks
   // of j as theirs and computes every gate of its chunk, so each reader iteration reads only what the same
   // iteration wrote and codegen merges them with no barrier between (lower/merge_parallel_stages.h): one barrier
-  // per LSTM step, as Souffle's persistent kernel has. Inner loops as every GEMV's: gates, then kGemvTile rows at once
-  // inside the vectorized reduction.
+  // per LSTM step, as Souffle's persistent kernel has. Inner loops as every GEMV's: gates, then knobs.gemv_rows rows at
+  // once inside the vectorized reduction.
   void gate_aligned_gemv(const Tensor& t, int64_t period, Schedule& s) {
     const std::string& name = t->name;
     const std::string g = t->axes[0].name();
-    int64_t chunk = largest_divisor_up_to(period, 16);  // the readers' split (cpu_root, one-dimensional)
+    int64_t chunk = largest_divisor_up_to(period, knobs().gate_chunk);  // the readers' split (cpu_root, 1-D)
     s.split(name, g, period);
     std::string parallel = g + ".i", rows;
     int64_t rows_extent = 0;
@@ -392,7 +398,8 @@ class StrategyScheduler {
     s.reorder(name, order);
     s.parallel(name, parallel);
     attach_loop_[name] = parallel;
-    s.cache_write(name, g + ".o");  // one gate's rows: a dense tile (all gates of the chunk are not)
+    if (knobs().cache_write)
+      s.cache_write(name, g + ".o");  // one gate's rows: a dense tile (the chunk's gates are not)
     s.vectorize(name, t->reduction()->axes.back().name());
     if (!tile.empty()) s.unroll(name, tile);
   }
@@ -408,8 +415,11 @@ class StrategyScheduler {
     int64_t lanes = 0;  // elements of the plane per iteration: whole rows of it
   };
   // Of the vector registers (32 with AVX-512's 16 lanes, 16 with narrower vectors), those the accumulators may take,
-  // leaving the rest for operands.
-  int64_t accumulator_vectors() const { return options_.simd_fp32_lanes >= 16 ? 28 : 12; }
+  // leaving the rest for operands (knobs.accumulator_vectors, when set, instead).
+  int64_t accumulator_vectors() const {
+    if (knobs().accumulator_vectors > 0) return knobs().accumulator_vectors;
+    return options_.simd_fp32_lanes >= 16 ? 28 : 12;
+  }
 
   // Whether t's last two axes (h, w) can run as one loop: every read indexes them, if at all, as [..., h + f, w]
   // (f free of both) of a tensor whose last dimension is as wide as w, no other index uses them, and no select
@@ -455,12 +465,13 @@ class StrategyScheduler {
   // The tile for root t hosting reduction r (or r == t), when both run over a contiguous plane.
   std::optional<PlaneTile> plane_tile(const Tensor& t, const Tensor& r) {
     size_t n = t->axes.size();
-    if (n < 3) return std::nullopt;
+    if (n < 3 || !knobs().plane_tiles) return std::nullopt;
     const int64_t lanes = options_.simd_fp32_lanes, height = t->axes[n - 2].extent, width = t->axes[n - 1].extent;
     // With AVX-512, at most a quarter of the accumulator registers per row (7 vectors), so that four channels share
     // each load of X: the paper ResNeXt ran in 181 ms so against 199 with half (whole 14 x 14 planes, two channels).
-    // Elsewhere half, so that two rows fit.
-    const int64_t cap = accumulator_vectors() / (lanes >= 16 ? 4 : 2) * lanes;
+    // Elsewhere half, so that two rows fit. knobs.plane_row_share, when set, instead.
+    const int64_t share = knobs().plane_row_share > 0 ? knobs().plane_row_share : lanes >= 16 ? 4 : 2;
+    const int64_t cap = accumulator_vectors() / share * lanes;
     int64_t plane_rows = 0;
     for (int64_t d = height; d >= 1 && !plane_rows; --d)
       if (height % d == 0 && d * width <= cap) plane_rows = d;
@@ -483,7 +494,8 @@ class StrategyScheduler {
         return !on_plane || !on_axis;
       });
       int64_t vectors = (tile.lanes + lanes - 1) / lanes;
-      int64_t rows = largest_divisor_up_to(t->axes[d].extent, std::min(kRegisterTile, accumulator_vectors() / vectors));
+      int64_t rows = largest_divisor_up_to(t->axes[d].extent,
+                                           std::min<int64_t>(knobs().register_tile, accumulator_vectors() / vectors));
       if (shared && rows > 1 && rows < t->axes[d].extent) {
         tile.row_axis = d;
         tile.rows = rows;
@@ -518,7 +530,7 @@ class StrategyScheduler {
     s.parallel(name, parallel);
     attach_loop_[name] = parallel;
     if (r.same_as(t)) {
-      s.cache_write(name, parallel);
+      if (knobs().cache_write) s.cache_write(name, parallel);
       for (const std::string& inner : loops.tile) s.unroll(name, inner);
     }
     s.vectorize(name, loops.lanes);
@@ -580,7 +592,7 @@ class StrategyScheduler {
 
   std::optional<StencilTile> stencil_tile(const Tensor& t, const Tensor& r) {
     size_t n = t->axes.size();
-    if (n < 3 || !same_extents(t, r) || options_.simd_fp32_lanes != kExplicitVectorLanes ||
+    if (n < 3 || !knobs().stencil_tiles || !same_extents(t, r) || options_.simd_fp32_lanes != kExplicitVectorLanes ||
         r->reduction()->op != ReduceOp::kSum)
       return std::nullopt;
     const std::string& w = r->axes[n - 1].name();
@@ -614,18 +626,17 @@ class StrategyScheduler {
     if (budget < 1) return std::nullopt;
     StencilTile tile;
     const int64_t channel_extent = t->axes[n - 3].extent, height = t->axes[n - 2].extent;
-    tile.channels = largest_divisor_up_to(channel_extent, std::min(kRegisterTile, budget));
+    tile.channels = largest_divisor_up_to(channel_extent, std::min<int64_t>(knobs().register_tile, budget));
     if (tile.channels == channel_extent) tile.channels = 1;  // split only: whole, it would leave few iterations
     tile.rows = largest_divisor_up_to(height, budget / tile.channels);
     int64_t iterations = t->num_elements() / t->axes[n - 1].extent / tile.channels / tile.rows;
-    while (tile.rows > 1 && iterations < kMinStencilIterations) {
+    while (tile.rows > 1 && iterations < knobs().min_stencil_iterations) {
       tile.rows = largest_divisor_up_to(height, tile.rows - 1);
       iterations = t->num_elements() / t->axes[n - 1].extent / tile.channels / tile.rows;
     }
     if (tile.channels * tile.rows == 1) return std::nullopt;
     return tile;
   }
-  static constexpr int64_t kMinStencilIterations = 64;  // of the parallel loop, so that 2 to 64 threads share it
 
   // t's loops for a stencil tile: the channel axis split by the tile's channels and the plane's rows by its rows,
   // both inner parts in the tile; w whole.
@@ -676,12 +687,12 @@ class StrategyScheduler {
     Tensor hosted = hosted_reduction_along_memory(t);
     if (hosted && t->axes.size() > 1) operand_axes = axes_of_the_reused_operand(hosted);
     // Rows of the other operand (activations) computed together, a 2-D register tile with the weight rows: the
-    // innermost outer axis the reused operand does not index, split by up to kRegisterTile.
+    // innermost outer axis the reused operand does not index, split by up to knobs.register_tile.
     int row_axis = -1;
     std::string row_loop;
     // Only a split axis: a whole one would leave the parallel loop without its iterations (C[4, 64]).
     for (int n = int(operand_axes.size()) - 2; n >= 0 && row_axis < 0; --n) {
-      int64_t rows = largest_divisor_up_to(t->axes[n].extent, kRegisterTile);
+      int64_t rows = largest_divisor_up_to(t->axes[n].extent, knobs().register_tile);
       if (!operand_axes[n] && rows > 1 && rows < t->axes[n].extent) row_axis = n;
     }
     for (size_t n = 0; n + 1 < t->axes.size(); ++n) {
@@ -691,16 +702,17 @@ class StrategyScheduler {
         outer_axis.push_back(n);
         continue;
       }
-      s.split(name, axis.name(), largest_divisor_up_to(axis.extent, kRegisterTile));
+      s.split(name, axis.name(), largest_divisor_up_to(axis.extent, knobs().register_tile));
       outer.push_back(axis.name() + ".o");
       outer_axis.push_back(n);
       row_loop = axis.name() + ".i";
     }
     if (!t->axes.empty()) {
       const IterVar& last = t->axes.back();
-      // A 1-D output needs an outer loop to spread over the threads, so its axis is always split.
+      // A 1-D output needs an outer loop to spread over the threads, so its axis is always split (by gate_chunk, which
+      // a gate GEMV writing it follows).
       bool one_dimensional = t->axes.size() == 1;
-      int64_t cap = one_dimensional ? 16 : options_.max_vector_lanes;
+      int64_t cap = one_dimensional ? knobs().gate_chunk : options_.max_vector_lanes;
       if (!one_dimensional && last.extent <= cap) {
         vector_axis = last.name();
         vector_extent = last.extent;
@@ -715,7 +727,7 @@ class StrategyScheduler {
         outer_axis.push_back(t->axes.size() - 1);
       }
     }
-    if (!operand_axes.empty()) {
+    if (!operand_axes.empty() && knobs().reuse_operand_order) {
       // The operand's axes (the last one's outer part included) first, the others inside them.
       std::vector<size_t> positions(outer.size());
       std::iota(positions.begin(), positions.end(), 0);
@@ -751,7 +763,7 @@ class StrategyScheduler {
       }
       s.parallel(name, parallel);
       attach_loop_[name] = parallel;
-      if (t->reduction() && !vector_axis.empty()) s.cache_write(name, parallel);
+      if (t->reduction() && !vector_axis.empty() && knobs().cache_write) s.cache_write(name, parallel);
     }
     if (inner == InnerLoops::kVectorizeReduction) {
       s.vectorize(name, t->reduction()->axes.back().name());
@@ -764,6 +776,8 @@ class StrategyScheduler {
         s.vectorize(name, vector_axis);
     }
   }
+
+  const TemplateKnobs& knobs() const { return options_.knobs; }
 
   void gpu_root(const Tensor& t, Schedule& s) {
     int64_t threads = 1;
@@ -784,13 +798,120 @@ class StrategyScheduler {
   std::set<std::string> inlined_;
   std::map<std::string, std::string> attach_loop_;
   std::map<std::string, int64_t> hosted_tile_;  // reduction -> its innermost extent per iteration of its reader's loop
-  std::map<std::string, size_t> hosted_rows_;   // reduction -> the axis its reader computes kRegisterTile rows of
+  std::map<std::string, size_t> hosted_rows_;   // reduction -> the axis its reader computes register_tile rows of
   std::map<std::string, PlaneTile> hosted_planes_;      // reduction -> the plane tile of the reader that hosts it
   std::map<std::string, StencilTile> hosted_stencils_;  // reduction -> the stencil tile of the reader that hosts it
   std::map<std::string, std::vector<Decision>> per_stage_;
 };
 
+// A knob: its range and how to read and write it in FixedScheduleOptions (booleans as 0 and 1).
+struct Knob {
+  KnobRange range;
+  int (*get)(const FixedScheduleOptions&);
+  void (*set)(FixedScheduleOptions&, int);
+};
+
+// A member of TemplateKnobs as a Knob.
+template <auto member>
+Knob template_knob(const char* name, std::vector<int> values) {
+  using Value = std::remove_reference_t<decltype(std::declval<TemplateKnobs&>().*member)>;
+  return Knob{KnobRange{name, std::move(values), int(TemplateKnobs{}.*member)},
+              [](const FixedScheduleOptions& o) { return int(o.knobs.*member); },
+              [](FixedScheduleOptions& o, int v) { o.knobs.*member = static_cast<Value>(v); }};
+}
+
+// The ranges: values around each default, wide enough that a search can find a better one; every value lowers on
+// the examples, the task workloads and the small paper models under every strategy
+// (tests/space/template_knobs_test.cc). The order is template_knob_ranges()'s: max_vector_lanes, then TemplateKnobs'
+// members in declaration order.
+const std::vector<Knob>& knobs_table() {
+  static const std::vector<Knob> table = {
+      Knob{KnobRange{"max_vector_lanes", {8, 16, 32, 64, 128}, FixedScheduleOptions{}.max_vector_lanes},
+           [](const FixedScheduleOptions& o) { return o.max_vector_lanes; },
+           [](FixedScheduleOptions& o, int v) { o.max_vector_lanes = v; }},
+      template_knob<&TemplateKnobs::register_tile>("register_tile", {1, 2, 4, 8}),
+      template_knob<&TemplateKnobs::gemv_rows>("gemv_rows", {1, 2, 4, 8, 16}),
+      template_knob<&TemplateKnobs::gate_chunk>("gate_chunk", {4, 8, 16, 32, 64}),
+      template_knob<&TemplateKnobs::accumulator_vectors>("accumulator_vectors", {0, 8, 12, 16, 20, 24, 28}),
+      template_knob<&TemplateKnobs::plane_row_share>("plane_row_share", {0, 1, 2, 4, 8}),
+      template_knob<&TemplateKnobs::min_stencil_iterations>("min_stencil_iterations", {1, 16, 64, 256}),
+      template_knob<&TemplateKnobs::min_reduction_lanes>("min_reduction_lanes", {2, 4, 8, 16, 32}),
+      template_knob<&TemplateKnobs::reuse_operand_order>("reuse_operand_order", {0, 1}),
+      template_knob<&TemplateKnobs::cache_write>("cache_write", {0, 1}),
+      template_knob<&TemplateKnobs::prefetch>("prefetch", {0, 1}),
+      template_knob<&TemplateKnobs::stencil_tiles>("stencil_tiles", {0, 1}),
+      template_knob<&TemplateKnobs::plane_tiles>("plane_tiles", {0, 1}),
+  };
+  return table;
+}
+
+const Knob& find_knob(const std::string& name) {
+  for (const Knob& knob : knobs_table())
+    if (knob.range.name == name) return knob;
+  std::string known;
+  for (const Knob& knob : knobs_table()) known += (known.empty() ? "" : ", ") + knob.range.name;
+  throw std::invalid_argument("unknown knob '" + name + "' (knobs: " + known + ")");
+}
+
+// A uniform index below n drawn from rng (std::uniform_int_distribution's draws differ between standard libraries).
+size_t draw_index(std::mt19937_64& rng, size_t n) { return size_t(rng() % n); }
+
+std::string knob_settings(const FixedScheduleOptions& options, bool with_max_vector_lanes) {
+  std::string out;
+  for (const Knob& knob : knobs_table()) {
+    if (!with_max_vector_lanes && knob.range.name == "max_vector_lanes") continue;
+    out += (out.empty() ? "" : " ") + knob.range.name + "=" + std::to_string(knob.get(options));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string TemplateKnobs::to_string() const {
+  FixedScheduleOptions options;
+  options.knobs = *this;
+  return knob_settings(options, false);
+}
+
+const std::vector<KnobRange>& template_knob_ranges() {
+  static const std::vector<KnobRange> ranges = [] {
+    std::vector<KnobRange> out;
+    for (const Knob& knob : knobs_table()) out.push_back(knob.range);
+    return out;
+  }();
+  return ranges;
+}
+
+int knob_value(const FixedScheduleOptions& options, const std::string& name) { return find_knob(name).get(options); }
+
+void set_knob(FixedScheduleOptions& options, const std::string& name, int value) {
+  const Knob& knob = find_knob(name);
+  const std::vector<int>& values = knob.range.values;
+  if (std::find(values.begin(), values.end(), value) == values.end()) {
+    std::string range;
+    for (int v : values) range += (range.empty() ? "" : ", ") + std::to_string(v);
+    throw std::invalid_argument("knob " + name + ": " + std::to_string(value) + " is not one of {" + range + "}");
+  }
+  knob.set(options, value);
+}
+
+std::string knobs_to_string(const FixedScheduleOptions& options) { return knob_settings(options, true); }
+
+FixedScheduleOptions sample_template_knobs(std::mt19937_64& rng, const FixedScheduleOptions& base) {
+  FixedScheduleOptions out = base;
+  for (const Knob& knob : knobs_table()) knob.set(out, knob.range.values[draw_index(rng, knob.range.values.size())]);
+  return out;
+}
+
+FixedScheduleOptions mutate_one_knob(const FixedScheduleOptions& options, std::mt19937_64& rng) {
+  const Knob& knob = knobs_table()[draw_index(rng, knobs_table().size())];
+  std::vector<int> others;
+  for (int v : knob.range.values)
+    if (v != knob.get(options)) others.push_back(v);
+  FixedScheduleOptions out = options;
+  knob.set(out, others[draw_index(rng, others.size())]);
+  return out;
+}
 
 StageLayout plan_layout(const PartitionPlan& plan) {
   StageLayout layout;
