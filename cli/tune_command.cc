@@ -30,6 +30,13 @@ std::string duration_text(double seconds) {
   return buf;
 }
 
+// "1.42x", the factor by which the best beats the fixed schedule (below 1: slower).
+std::string speedup_text(double factor) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", factor);
+  return text;
+}
+
 }  // namespace
 
 void add_tune_command(CLI::App& app) {
@@ -72,6 +79,8 @@ void add_tune_command(CLI::App& app) {
         line << *p.best_seconds * 1e3 << " ms";
       else
         line << "-";
+      if (p.best_seconds && p.reference_seconds)
+        line << " (" << speedup_text(*p.reference_seconds / *p.best_seconds) << " the fixed schedule)";
       line << "  errors " << p.errors_now << "  elapsed " << duration_text(p.elapsed_seconds);
       if (p.eta_seconds) line << "  ETA " << duration_text(*p.eta_seconds);
       if (p.model_batch_accuracy) line << "  model " << int(*p.model_batch_accuracy * 100 + 0.5) << "% pairs";
@@ -86,8 +95,11 @@ void add_tune_command(CLI::App& app) {
               << s.skipped << " already measured" << (s.exhausted ? ", search space exhausted" : "") << "\n";
     if (s.best_seconds) {
       const double gflops = double(count_flops(job.program)) / *s.best_seconds / 1e9;
-      std::cout << "best: " << *s.best_seconds * 1e3 << " ms (" << gflops << " GFLOP/s) in "
-                << job.options.database_path << "\n"
+      std::cout << "best: " << *s.best_seconds * 1e3 << " ms (" << gflops << " GFLOP/s";
+      if (s.reference_seconds)
+        std::cout << ", " << speedup_text(*s.reference_seconds / *s.best_seconds) << " the fixed schedule's "
+                  << *s.reference_seconds * 1e3 << " ms";
+      std::cout << ") in " << job.options.database_path << "\n"
                 << "next: more trials: ingot tune " << config_path
                 << (job.options.trials > 0 ? " --trials " + std::to_string(2 * job.options.trials)
                                            : " --minutes " + std::to_string(2 * job.options.minutes))

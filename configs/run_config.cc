@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -78,11 +79,15 @@ KeySpec integer_key(std::string path, Field field, int64_t min, int64_t max = IN
 }
 
 template <class Field>
-KeySpec number_key(std::string path, Field field, double min, bool min_is_exclusive) {
-  return {
-      path, ValueType::kNumber,
-      [=](const Reader& r, const YAML::Node& v, RunConfig& c) { field(c) = r.number(v, path, min, min_is_exclusive); },
-      [=](const RunConfig& c) { return show_number(field(c)); }};
+KeySpec number_key(std::string path, Field field, double min, bool min_is_exclusive,
+                   double max = std::numeric_limits<double>::infinity()) {
+  return {path, ValueType::kNumber,
+          [=](const Reader& r, const YAML::Node& v, RunConfig& c) {
+            const double value = r.number(v, path, min, min_is_exclusive);
+            if (value > max) r.fail(v.Mark(), path, "must be at most " + show_number(max) + ", got " + v.Scalar());
+            field(c) = value;
+          },
+          [=](const RunConfig& c) { return show_number(field(c)); }};
 }
 
 // A string; when choices is not empty, it must be one of them (what names the kind of thing, for errors).
@@ -146,9 +151,16 @@ const std::vector<KeySpec>& key_specs() {
       integer_key("measure.build_workers", INGOT_FIELD(measure.build_workers), 0),
       number_key("measure.rtol", INGOT_FIELD(measure.rtol), 0, false),
       number_key("measure.atol", INGOT_FIELD(measure.atol), 0, false),
-      string_key("search.strategy", INGOT_FIELD(search.strategy), false, {"random", "ranked"}, "search strategy"),
+      string_key("search.strategy", INGOT_FIELD(search.strategy), false, {"evolutionary", "random", "ranked"},
+                 "search strategy"),
       string_key("search.fusion", INGOT_FIELD(search.fusion), false, {"unfused", "rules", "subgraph", "global"},
                  "fusion strategy"),
+      string_key("search.cost_model", INGOT_FIELD(search.cost_model), false, {"xgboost", "none"}, "cost model"),
+      integer_key("search.batch", INGOT_FIELD(search.batch), 0, 4096),
+      integer_key("search.population", INGOT_FIELD(search.population), 2, 100000),
+      integer_key("search.generations", INGOT_FIELD(search.generations), 0, 1000),
+      number_key("search.mutation_probability", INGOT_FIELD(search.mutation_probability), 0, false, 1),
+      number_key("search.epsilon", INGOT_FIELD(search.epsilon), 0, false, 1),
   };
   return specs;
 }

@@ -53,9 +53,16 @@ struct MeasureConfig {
   bool operator==(const MeasureConfig&) const = default;
 };
 
+// How candidates are chosen; docs/config.md and docs/search.md say what each key does.
 struct SearchConfig {
-  std::string strategy = "random";  // how candidates are proposed: "random" or "ranked" (by the learned cost model)
-  std::string fusion = "global";    // the partition plan candidates follow: unfused, rules, subgraph or global
+  std::string strategy = "evolutionary";  // "evolutionary" (tuner/evolutionary_search.h), "random" or "ranked"
+  std::string fusion = "global";          // the partition plan candidates follow: unfused, rules, subgraph or global
+  std::string cost_model = "xgboost";     // what ranks the evolutionary search's population: "xgboost" or "none"
+  int batch = 0;                          // candidates built together before they are measured; 0 = 2 per worker
+  int population = 64;                    // evolutionary: schedules kept per generation
+  int generations = 4;                    // evolutionary: model-ranked generations per batch
+  double mutation_probability = 0.85;     // evolutionary: share of children made by mutation (the rest: crossover)
+  double epsilon = 0.1;                   // evolutionary: share of each batch drawn at random from the space
   bool operator==(const SearchConfig&) const = default;
 };
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "analysis/partition_plan.h"
@@ -33,6 +34,11 @@ class SpaceGenerator {
  protected:
   virtual Schedule draw(std::mt19937_64& rng) const = 0;
 };
+
+// Up to n draws from space whose hashes `seen` does not hold yet, each added to it, in draw order. Stops early after
+// 200 draws in a row that were all seen (the space is exhausted, or nearly), and, for a space of known size, once seen
+// holds that many schedules. The search strategies' "new schedules from the space".
+std::vector<Schedule> draw_unseen(const SpaceGenerator& space, std::mt19937_64& rng, int n, std::set<uint64_t>& seen);
 
 // Random valid schedules of the program: sample_schedule with these options (a plan's layout, GPU bindings).
 class SamplerSpace final : public SpaceGenerator {

@@ -6,11 +6,6 @@
 #include "costmodel/ranking_metrics.h"
 
 namespace ingot {
-namespace {
-// After this many draws in a row that were all proposed before, the space counts as exhausted (as RandomSearch).
-constexpr int kMaxRepeatsInARow = 200;
-}  // namespace
-
 RankedSearch::RankedSearch(std::shared_ptr<const SpaceGenerator> space, uint64_t seed,
                            std::shared_ptr<XGBoostCostModel> model, std::string workload_name,
                            RankedSearchOptions options)
@@ -22,19 +17,8 @@ RankedSearch::RankedSearch(std::shared_ptr<const SpaceGenerator> space, uint64_t
 
 std::vector<Schedule> RankedSearch::propose(int n) {
   const int wanted = model_->trained() ? n * std::max(options_.pool_factor, 1) : n;
-  std::vector<Schedule> pool;
-  std::set<uint64_t> in_pool;
-  int repeats = 0;
-  while (int(pool.size()) < wanted && repeats < kMaxRepeatsInARow) {
-    Schedule s = space_->sample(rng_);
-    const uint64_t hash = s.hash();
-    if (proposed_.count(hash) || !in_pool.insert(hash).second) {
-      ++repeats;
-      continue;
-    }
-    repeats = 0;
-    pool.push_back(std::move(s));
-  }
+  std::set<uint64_t> seen = proposed_;
+  std::vector<Schedule> pool = draw_unseen(*space_, rng_, wanted, seen);
   std::vector<size_t> chosen(pool.size());
   std::iota(chosen.begin(), chosen.end(), 0);
   std::vector<double> scores;

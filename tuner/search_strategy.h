@@ -46,6 +46,8 @@ class SearchStrategy {
   virtual const XGBoostCostModel* learned_model() const { return nullptr; }
   // The model's pairwise ranking accuracy on the last batch it scored before it was measured, when there was one.
   virtual std::optional<double> last_batch_accuracy() const { return std::nullopt; }
+  // The measured time of the schedule the search starts from (the fixed strategy schedule), once it was told.
+  virtual std::optional<double> reference_seconds() const { return std::nullopt; }
 };
 
 // Random draws from a space, without repeats. It does not learn from results, so its sequence depends only on the
@@ -63,13 +65,5 @@ class RandomSearch : public SearchStrategy {
   std::mt19937_64 rng_;
   std::set<uint64_t> proposed_;
 };
-
-// The strategy a run config's search.strategy names, over space, seeded by seed: "random" (RandomSearch) or "ranked"
-// (RankedSearch, tuner/ranked_search.h, which ranks by and trains model, naming its samples workload_name; model
-// must be given). Throws std::invalid_argument for another name, listing the known ones.
-std::unique_ptr<SearchStrategy> make_search_strategy(const std::string& name,
-                                                     std::shared_ptr<const SpaceGenerator> space, uint64_t seed,
-                                                     std::shared_ptr<XGBoostCostModel> model = nullptr,
-                                                     const std::string& workload_name = "");
 
 }  // namespace ingot

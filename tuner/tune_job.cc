@@ -1,12 +1,18 @@
 #include "tuner/tune_job.h"
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
 #include "analysis/strategies.h"
 #include "costmodel/features.h"
 #include "results/database.h"
+#include "space/sketch_space.h"
 #include "space/strategy_schedule.h"
+#include "tuner/candidate.h"
+#include "tuner/evolutionary_search.h"
+#include "tuner/ranked_search.h"
 
 namespace ingot {
 
@@ -28,6 +34,7 @@ TuneOptions tune_options_from_config(const RunConfig& config) {
   o.runner.run_timeout_seconds = config.measure.run_timeout_s;
   o.runner.rtol = config.measure.rtol;
   o.runner.atol = config.measure.atol;
+  o.batch_size = config.search.batch;
   o.config_text = format_run_config(config);
   return o;
 }
@@ -58,9 +65,44 @@ void warm_up(XGBoostCostModel& model, const TuneOptions& options, const std::str
   }
 }
 
+// The best correct measurements of the workload on the target, one per candidate (its least median), best first, from
+// runs whose seed is not `seed`; at most `limit`. Schedules this ingot no longer reads are left out.
+std::vector<MeasuredSchedule> measured_seeds(const TuneOptions& options, const std::string& workload, uint64_t seed,
+                                             int limit) {
+  Database db = Database::open(options.database_path);
+  const std::string target = cpu_target_key(options.threads);
+  std::map<int64_t, bool> other_seed;                          // run id -> whether its seed differs
+  std::map<std::string, std::pair<double, std::string>> best;  // candidate -> (least median, schedule)
+  for (const MeasuredCandidate& m : db.history(workload)) {
+    if (m.candidate.target != target || m.measurement.error_class != ErrorClass::kNone || !m.measurement.statistics)
+      continue;
+    auto run = other_seed.find(m.measurement.run_id);
+    if (run == other_seed.end()) {
+      std::optional<RunInfo> info = db.run(m.measurement.run_id);
+      run = other_seed.emplace(m.measurement.run_id, info && info->seed != seed).first;
+    }
+    if (!run->second) continue;
+    const double median = m.measurement.statistics->median;
+    auto [it, added] = best.emplace(m.candidate.hash, std::make_pair(median, m.candidate.schedule_json));
+    if (!added && median < it->second.first) it->second.first = median;
+  }
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [hash, entry] : best) ranked.push_back(entry);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<MeasuredSchedule> out;
+  for (const auto& [seconds, json] : ranked) {
+    if (int(out.size()) >= limit) break;
+    try {
+      out.push_back(MeasuredSchedule{Schedule::from_json(json), seconds});
+    } catch (const ScheduleError&) {
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-TuneJob make_tune_job(const RunConfig& config, const std::string& config_path) {
+TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, const TuneJobOptions& job_options) {
   Target target = resolve_target(config.target.kind);
   if (target.kind != TargetKind::kCpu)
     throw std::invalid_argument(
@@ -71,19 +113,46 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path) {
   ConfiguredWorkload workload = make_configured_workload(config.workload);
   options.input_ranges = std::move(workload.input_ranges);
   options.fixed_inputs = std::move(workload.fixed_inputs);
-  PartitionPlan plan = make_plan(config.search.fusion, workload.program, target);
+  const SearchConfig& search_config = config.search;
+  if (search_config.strategy == "ranked" && search_config.cost_model == "none")
+    throw std::invalid_argument((config_path.empty() ? "" : config_path + ": ") +
+                                "search.cost_model: none leaves search.strategy ranked nothing to rank by");
+  PartitionPlan plan = make_plan(search_config.fusion, workload.program, target);
+  const int lanes = int(target.cpu.simd_fp32_lanes);
   SamplerOptions sampler;
   sampler.layout = plan_layout(plan);
-  sampler.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
-  auto space = std::make_shared<const SamplerSpace>(workload.program, sampler);
+  sampler.simd_fp32_lanes = lanes;
   std::shared_ptr<XGBoostCostModel> model;
   std::ostringstream notes;
-  if (config.search.strategy == "ranked") {
-    model = std::make_shared<XGBoostCostModel>(target);
+  const bool evolutionary = search_config.strategy == "evolutionary";
+  if (search_config.strategy == "ranked" || (evolutionary && search_config.cost_model == "xgboost")) {
+    model = std::make_shared<XGBoostCostModel>(target, job_options.model);
     warm_up(*model, options, workload.name, notes);
   }
-  std::unique_ptr<SearchStrategy> search =
-      make_search_strategy(config.search.strategy, space, config.seed, model, workload.name);
+  std::shared_ptr<const SpaceGenerator> space;
+  std::unique_ptr<SearchStrategy> search;
+  if (evolutionary) {
+    FixedScheduleOptions fixed;
+    fixed.simd_fp32_lanes = lanes;
+    auto sketches = std::make_shared<const SketchSpace>(workload.program, plan, fixed, sampler);
+    EvolutionSeeds seeds{sketches->fixed_schedule(), measured_seeds(options, workload_key(workload.program),
+                                                                    config.seed, search_config.population)};
+    EvolutionOptions evolution;
+    evolution.population = search_config.population;
+    evolution.generations = search_config.generations;
+    evolution.mutation_probability = search_config.mutation_probability;
+    evolution.epsilon = search_config.epsilon;
+    evolution.simd_fp32_lanes = lanes;
+    space = sketches;
+    search =
+        std::make_unique<EvolutionarySearch>(space, config.seed, std::move(seeds), model, workload.name, evolution);
+  } else {
+    space = std::make_shared<const SamplerSpace>(workload.program, sampler);
+    if (search_config.strategy == "ranked")
+      search = std::make_unique<RankedSearch>(space, config.seed, model, workload.name);
+    else
+      search = std::make_unique<RandomSearch>(space, config.seed);
+  }
   return TuneJob{
       std::move(workload.name), std::move(workload.program), std::move(target), std::move(plan), std::move(options),
       std::move(space),         std::move(search),           std::move(model),  notes.str()};

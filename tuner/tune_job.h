@@ -23,13 +23,20 @@ struct TuneJob {
   Target target;       // target.kind, resolved (analysis/target.h); a CPU, the only kind measured so far
   PartitionPlan plan;  // search.fusion's plan of the program for the target
   TuneOptions options;
-  std::shared_ptr<const SpaceGenerator> space;  // the sampler within the plan's layout
-  std::unique_ptr<SearchStrategy> search;       // search.strategy over the space, seeded by seed
-  // The learned cost model a "ranked" search ranks by (null for "random"): it starts from the target's newest stored
-  // model that no tuning run of this workload made (e.g. `ingot costmodel train`'s), and relearns this workload's
-  // earlier results as the search proposes them again.
+  // Where search.strategy draws from: for "evolutionary" the sketch space around the plan's strategy schedule
+  // (space/sketch_space.h), else the sampler within the plan's layout.
+  std::shared_ptr<const SpaceGenerator> space;
+  std::unique_ptr<SearchStrategy> search;  // search.strategy over the space, seeded by seed
+  // The learned cost model an "evolutionary" (with search.cost_model xgboost) or "ranked" search ranks by; null
+  // otherwise. It starts from the target's newest stored model that no tuning run of this workload made (e.g.
+  // `ingot costmodel train`'s), and relearns this workload's earlier results as the search proposes them again.
   std::shared_ptr<XGBoostCostModel> cost_model;
   std::string notes;  // what the warm-up found or ignored, one line each, for the user
+};
+
+// What a job takes beyond its config: how the learned model trains (tests shorten its warm-up).
+struct TuneJobOptions {
+  XGBoostCostModelOptions model;
 };
 
 // The loop's options a config sets: database, budget, seed, threads, compiler, measurement; config_text is the
@@ -42,7 +49,10 @@ TuneOptions tune_options_from_config(const RunConfig& config);
 // message and is recorded with the run). Then throws what make_configured_workload and make_plan throw. The plan
 // of the CPU target depends on the host's cores and caches (kernels cut by capacity, prefetches: docs/plans.md),
 // so one config may propose other candidates, with other keys, on another machine.
-TuneJob make_tune_job(const RunConfig& config, const std::string& config_path = "");
+// The evolutionary search starts from the fixed strategy schedule of search.fusion's plan and from the best correct
+// measurements of this workload on this target made by runs with another seed (a run with this seed proposes its
+// own again, so a resumed run starts as the interrupted one did).
+TuneJob make_tune_job(const RunConfig& config, const std::string& config_path = "", const TuneJobOptions& = {});
 
 // tune() of the job's program with its options and search strategy.
 TuneSummary run_tune_job(TuneJob& job, const std::function<void(const TuneProgress&)>& on_progress = {});

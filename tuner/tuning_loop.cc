@@ -93,7 +93,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
 
   TensorMap inputs = random_inputs(program, options.seed, options.input_ranges);
   for (const auto& [name, value] : options.fixed_inputs) inputs.insert_or_assign(name, value);
-  TensorMap expected = interpret(program, inputs);
+  TensorMap expected = options.expected_outputs.empty() ? interpret(program, inputs) : options.expected_outputs;
   RunnerOptions runner_options = options.runner;
   runner_options.threads = options.threads;
   Runner runner(program, inputs, expected, runner_options);
@@ -214,12 +214,14 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       if (!released[r]) told.push_back(std::move(results[r]));
     if (!told.empty()) search.tell(told);
     progress.model_batch_accuracy = search.last_batch_accuracy();
+    progress.reference_seconds = search.reference_seconds();
     // A model retrained only on results relearned from the database is one stored by the run that measured them.
     if (!claimed.empty()) store_retrained_model(db, search, summary.target, workload_name, stored_model_generation);
   }
   db.end_run(summary.run_id);
   refresh_best();
   summary.best_seconds = progress.best_seconds;
+  summary.reference_seconds = search.reference_seconds();
   return summary;
 }
 

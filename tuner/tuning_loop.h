@@ -27,8 +27,11 @@ struct TuneOptions {
   uint64_t seed = 1;         // fixes the random inputs; recorded with the run (the strategy's seed fixes candidates)
   InputRanges input_ranges;  // of the random inputs (the workload's, see WorkloadInfo::input_ranges)
   TensorMap fixed_inputs;    // placeholder values used instead of random ones, e.g. an ONNX model's weights
-  int batch_size = 0;        // candidates built together before they are measured; 0 = 2 per build worker
-  int threads = 0;           // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
+  // The interpreter's outputs for these inputs when the caller has them already (a bench tuning one program in
+  // many short calls); empty: computed by each call.
+  TensorMap expected_outputs;
+  int batch_size = 0;  // candidates built together before they are measured; 0 = 2 per build worker
+  int threads = 0;     // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
   BuilderOptions builder;
   RunnerOptions runner;
   std::string config_text, config_path;  // recorded with the run
@@ -44,6 +47,9 @@ struct TuneProgress {
   std::optional<double> eta_seconds;
   // The search's cost model: its pairwise ranking accuracy on the last batch, scored before it was measured.
   std::optional<double> model_batch_accuracy;
+  // The measured time of the schedule the search started from (the fixed strategy schedule), once known: the best
+  // so far is reported as a speed-up over it.
+  std::optional<double> reference_seconds;
   std::string last;  // one line about the candidate just measured, or about what the loop does now
   // What the loop does now: "compiling N candidates", "measuring", or "skipped N measured before"; reported as it
   // starts, so a long compile or a resumed run's skipping is never silent.
@@ -57,6 +63,7 @@ struct TuneSummary {
   int64_t measured_now = 0, skipped = 0, errors_now = 0;
   bool exhausted = false;  // the search ran out of new schedules
   std::optional<double> best_seconds;
+  std::optional<double> reference_seconds;  // as TuneProgress::reference_seconds
   std::string best_schedule_json;
 };
 

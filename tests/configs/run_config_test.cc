@@ -51,8 +51,10 @@ TEST(RunConfig, DefaultsApply) {
   EXPECT_EQ(c.budget.minutes, 0);
   EXPECT_EQ(c.seed, 0u);
   EXPECT_EQ(c.database, "ingot.db");
-  EXPECT_EQ(c.search.strategy, "random");
+  EXPECT_EQ(c.search.strategy, "evolutionary");
   EXPECT_EQ(c.search.fusion, "global");
+  EXPECT_EQ(c.search.cost_model, "xgboost");
+  EXPECT_EQ(c.search.batch, 0);
   // The measurement and compiler defaults are those of the in-process path, so both measure alike.
   const LocalRunOptions local;
   EXPECT_EQ(c.measure.warmup_runs, local.warmup_runs);
@@ -95,11 +97,23 @@ TEST(RunConfig, EveryKeyIsRead) {
                                      "search:",
                                      "  strategy: random",
                                      "  fusion: rules",
+                                     "  cost_model: none",
+                                     "  batch: 6",
+                                     "  population: 32",
+                                     "  generations: 3",
+                                     "  mutation_probability: 0.5",
+                                     "  epsilon: 0.25",
                                  }),
                                  "all.yaml");
   EXPECT_EQ(c.workload.name, "lstm");
   EXPECT_EQ(c.workload.params, (WorkloadParams{{"layers", 2}, {"steps", 5}}));
   EXPECT_EQ(c.search.fusion, "rules");
+  EXPECT_EQ(c.search.cost_model, "none");
+  EXPECT_EQ(c.search.batch, 6);
+  EXPECT_EQ(c.search.population, 32);
+  EXPECT_EQ(c.search.generations, 3);
+  EXPECT_EQ(c.search.mutation_probability, 0.5);
+  EXPECT_EQ(c.search.epsilon, 0.25);
   EXPECT_EQ(c.target.threads, 4);
   EXPECT_EQ(c.target.compiler, "ccache g++");
   EXPECT_EQ(c.target.flags, "-O2 -fopenmp -fPIC -shared");
@@ -256,8 +270,14 @@ TEST(RunConfigErrors, BadValues) {
             "x.yaml:2:9: workload.name: unknown workload 'mpl' (known: " + known + ")");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "target:", "  kind: gpu"})),
             "x.yaml:4:9: target.kind: unknown target kind 'gpu' (known: cpu, sm_80, sm_90)");
-  EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {strategy: evolutionary}"})),
-            "x.yaml:3:20: search.strategy: unknown search strategy 'evolutionary' (known: random, ranked)");
+  EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {strategy: genetic}"})),
+            "x.yaml:3:20: search.strategy: unknown search strategy 'genetic' (known: evolutionary, random, ranked)");
+  EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {epsilon: 1.5}"})),
+            "x.yaml:3:19: search.epsilon: must be at most 1, got 1.5");
+  EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {population: 1}"})),
+            "x.yaml:3:22: search.population: must be at least 2, got 1");
+  EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {cost_model: lightgbm}"})),
+            "x.yaml:3:22: search.cost_model: unknown cost model 'lightgbm' (known: xgboost, none)");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {fusion: greedy}"})),
             "x.yaml:3:18: search.fusion: unknown fusion strategy 'greedy' (known: unfused, rules, subgraph, global)");
   EXPECT_EQ(error_of(yaml({"workload:", "  name: mlp", "  params: {batch: 0}", "budget: {trials: 8}"})),

@@ -59,10 +59,11 @@ TEST(Candidate, RecordAndPrinter) {
                             ", 1 decisions)");
 }
 
-// Tiny sizes: every tensor fits any cache, so the plan (prefetches included) is the same on every machine.
+// The random search's sequence (the sampler's draws). Tiny sizes: every tensor fits any cache, so the plan (prefetches
+// included) is the same on every machine.
 std::string config_text(const std::string& fusion, int seed) {
   return "workload:\n  name: mlp\n  params: {batch: 4, in: 16, hidden: 32, out: 16}\nbudget:\n  trials: 8\nseed: " +
-         std::to_string(seed) + "\nsearch:\n  fusion: " + fusion + "\n";
+         std::to_string(seed) + "\nsearch:\n  strategy: random\n  fusion: " + fusion + "\n";
 }
 
 struct Pinned {

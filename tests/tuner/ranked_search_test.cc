@@ -80,13 +80,11 @@ database: )" + db_path + R"(
 measure: {warmup_runs: 0, min_repeat_ms: 1, min_repeats: 1, build_workers: 2}
 search: {strategy: ranked, fusion: unfused}
 )";
-  TuneJob first = make_tune_job(parse_run_config(config_text, "ranked.yaml"));
-  ASSERT_TRUE(first.cost_model);
-  EXPECT_EQ(first.notes, "");  // a new database holds nothing to start from
   // A small warm-up so that this short run trains: the job's model is the search's.
   XGBoostCostModelOptions options = quick_options(4);
-  first.cost_model = std::make_shared<XGBoostCostModel>(first.target, options);
-  first.search = make_search_strategy("ranked", first.space, 2, first.cost_model, first.workload_name);
+  TuneJob first = make_tune_job(parse_run_config(config_text, "ranked.yaml"), "", TuneJobOptions{options});
+  ASSERT_TRUE(first.cost_model);
+  EXPECT_EQ(first.notes, "");  // a new database holds nothing to start from
   std::vector<std::optional<double>> accuracies;
   first.options.batch_size = 4;
   TuneSummary s = run_tune_job(first, [&](const TuneProgress& p) { accuracies.push_back(p.model_batch_accuracy); });
@@ -104,10 +102,8 @@ search: {strategy: ranked, fusion: unfused}
 
   // Resumed with the same seed, the search relearns the stored results in order and proposes the same candidates:
   // nothing is measured again, and its model is the one the first run stored.
-  TuneJob resumed = make_tune_job(parse_run_config(config_text, "ranked.yaml"));
+  TuneJob resumed = make_tune_job(parse_run_config(config_text, "ranked.yaml"), "", TuneJobOptions{options});
   EXPECT_EQ(resumed.notes, "");  // only this workload's own tuning models are stored: relearned, not loaded
-  resumed.cost_model = std::make_shared<XGBoostCostModel>(resumed.target, options);
-  resumed.search = make_search_strategy("ranked", resumed.space, 2, resumed.cost_model, resumed.workload_name);
   resumed.options.batch_size = 4;
   TuneSummary again = run_tune_job(resumed);
   EXPECT_EQ(again.measured_now, 0);

@@ -50,21 +50,5 @@ TEST(RandomSearch, OverTheSamplerSpaceIsTheProgramsSearch) {
   for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(first[i], second[i]) << i;
 }
 
-TEST(MakeSearchStrategy, KnowsRandomAndRanked) {
-  Program p = matmul(4, 4, 4);
-  auto space = std::make_shared<SamplerSpace>(p);
-  std::unique_ptr<SearchStrategy> search = make_search_strategy("random", space, 9);
-  std::vector<Schedule> proposed = search->propose(3);
-  std::vector<Schedule> expected = RandomSearch(p, 9).propose(3);
-  EXPECT_EQ(proposed, expected);
-  try {
-    make_search_strategy("evolutionary", space, 9);
-    FAIL() << "no error";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "unknown search strategy 'evolutionary' (known: random, ranked)");
-  }
-  EXPECT_THROW(make_search_strategy("ranked", space, 9), std::invalid_argument);  // without a model
-}
-
 }  // namespace
 }  // namespace ingot

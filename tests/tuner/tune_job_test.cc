@@ -74,6 +74,32 @@ TEST_F(TuneJobTest, ASecondJobResumes) {
   EXPECT_EQ(s.measured_now, 0);
 }
 
+// Each search.strategy gets its search and space: random draws the sampler's sequence; evolutionary (the default)
+// starts from the plan's strategy schedule and ranks by a model unless search.cost_model is none; ranked without a
+// model is refused.
+TEST_F(TuneJobTest, EachStrategyGetsItsSearch) {
+  RunConfig config = parse_run_config(config_text(), "job.yaml");
+  ASSERT_EQ(config.search.strategy, "evolutionary");
+  TuneJob evolution = make_tune_job(config);
+  EXPECT_TRUE(evolution.cost_model);
+  FixedScheduleOptions fixed;
+  fixed.simd_fp32_lanes = int(evolution.target.cpu.simd_fp32_lanes);
+  EXPECT_EQ(evolution.search->propose(1).front(), strategy_schedule(evolution.program, evolution.plan, fixed));
+  config.search.cost_model = "none";
+  EXPECT_FALSE(make_tune_job(config).cost_model);
+  config.search.strategy = "random";
+  TuneJob random = make_tune_job(config);
+  EXPECT_FALSE(random.cost_model);
+  EXPECT_EQ(random.search->propose(3), RandomSearch(random.space, config.seed).propose(3));
+  config.search.strategy = "ranked";
+  try {
+    make_tune_job(config, "job.yaml");
+    FAIL() << "ranked without a model was not refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "job.yaml: search.cost_model: none leaves search.strategy ranked nothing to rank by");
+  }
+}
+
 TEST_F(TuneJobTest, RefusesGpuTargetsBeforeAnythingRuns) {
   for (const std::string kind : {"sm_80", "sm_90"}) {
     RunConfig config = parse_run_config(config_text(kind), "gpu.yaml");
