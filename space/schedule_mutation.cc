@@ -177,7 +177,7 @@ void rename_from(Decisions& ds, size_t first, const std::string& stage, const st
 
 class Mutator {
  public:
-  using Move = std::function<Decisions()>;
+  using Move = std::function<Decisions(std::mt19937_64&)>;  // a move may draw details (kSplit)
 
   Mutator(const Program& program, const Schedule& schedule, const MutationOptions& options)
       : program_(program),
@@ -196,6 +196,7 @@ class Mutator {
       case MutationKind::kParallelGranularity: return parallel_granularities();
       case MutationKind::kCacheWrite: return cache_writes();
       case MutationKind::kComputeLocation: return compute_locations();
+      case MutationKind::kSplit: return splits();
     }
     return {};
   }
@@ -204,7 +205,7 @@ class Mutator {
   std::optional<Schedule> try_moves(std::vector<Move> moves, std::mt19937_64& rng) const {
     for (int attempt = 0; attempt < options_.max_attempts && !moves.empty(); ++attempt) {
       size_t pick = std::uniform_int_distribution<size_t>(0, moves.size() - 1)(rng);
-      Decisions ds = moves[pick]();
+      Decisions ds = moves[pick](rng);
       moves[pick] = std::move(moves.back());
       moves.pop_back();
       if (ds == ds_) continue;
@@ -263,7 +264,7 @@ class Mutator {
   }
 
   Move insert_move(size_t at, Decision d) const {
-    return [this, at, d] {
+    return [this, at, d](std::mt19937_64&) {
       Decisions ds = ds_;
       ds.insert(ds.begin() + at, d);
       return ds;
@@ -271,7 +272,7 @@ class Mutator {
   }
 
   Move erase_move(size_t at) const {
-    return [this, at] {
+    return [this, at](std::mt19937_64&) {
       Decisions ds = ds_;
       ds.erase(ds.begin() + at);
       return ds;
@@ -299,7 +300,7 @@ class Mutator {
           if (f != d.factor && (extent % f == 0 || f <= kMaxGuardedFactor)) factors.push_back(f);
       }
       for (int64_t f : factors)
-        out.push_back([this, n, f] {
+        out.push_back([this, n, f](std::mt19937_64&) {
           Decisions ds = ds_;
           ds[n].factor = f;
           return ds;
@@ -328,7 +329,7 @@ class Mutator {
     for (size_t n = 0; n < ds_.size(); ++n) {
       if (ds_[n].kind != DecisionKind::kReorder) continue;
       for (size_t p = 0; p + 1 < ds_[n].axes.size(); ++p)
-        out.push_back([this, n, p] {
+        out.push_back([this, n, p](std::mt19937_64&) {
           Decisions ds = ds_;
           std::swap(ds[n].axes[p], ds[n].axes[p + 1]);
           return ds;
@@ -350,7 +351,7 @@ class Mutator {
         if (f.stage != stage || f.kind != DecisionKind::kFuse || f.axes.size() != 2 ||
             f.axes[0] + "+" + f.axes[1] != parallel)
           continue;
-        out.push_back([this, j, stage, parallel] {
+        out.push_back([this, j, stage, parallel](std::mt19937_64&) {
           Decisions ds = ds_;
           std::vector<std::string> parts = ds[j].axes;
           ds.erase(ds.begin() + j);
@@ -376,7 +377,7 @@ class Mutator {
           blocked = true;
       }
       if (blocked) continue;
-      out.push_back([this, n, stage, parallel, inner = next.name] {
+      out.push_back([this, n, stage, parallel, inner = next.name](std::mt19937_64&) {
         Decisions ds = ds_;
         ds.insert(ds.begin() + n, make_decision(DecisionKind::kFuse, stage, {parallel, inner}));
         std::string fused = parallel + "+" + inner;
@@ -419,7 +420,7 @@ class Mutator {
       if (d.kind != DecisionKind::kComputeAt || !reader || d.axes.empty()) continue;
       for (const Loop& l : replay_loops(reader, reader->shape, ds_, ds_.size())) {
         if (l.name == d.axes[0] || l.kind == LoopKind::kVectorized) continue;
-        out.push_back([this, n, loop = l.name] {
+        out.push_back([this, n, loop = l.name](std::mt19937_64&) {
           Decisions ds = ds_;
           ds[n].axes[0] = loop;
           return ds;
@@ -427,6 +428,174 @@ class Mutator {
       }
     }
     return out;
+  }
+
+  // kSplit: one move per loop a stage has at some point of its replay that is serial, not annotated, neither made by a
+  // fuse nor split later, of at least 4 iterations and with a divisor d, 1 < d < E. The move draws d (half the time
+  // among 2, 4 and 8 where one divides) and, half the time, the register-tile variant.
+  std::vector<Move> splits() {
+    std::vector<Move> out;
+    for (const Tensor& t : program_.computes()) {
+      if (inlined(t->name)) continue;
+      std::vector<int64_t> dom = domain(t);
+      std::vector<Loop> seen;  // every loop of the stage's replay, in the order they appear
+      std::set<std::string> split_later;
+      auto see = [&](size_t end) {
+        for (const Loop& l : replay_loops(t, dom, ds_, end))
+          if (position(seen, l.name) < 0) seen.push_back(l);
+      };
+      see(0);
+      for (size_t n = 0; n < ds_.size(); ++n) {
+        if (ds_[n].stage != t->name) continue;
+        see(n + 1);
+        if (ds_[n].kind == DecisionKind::kSplit && !ds_[n].axes.empty()) split_later.insert(ds_[n].axes[0]);
+      }
+      std::vector<Loop> last = replay_loops(t, dom, ds_, ds_.size());
+      for (const Loop& l : seen) {
+        if (split_later.count(l.name) || l.extent < 4) continue;
+        if (int p = position(last, l.name); p >= 0 && (last[p].annotated || last[p].kind != LoopKind::kSerial))
+          continue;
+        std::optional<size_t> at = split_position(t->name, l.name);
+        if (!at) continue;  // made by a fuse
+        std::vector<int64_t> all, small;
+        for (int64_t f : divisors(l.extent))
+          if (f > 1 && f < l.extent) {
+            all.push_back(f);
+            if (f == 2 || f == 4 || f == 8) small.push_back(f);
+          }
+        if (all.empty()) continue;
+        out.push_back([this, t, dom, x = l.name, at = *at, all, small](std::mt19937_64& rng) {
+          auto coin = [&] { return std::uniform_int_distribution<int>(0, 1)(rng) == 1; };
+          const std::vector<int64_t>& from = !small.empty() && coin() ? small : all;
+          int64_t factor = from[std::uniform_int_distribution<size_t>(0, from.size() - 1)(rng)];
+          bool tile = coin();
+          return split_loop(t, dom, x, at, factor, tile);
+        });
+      }
+    }
+    return out;
+  }
+  static constexpr int64_t kMaxTileUnroll = 16;
+
+  // Where a split of `stage`'s loop x goes: right after the split that made x, or for one of the compute's own axes at
+  // the stage's first decision (after the decisions of the computes before it when it has none); nullopt for a loop a
+  // fuse made.
+  std::optional<size_t> split_position(const std::string& stage, const std::string& x) const {
+    std::optional<size_t> first;
+    for (size_t n = ds_.size(); n-- > 0;) {
+      const Decision& d = ds_[n];
+      if (d.stage != stage) continue;
+      first = n;
+      if (d.kind == DecisionKind::kSplit && !d.axes.empty() && (d.axes[0] + ".o" == x || d.axes[0] + ".i" == x))
+        return n + 1;
+      if (d.kind == DecisionKind::kFuse && d.axes.size() == 2 && d.axes[0] + "+" + d.axes[1] == x) return std::nullopt;
+    }
+    return first ? *first : insert_position(stage);
+  }
+
+  // The input with `split stage x by factor` inserted at `at` and the later references to x renamed: a reorder names
+  // x.o, x.i in its place, an unroll or vectorize names x.i, anything else (a fuse, and a compute_at at x) names x.o;
+  // a loop a later fuse (or a split of what it made) names after x is renamed with it. The tile variant then moves x.i
+  // to the innermost position before the stage's vectorized loop (the last when there is none) and unrolls it when
+  // factor <= kMaxTileUnroll.
+  Decisions split_loop(const Tensor& t, const std::vector<int64_t>& dom, const std::string& x, size_t at,
+                       int64_t factor, bool tile) const {
+    const std::string& stage = t->name;
+    const std::string outer = x + ".o", inner = x + ".i";
+    Decisions ds = ds_;
+    Decision split = make_decision(DecisionKind::kSplit, stage, {x});
+    split.factor = factor;
+    ds.insert(ds.begin() + at, split);
+    std::map<std::string, std::string> renamed = {{x, outer}};  // later loop names: old -> new
+    auto rename = [&](std::string& a) {
+      if (auto it = renamed.find(a); it != renamed.end()) a = it->second;
+    };
+    for (size_t k = at + 1; k < ds.size(); ++k) {
+      Decision& d = ds[k];
+      if (d.stage != stage || d.kind == DecisionKind::kComputeAt || d.axes.empty()) continue;
+      if (d.kind == DecisionKind::kReorder) {
+        std::vector<std::string> order;
+        for (const std::string& a : d.axes) {
+          if (a == x) {
+            order.push_back(outer);
+            order.push_back(inner);
+          } else {
+            order.push_back(a);
+            rename(order.back());
+          }
+        }
+        d.axes = order;
+      } else if (d.kind == DecisionKind::kUnroll || d.kind == DecisionKind::kVectorize) {
+        if (d.axes[0] == x)
+          d.axes[0] = inner;
+        else
+          rename(d.axes[0]);
+      } else if (d.kind == DecisionKind::kFuse && d.axes.size() == 2) {
+        std::string before = d.axes[0] + "+" + d.axes[1];
+        for (std::string& a : d.axes) rename(a);
+        if (std::string after = d.axes[0] + "+" + d.axes[1]; after != before) renamed[before] = after;
+      } else if (d.kind == DecisionKind::kSplit) {
+        std::string before = d.axes[0];
+        rename(d.axes[0]);
+        if (d.axes[0] != before)
+          for (const char* part : {".o", ".i"}) renamed[before + part] = d.axes[0] + part;
+      } else {
+        for (std::string& a : d.axes) rename(a);
+      }
+    }
+    for (Decision& d : ds)
+      if (d.kind == DecisionKind::kComputeAt && d.target == stage && !d.axes.empty()) rename(d.axes[0]);
+    if (tile) move_inward(t, dom, ds, at, inner);
+    if (tile && factor <= kMaxTileUnroll) {
+      size_t end = 0;
+      for (size_t k = 0; k < ds.size(); ++k)
+        if (ds[k].stage == stage) end = k + 1;
+      ds.insert(ds.begin() + end, make_decision(DecisionKind::kUnroll, stage, {inner}));
+    }
+    return ds;
+  }
+
+  // Moves loop `inner` of t's stage (made by the split at ds[at]) to the innermost position before the stage's
+  // vectorized loop (the last position when there is none): within each reorder list that names it (just before the
+  // vectorized loop where the list names it, else last), or, when that does not put it there, by a reorder of all
+  // the stage's loops after its last split or reorder before its first fuse after `at`.
+  static void move_inward(const Tensor& t, const std::vector<int64_t>& dom, Decisions& ds, size_t at,
+                          const std::string& inner) {
+    const std::string& stage = t->name;
+    std::vector<Loop> final_loops = replay_loops(t, dom, ds, ds.size());
+    auto vectorized = std::find_if(final_loops.begin(), final_loops.end(),
+                                   [](const Loop& l) { return l.kind == LoopKind::kVectorized; });
+    const std::string vector_loop = vectorized == final_loops.end() ? "" : vectorized->name;
+    auto move_before_vector_loop = [&](std::vector<std::string>& list) {
+      list.erase(std::remove(list.begin(), list.end(), inner), list.end());
+      list.insert(std::find(list.begin(), list.end(), vector_loop), inner);
+    };
+    auto in_place = [&](const Decisions& of) {
+      std::vector<Loop> loops = replay_loops(t, dom, of, of.size());
+      int p = position(loops, inner);
+      return p >= 0 && (vector_loop.empty() ? p + 1 == int(loops.size())
+                                            : p + 1 < int(loops.size()) && loops[p + 1].name == vector_loop);
+    };
+    if (in_place(ds)) return;
+    Decisions lists = ds;
+    for (size_t k = at + 1; k < lists.size(); ++k)
+      if (lists[k].stage == stage && lists[k].kind == DecisionKind::kReorder &&
+          std::find(lists[k].axes.begin(), lists[k].axes.end(), inner) != lists[k].axes.end())
+        move_before_vector_loop(lists[k].axes);
+    if (lists != ds && in_place(lists)) {
+      ds = std::move(lists);
+      return;
+    }
+    size_t after = at;
+    for (size_t k = at + 1; k < ds.size(); ++k) {
+      if (ds[k].stage != stage) continue;
+      if (ds[k].kind == DecisionKind::kFuse) break;
+      if (ds[k].kind == DecisionKind::kSplit || ds[k].kind == DecisionKind::kReorder) after = k;
+    }
+    std::vector<std::string> order;
+    for (const Loop& l : replay_loops(t, dom, ds, after + 1)) order.push_back(l.name);
+    move_before_vector_loop(order);
+    ds.insert(ds.begin() + after + 1, make_decision(DecisionKind::kReorder, stage, order));
   }
 
   const Program& program_;
@@ -448,6 +617,7 @@ const char* mutation_kind_name(MutationKind kind) {
     case MutationKind::kParallelGranularity: return "parallel_granularity";
     case MutationKind::kCacheWrite: return "cache_write";
     case MutationKind::kComputeLocation: return "compute_location";
+    case MutationKind::kSplit: return "split";
   }
   return "?";
 }
@@ -455,7 +625,8 @@ const char* mutation_kind_name(MutationKind kind) {
 std::vector<MutationKind> all_mutation_kinds() {
   return {MutationKind::kResplit,    MutationKind::kUnroll,
           MutationKind::kReorder,    MutationKind::kParallelGranularity,
-          MutationKind::kCacheWrite, MutationKind::kComputeLocation};
+          MutationKind::kCacheWrite, MutationKind::kComputeLocation,
+          MutationKind::kSplit};
 }
 
 std::optional<Schedule> mutate(const Program& program, const Schedule& schedule, std::mt19937_64& rng,

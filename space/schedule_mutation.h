@@ -35,9 +35,21 @@ namespace ingot {
 //     parallel loop, else its innermost thread loop (GPU), else its outermost loop.
 //   kComputeLocation: a stage computed at a reader's loop moves to another loop of that reader's nest (any but a
 //     vectorized one); stages computed at the root (or inlined) have no such move.
+//   kSplit: a new tile level: `split x by d` is inserted for a loop x the stage has at some point of its replay (an
+//     axis, or a part of a split) that is serial or a reduction, not annotated, neither made by a fuse nor split by a
+//     later decision, with extent E >= 4 and d a divisor, 1 < d < E (half the time drawn among 2, 4 and 8 where one
+//     divides). It goes right after the split that made x (for an axis: at the stage's first decision). Later
+//     decisions follow: a reorder names x.o, x.i in x's place; an unroll or vectorize of x names x.i; anything else
+//     (a fuse, parallel, cache_write, cache_read, bind, and a compute_at at x) names x.o, and a loop a later fuse (or
+//     a split of it) made from x is renamed with it (a+x -> a+x.o). Half the time the tile variant also moves x.i to
+//     the innermost position before the stage's vectorized loop (the last when there is none; within the reorder
+//     lists naming it, else by a reorder of all the stage's loops before its first later fuse) and unrolls it when
+//     d <= 16: a GEMM's `reorder C [i, j.o, k, j.i]; fuse C [i, j.o]` becomes the 2-D register tile `split C [i] by 4;
+//     reorder C [i.o, j.o, k, i.i, j.i]; fuse C [i.o, j.o]; ...; unroll C [i.i]`. A move is one loop; its factor and
+//     variant are drawn when it is tried.
 // GPU schedules (those with a bind decision) get no explicit_vectors; kParallelGranularity never applies to them.
-enum class MutationKind { kResplit, kUnroll, kReorder, kParallelGranularity, kCacheWrite, kComputeLocation };
-const char* mutation_kind_name(MutationKind);  // "resplit", "unroll", "reorder", "parallel_granularity", ...
+enum class MutationKind { kResplit, kUnroll, kReorder, kParallelGranularity, kCacheWrite, kComputeLocation, kSplit };
+const char* mutation_kind_name(MutationKind);  // "resplit", "unroll", "reorder", "parallel_granularity", ..., "split"
 std::vector<MutationKind> all_mutation_kinds();
 
 struct MutationOptions {

@@ -238,7 +238,7 @@ TEST(ScheduleMutation, KindsHaveNames) {
   std::set<std::string> names;
   for (MutationKind kind : all_mutation_kinds()) names.insert(mutation_kind_name(kind));
   EXPECT_EQ(names, (std::set<std::string>{"resplit", "unroll", "reorder", "parallel_granularity", "cache_write",
-                                          "compute_location"}));
+                                          "compute_location", "split"}));
 }
 
 // Every result of `kind` on s over many seeds (at most one per seed).
@@ -477,6 +477,96 @@ TEST(ScheduleMutation, ComputeLocationMovesAStageWithinItsReader) {
   EXPECT_FALSE(mutate(p, Schedule(), MutationKind::kComputeLocation, rng));
 }
 
+// The fixed schedule of a 512^3 GEMM under the global plan keeps 64 columns in the vectorized loop and fuses the rows
+// with the column blocks into its parallel loop. A split adds a tile level: of j.o (plain), where the fuse, parallel
+// loop and cache_write that name what j.o made follow it; or of i into the 2-D register tile (the tile variant): i.i
+// moved just inside k and unrolled, 4 rows x 64 columns accumulated across k, held in explicit vectors. (A plain split
+// of i leaves i.i between the fuse's loops and never lowers.)
+TEST(ScheduleMutation, SplitInsertsATileLevelAndRenamesWhatFollows) {
+  Program p = matmul(512, 512, 512);
+  Schedule s = make_strategy_program(p, "global", test_support::avx512_cpu()).schedule;
+  EXPECT_EQ(text(s),
+            "split C [j] by 64\n"
+            "reorder C [i, j.o, k, j.i]\n"
+            "fuse C [i, j.o]\n"
+            "parallel C [i+j.o]\n"
+            "cache_write C [i+j.o]\n"
+            "vectorize C [j.i]\n");
+  std::vector<Schedule> results = results_of(p, s, MutationKind::kSplit, 64);
+  std::set<std::string> got = texts(results);
+  EXPECT_TRUE(
+      got.count("split C [j] by 64\n"
+                "split C [j.o] by 2\n"
+                "reorder C [i, j.o.o, j.o.i, k, j.i]\n"
+                "fuse C [i, j.o.o]\n"
+                "parallel C [i+j.o.o]\n"
+                "cache_write C [i+j.o.o]\n"
+                "vectorize C [j.i]\n"))
+      << results.size();
+  EXPECT_TRUE(
+      got.count("split C [i] by 4\n"
+                "split C [j] by 64\n"
+                "reorder C [i.o, j.o, k, i.i, j.i]\n"
+                "fuse C [i.o, j.o]\n"
+                "parallel C [i.o+j.o]\n"
+                "cache_write C [i.o+j.o]\n"
+                "vectorize C [j.i]\n"
+                "unroll C [i.i]\n"
+                "explicit_vectors C [j.i] of 16 lanes\n"));
+  // Every result is the input with one split more (and what follows from it), by a divisor of the split loop.
+  const std::map<std::string, int64_t> extents = {{"i", 512}, {"j.o", 8}, {"k", 512}};
+  std::set<std::string> split_loops;
+  for (const Schedule& r : results) {
+    int splits = 0;
+    for (const Decision& d : r.decisions())
+      if (d.kind == DecisionKind::kSplit && d.axes[0] != "j") {
+        ++splits;
+        ASSERT_TRUE(extents.count(d.axes[0])) << text(r);
+        EXPECT_EQ(extents.at(d.axes[0]) % d.factor, 0) << text(r);
+        split_loops.insert(d.axes[0]);
+      }
+    EXPECT_EQ(splits, 1) << text(r);
+  }
+  EXPECT_EQ(split_loops, (std::set<std::string>{"i", "j.o", "k"}));
+}
+
+// The 2-D register tile of the GEMM is one split away from its fixed schedule: among 64 seeds, some split of i moves
+// i.i inside k, just outside the vectorized columns, and unrolls it.
+TEST(ScheduleMutation, SplitReachesTheRegisterTileOfAGemm) {
+  Program p = matmul(512, 512, 512);
+  Schedule s = make_strategy_program(p, "global", test_support::avx512_cpu()).schedule;
+  std::set<int64_t> rows;
+  for (const Schedule& r : results_of(p, s, MutationKind::kSplit, 64)) {
+    bool tile = false, unrolled = false;
+    for (const Decision& d : r.decisions()) {
+      tile |= d.kind == DecisionKind::kReorder && d.axes == std::vector<std::string>{"i.o", "j.o", "k", "i.i", "j.i"};
+      unrolled |= d.kind == DecisionKind::kUnroll && d.axes[0] == "i.i";
+    }
+    if (tile && unrolled) rows.insert(r.decisions()[0].factor);
+  }
+  EXPECT_TRUE(rows.count(4)) << rows.size();
+}
+
+// A split renames what follows: a stage computed at the split loop moves to its outer part, and the tile variant's
+// unroll names the inner part.
+TEST(ScheduleMutation, SplitRenamesAComputeAtTarget) {
+  Program p = matmul_bias_relu(24, 20, 16);
+  Schedule s;
+  s.compute_at("C", "D", "i").reorder("C", {"k", "i", "j"}).vectorize("C", "j");
+  s.reorder("D", {"i", "j"}).vectorize("D", "j");
+  int of_d = 0;
+  for (const Schedule& r : results_of(p, s, MutationKind::kSplit, 64)) {
+    const std::vector<Decision>& ds = r.decisions();
+    if (ds.size() < 4 || ds[3].kind != DecisionKind::kSplit || ds[3].stage != "D") continue;
+    ++of_d;
+    std::string prefix = "compute_at C [i.o] at D\nreorder C [k, i, j]\nvectorize C [j]\nsplit D [i] by " +
+                         std::to_string(ds[3].factor) + "\nreorder D [i.o, i.i, j]\nvectorize D [j]\n";
+    EXPECT_EQ(text(r).substr(0, prefix.size()), prefix);
+    EXPECT_TRUE(text(r) == prefix || text(r) == prefix + "unroll D [i.i]\n") << text(r);
+  }
+  EXPECT_GT(of_d, 3);
+}
+
 // A handful of mutated and crossed schedules compile and compute what the interpreter computes.
 TEST(ScheduleMutation, MutatedSchedulesComputeWhatTheInterpreterComputes) {
   LocalRunOptions options;
@@ -520,6 +610,17 @@ TEST(ScheduleMutation, MutatedSchedulesComputeWhatTheInterpreterComputes) {
       resplit = r;
   ASSERT_TRUE(resplit);
   check(qkv, *resplit, w.input_ranges(w.small));
+  // A GEMM split into its 2-D register tile: 4 rows (i.i unrolled inside k) x 64 columns, in explicit vectors.
+  Program mm = matmul(64, 128, 64);
+  Schedule mm_global = make_strategy_program(mm, "global", test_support::avx512_cpu()).schedule;
+  std::optional<Schedule> tile;
+  for (const Schedule& r : results_of(mm, mm_global, MutationKind::kSplit, 64))
+    for (const Decision& d : r.decisions())
+      if (!tile && d.kind == DecisionKind::kUnroll && d.axes[0] == "i.i" && r.decisions()[0].factor == 4 &&
+          r.decisions().back().kind == DecisionKind::kExplicitVectors)
+        tile = r;
+  ASSERT_TRUE(tile) << text(mm_global);
+  check(mm, *tile, {});
 }
 
 }  // namespace
