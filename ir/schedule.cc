@@ -18,6 +18,12 @@ DecisionKind parse_kind(const std::string& name) {
   throw ScheduleError("unknown decision kind '" + name + "'");
 }
 
+bool takes_one_axis(DecisionKind k) {
+  return k != DecisionKind::kReorder && k != DecisionKind::kFuse && k != DecisionKind::kComputeInline;
+}
+
+}  // namespace
+
 Decision make_decision(DecisionKind kind, const std::string& stage, std::vector<std::string> axes) {
   Decision d;
   d.kind = kind;
@@ -25,12 +31,6 @@ Decision make_decision(DecisionKind kind, const std::string& stage, std::vector<
   d.axes = std::move(axes);
   return d;
 }
-
-bool takes_one_axis(DecisionKind k) {
-  return k != DecisionKind::kReorder && k != DecisionKind::kFuse && k != DecisionKind::kComputeInline;
-}
-
-}  // namespace
 
 const char* decision_kind_name(DecisionKind k) {
   switch (k) {

@@ -49,6 +49,9 @@ struct Decision {
   std::string to_string() const;  // one line, for messages
 };
 
+// A decision of a kind about a stage's axes, every other field at its default (the builders' and the mutations').
+Decision make_decision(DecisionKind kind, const std::string& stage, std::vector<std::string> axes);
+
 // Thrown for a decision that cannot be applied; the message names the decision and why.
 class ScheduleError : public std::runtime_error {
  public:

@@ -132,14 +132,6 @@ std::vector<Loop> replay_loops(const Tensor& t, const std::vector<int64_t>& doma
   return loops;
 }
 
-Decision make_decision(DecisionKind kind, const std::string& stage, std::vector<std::string> axes) {
-  Decision d;
-  d.kind = kind;
-  d.stage = stage;
-  d.axes = std::move(axes);
-  return d;
-}
-
 // Renames loop `from` of `stage` in d to `to`: in d's axes when d is a decision of `stage` (a reorder lists all of
 // `to`, once each; any other decision names to[0]), and in a compute_at decision whose target is `stage`.
 void rename_loop(Decision& d, const std::string& stage, const std::string& from, const std::vector<std::string>& to) {
