@@ -2,7 +2,8 @@
 // a model and the model-guided evolutionary search, on the five tasks, interleaved batch by batch in one run
 // so that all three see the same machine. Each search keeps its state across batches; each has its own database.
 // Usage: ingot_search_bench OUT_DIR [--trials N] [--minutes M] [--batch B] [--tasks a,b,...] [--seed S]
-// Writes OUT_DIR/curves.csv (task, strategy, trial, elapsed_s, best_ms, fixed_ms) and prints the table.
+// Writes OUT_DIR/curves.csv (task, strategy, trial, elapsed_s, best_ms, fixed_ms) and prints the table, with each
+// search's own time (propose and tell: evolution, scoring, retraining) apart from compiling and measuring.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -52,6 +53,32 @@ std::string replaced(std::string text, const std::string& from, const std::strin
     text.replace(at, from.size(), to);
   return text;
 }
+
+// Forwards to a search and adds up the time its propose and tell take: the search's own cost, apart from compiling
+// and measuring.
+class TimedSearch final : public SearchStrategy {
+ public:
+  explicit TimedSearch(SearchStrategy& inner) : inner_(inner) {}
+  std::vector<Schedule> propose(int n) override {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Schedule> out = inner_.propose(n);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  }
+  void tell(const std::vector<TrialResult>& results) override {
+    const auto start = std::chrono::steady_clock::now();
+    inner_.tell(results);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  const XGBoostCostModel* learned_model() const override { return inner_.learned_model(); }
+  std::optional<double> last_batch_accuracy() const override { return inner_.last_batch_accuracy(); }
+  std::optional<double> reference_seconds() const override { return inner_.reference_seconds(); }
+
+  double seconds = 0;
+
+ private:
+  SearchStrategy& inner_;
+};
 
 struct Point {
   int64_t trial = 0;
@@ -106,6 +133,8 @@ int run(int argc, char** argv) {
     TensorMap inputs = random_inputs(jobs[0].program, jobs[0].options.seed, jobs[0].options.input_ranges);
     const TensorMap expected = interpret(jobs[0].program, inputs);
     const double gflop = double(count_flops(jobs[0].program)) / 1e9;
+    std::vector<TimedSearch> timed;
+    for (TuneJob& job : jobs) timed.emplace_back(*job.search);
     std::vector<std::vector<Point>> curves(jobs.size());
     std::vector<double> elapsed(jobs.size(), 0.0);
     std::vector<int64_t> done(jobs.size(), 0);
@@ -120,7 +149,7 @@ int run(int argc, char** argv) {
         options.trials = std::min<int64_t>(batch, trials - done[j]);
         options.expected_outputs = expected;
         const auto start = std::chrono::steady_clock::now();
-        TuneSummary s = tune(jobs[j].program, jobs[j].workload_name, options, *jobs[j].search);
+        TuneSummary s = tune(jobs[j].program, jobs[j].workload_name, options, timed[j]);
         elapsed[j] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         done[j] += s.measured_now + s.skipped;
         if (s.reference_seconds) fixed = s.reference_seconds;
@@ -143,8 +172,9 @@ int run(int argc, char** argv) {
     for (size_t j = 0; j < jobs.size(); ++j) {
       if (curves[j].empty()) continue;
       const double best = curves[j].back().best;
-      std::printf(" | %s %.3f ms (%.1f GFLOP/s, %.2fx fixed) in %lld trials", kStrategies[j].name.c_str(), best * 1e3,
-                  gflop / best, fixed ? *fixed / best : 0.0, static_cast<long long>(curves[j].back().trial));
+      std::printf(" | %s %.3f ms (%.1f GFLOP/s, %.2fx fixed) in %lld trials, %.0f s (search %.1f s)",
+                  kStrategies[j].name.c_str(), best * 1e3, gflop / best, fixed ? *fixed / best : 0.0,
+                  static_cast<long long>(curves[j].back().trial), elapsed[j], timed[j].seconds);
     }
     if (!curves[0].empty())
       for (const Point& p : curves[2])
