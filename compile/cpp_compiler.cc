@@ -209,4 +209,22 @@ CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& opt
   return result;
 }
 
+void check_toolchain(const CompileOptions& options) {
+  // What every generated kernel needs: C linkage, OpenMP and a vectorizable loop (ingot_toolchain_probe names it).
+  static const char* const kProbe =
+      "#include <cstdint>\n"
+      "extern \"C\" void ingot_toolchain_probe(float* y, const float* x, int64_t n) {\n"
+      "#pragma omp parallel for\n"
+      "  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * 2.0f + 1.0f;\n"
+      "}\n";
+  try {
+    compile_cpp(kProbe, options);
+  } catch (const CompileError& e) {
+    throw ToolchainError("the C++ toolchain cannot build a test kernel (compiler '" +
+                         (options.compiler.empty() ? std::string("$CXX or c++") : options.compiler) + "', flags '" +
+                         options.flags +
+                         "'), so no candidate could be built; fix target.compiler or target.flags: " + e.what());
+  }
+}
+
 }  // namespace ingot

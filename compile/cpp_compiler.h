@@ -59,6 +59,18 @@ class CompileError : public std::runtime_error {
 // created or written).
 CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& options = {});
 
+// A compiler or flags that cannot build anything: the environment's fault, never a candidate's.
+class ToolchainError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Builds a small OpenMP kernel with these options (through the cache, so a toolchain that worked once costs a
+// lookup). Throws ToolchainError naming the compiler, the flags and the compiler's first lines of output when it
+// cannot: a tuning run checks this before it records anything, so that a missing compiler or a bad flag is not
+// stored as every candidate's compile_error.
+void check_toolchain(const CompileOptions& options);
+
 // The cache directory compile_cpp uses when CompileOptions::cache_dir is empty.
 std::string default_kernel_cache_dir();
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "analysis/strategies.h"
+#include "compile/cpp_compiler.h"
 #include "costmodel/features.h"
 #include "results/database.h"
 #include "space/sketch_space.h"
@@ -110,6 +111,9 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
         " is a GPU target, and GPU candidates cannot be measured yet: " + "only target.kind cpu can be tuned");
   TuneOptions options = tune_options_from_config(config);
   options.config_path = config_path;
+  // Before the database is opened (the evolutionary search reads its seeds from it): nothing is created or recorded
+  // for a toolchain that cannot build.
+  check_toolchain(options.builder.compile);
   ConfiguredWorkload workload = make_configured_workload(config.workload);
   options.input_ranges = std::move(workload.input_ranges);
   options.fixed_inputs = std::move(workload.fixed_inputs);

@@ -46,7 +46,9 @@ TuneOptions tune_options_from_config(const RunConfig& config);
 // Everything a config's run needs, checked before anything is built: a target that cannot be tuned yet throws
 // std::invalid_argument naming the key, e.g. "configs/x.yaml: target.kind: sm_90 is a GPU target, and GPU
 // candidates cannot be measured yet: only target.kind cpu can be tuned" (config_path, when given, starts the
-// message and is recorded with the run). Then throws what make_configured_workload and make_plan throw. The plan
+// message and is recorded with the run). A compiler and flags that cannot build a test kernel throw ToolchainError
+// (compile/cpp_compiler.h) before the database is opened. Then throws what make_configured_workload and make_plan
+// throw. The plan
 // of the CPU target depends on the host's cores and caches (kernels cut by capacity, prefetches: docs/plans.md),
 // so one config may propose other candidates, with other keys, on another machine.
 // The evolutionary search starts from the fixed strategy schedule of search.fusion's plan and from the best correct

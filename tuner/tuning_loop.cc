@@ -77,6 +77,9 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
   auto out_of_time = [&] { return options.minutes > 0 && elapsed() >= options.minutes * 60; };
 
+  // Before anything is recorded: a compiler that cannot build at all would fail every candidate, and those failures
+  // would be stored as the candidates' own and skipped by every later run.
+  check_toolchain(options.builder.compile);
   Database db = Database::open(options.database_path);
   TuneSummary summary;
   summary.target = cpu_target_key(options.threads);

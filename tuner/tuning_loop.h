@@ -82,7 +82,8 @@ std::string cpu_target_description(int threads, const CompileOptions& compile);
 // measured now (failures included) and those skipped as measured before or claimed by another tuner (skipped =
 // true). Not told: proposals beyond the trials budget, and candidates released unmeasured when the minutes ran out
 // (neither counts; a later run proposes them again). Throws DatabaseError for an unusable database and
-// std::invalid_argument for options without any budget; candidate failures are recorded, never thrown.
+// std::invalid_argument for options without any budget, and ToolchainError (compile/cpp_compiler.h), before anything
+// is recorded, when the compiler and flags cannot build a test kernel; candidate failures are recorded, never thrown.
 TuneSummary tune(const Program& program, const std::string& workload_name, const TuneOptions& options,
                  SearchStrategy& search, const std::function<void(const TuneProgress&)>& on_progress = {});
 

@@ -123,6 +123,28 @@ TEST_F(CppCompilerTest, MissingCompilerIsAClearError) {
   }
 }
 
+// The toolchain check builds a small OpenMP kernel: it passes with the default compiler and flags, and names the
+// compiler or the flag when they cannot build anything.
+TEST_F(CppCompilerTest, ToolchainCheckRefusesAMissingCompilerAndABadFlag) {
+  EXPECT_NO_THROW(check_toolchain(options_));
+  CompileOptions missing = options_;
+  missing.compiler = "/nonexistent/ingot-c++";
+  try {
+    check_toolchain(missing);
+    FAIL() << "a missing compiler must be refused";
+  } catch (const ToolchainError& e) {
+    EXPECT_NE(std::string(e.what()).find("compiler '/nonexistent/ingot-c++'"), std::string::npos) << e.what();
+  }
+  CompileOptions bad_flag = options_;
+  bad_flag.flags += " -fno-such-flag-ingot";
+  try {
+    check_toolchain(bad_flag);
+    FAIL() << "a flag the compiler refuses must be refused";
+  } catch (const ToolchainError& e) {
+    EXPECT_NE(std::string(e.what()).find("-fno-such-flag-ingot"), std::string::npos) << e.what();
+  }
+}
+
 // Two compiles of one source racing into one cache both succeed and agree; neither sees a partial file.
 TEST_F(CppCompilerTest, ConcurrentCompilesOfOneSourceAgree) {
   std::string source = print_cpp(cpu_test::tiny_two_stage_function());

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "analysis/strategies.h"
+#include "compile/cpp_compiler.h"
 #include "results/database.h"
 #include "space/strategy_schedule.h"
 #include "tests/tuner/test_directory.h"
@@ -98,6 +99,14 @@ TEST_F(TuneJobTest, EachStrategyGetsItsSearch) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "job.yaml: search.cost_model: none leaves search.strategy ranked nothing to rank by");
   }
+}
+
+// A compiler that cannot build is refused before the job opens (or creates) its database.
+TEST_F(TuneJobTest, RefusesAToolchainThatCannotBuildBeforeTheDatabaseIsOpened) {
+  RunConfig config = parse_run_config(config_text(), "job.yaml");
+  config.target.compiler = "/nonexistent/g++";
+  EXPECT_THROW(make_tune_job(config), ToolchainError);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
 }
 
 TEST_F(TuneJobTest, RefusesGpuTargetsBeforeAnythingRuns) {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "analysis/strategies.h"
+#include "compile/cpp_compiler.h"
 #include "lower/kernels.h"
 #include "lower/lower.h"
 #include "results/database.h"
@@ -132,8 +133,10 @@ TEST_F(TuningLoop, CompilesStillRunningAtTheBudgetEndAreStoppedAndReleased) {
   std::filesystem::path slow_compiler = dir_ / "slow_cxx.sh";
   {
     std::ofstream script(slow_compiler);
-    // Slow only when compiling: the compiler's version query (part of the kernel cache key) stays quick.
-    script << "#!/bin/sh\ncase \" $* \" in *\" -o \"*) sleep 60 ;; esac\nexec c++ \"$@\"\n";
+    // Slow only when compiling a candidate: the compiler's version query (part of the kernel cache key) and the
+    // toolchain check's kernel stay quick.
+    script << "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.cc) src=\"$a\" ;; esac; done\n"
+           << "if [ -n \"$src\" ] && ! grep -q ingot_toolchain_probe \"$src\"; then sleep 60; fi\nexec c++ \"$@\"\n";
   }
   std::filesystem::permissions(slow_compiler, std::filesystem::perms::owner_all);
   TuneOptions o = options("cut.db", 0);
@@ -276,9 +279,21 @@ TEST_F(TuningLoop, TellsTheStrategyEveryMeasuredCandidateOfEachBatch) {
   expect_told_as_stored(told, s, o.database_path);
 }
 
+// A compiler that builds the toolchain check's kernel and fails on every candidate.
+std::string compiler_failing_candidates(const std::filesystem::path& dir) {
+  std::filesystem::path path = dir / "picky_cxx.sh";
+  std::ofstream script(path);
+  script << "#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in *.cc) src=\"$a\" ;; esac; done\n"
+         << "if [ -z \"$src\" ] || grep -q ingot_toolchain_probe \"$src\"; then exec c++ \"$@\"; fi\n"
+         << "echo 'error: this compiler refuses candidates' >&2\nexit 1\n";
+  script.close();
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path.string();
+}
+
 TEST_F(TuningLoop, TellsFailedCandidatesWithoutSeconds) {
   TuneOptions o = options("failed.db", 3);
-  o.builder.compile.compiler = "false";  // every compile fails
+  o.builder.compile.compiler = compiler_failing_candidates(dir_);  // every candidate's compile fails
   o.builder.compile.cache_dir = (dir_ / "cache").string();
   RecordingSearch search(program_, o.seed);
   TuneSummary s = tune(program_, "matmul", o, search);
@@ -322,6 +337,24 @@ TEST_F(TuningLoop, TellsSkippedCandidatesOnResume) {
   }
   EXPECT_FALSE(db.first_outcome("0123456789abcdef", s.target).has_value());
   expect_told_as_stored(told, s, o.database_path);
+}
+
+// A compiler that cannot build anything (missing, or refusing a flag) is the environment's fault: the run is refused
+// before it records a run, a candidate or a measurement, so fixing the config and running again measures everything.
+TEST_F(TuningLoop, AToolchainThatCannotBuildIsRefusedBeforeAnythingIsRecorded) {
+  TuneOptions o = options("toolchain.db", 3);
+  o.builder.compile.compiler = "/nonexistent/g++";
+  o.builder.compile.cache_dir = (dir_ / "cache").string();
+  EXPECT_THROW(run(program_, "matmul", o), ToolchainError);
+  EXPECT_FALSE(std::filesystem::exists(o.database_path));
+  o.builder.compile.compiler = "";
+  o.builder.compile.flags += " -fno-such-flag-ingot";
+  EXPECT_THROW(run(program_, "matmul", o), ToolchainError);
+  EXPECT_FALSE(std::filesystem::exists(o.database_path));
+  o.builder.compile.flags = default_cpp_flags();
+  TuneSummary s = run(program_, "matmul", o);
+  EXPECT_EQ(s.measured_now, 3);
+  EXPECT_EQ(s.errors_now, 0);
 }
 
 TEST_F(TuningLoop, NeedsABudget) {
