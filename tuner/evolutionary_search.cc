@@ -64,7 +64,11 @@ std::vector<Schedule> EvolutionarySearch::propose(int n) {
   const int evolved = n - int(out.size()) - fresh;
   if (evolved > 0) {
     if (model_ranks()) {
-      for (const Member& m : evolve_by_model(parents())) {
+      // A quarter of the evolved share are children of the measured best that the model does not rank: a move that
+      // makes new structure (a new tile level) gives schedules unlike any it learned from, which it may rank low.
+      std::vector<Member> measured_parents = parents();
+      for (Schedule& s : children(measured_parents, (evolved + 3) / 4, seen)) take(std::move(s), std::nullopt);
+      for (const Member& m : evolve_by_model(std::move(measured_parents))) {
         if (int(out.size()) >= n - fresh) break;
         if (seen.insert(m.hash).second) take(m.schedule, m.fitness);
       }
