@@ -7,11 +7,9 @@
 #include "tuner/candidate.h"
 
 namespace ingot {
-namespace {
 
-// The least median of each distinct candidate of a workload measured correctly on target, by candidate hash.
-std::map<std::string, std::pair<std::string, double>> best_medians(const std::vector<MeasuredCandidate>& history,
-                                                                   const std::string& target) {
+std::map<std::string, std::pair<std::string, double>> best_correct_medians(
+    const std::vector<MeasuredCandidate>& history, const std::string& target) {
   std::map<std::string, std::pair<std::string, double>> out;  // hash -> (schedule json, seconds)
   for (const MeasuredCandidate& m : history) {
     if (m.candidate.target != target || m.measurement.error_class != ErrorClass::kNone || !m.measurement.statistics)
@@ -22,6 +20,8 @@ std::map<std::string, std::pair<std::string, double>> best_medians(const std::ve
   }
   return out;
 }
+
+namespace {
 
 int64_t add_history(XGBoostCostModel& model,
                     const std::map<std::string, std::pair<std::string, double>>& measured_candidates,
@@ -71,7 +71,7 @@ int64_t add_measured_dataset(XGBoostCostModel& model, const Database& db, const 
   for (const WorkloadRecord& workload : db.list_workloads()) {
     if (!filter.workload.empty() && filter.workload != workload.name && filter.workload != workload.hash) continue;
     std::vector<MeasuredCandidate> history = db.history(workload.hash);
-    auto measured = best_medians(history, filter.target_key);
+    auto measured = best_correct_medians(history, filter.target_key);
     if (measured.empty()) continue;
     std::optional<Program> program = rebuild_program(db, workload, history, messages);
     if (!program) continue;

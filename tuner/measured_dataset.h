@@ -3,6 +3,7 @@
 // candidate's schedule featurized for that target. What `ingot costmodel train|eval` learn from.
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@ struct DatasetFilter {
   std::string target_key;  // the key measurements are stored under (cpu_target_key); required
   std::string workload;    // a workload name or hash; "" = every workload
 };
+
+// The least median of each distinct candidate in `history` measured correctly on target: candidate hash -> (schedule
+// JSON, seconds). The dataset below and the evolutionary search's starting parents (tuner/tune_job.h) read history
+// through it.
+std::map<std::string, std::pair<std::string, double>> best_correct_medians(
+    const std::vector<MeasuredCandidate>& history, const std::string& target);
 
 // Adds to model every distinct candidate of db with a correct measurement on filter.target_key (a candidate measured
 // more than once counts once, with its least median), workload by workload. A workload whose program cannot be

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -13,6 +14,7 @@
 #include "space/strategy_schedule.h"
 #include "tuner/candidate.h"
 #include "tuner/evolutionary_search.h"
+#include "tuner/measured_dataset.h"
 #include "tuner/ranked_search.h"
 
 namespace ingot {
@@ -44,10 +46,9 @@ namespace {
 
 // The model a run starts from: the target's newest stored model that no tuning run of this workload made (those,
 // the run relearns from the results it is told again, so a resumed run proposes what the interrupted one did).
-void warm_up(XGBoostCostModel& model, const TuneOptions& options, const std::string& workload_name,
+void warm_up(XGBoostCostModel& model, const Database& db, const std::string& target, const std::string& workload_name,
              std::ostream& notes) {
-  Database db = Database::open(options.database_path);
-  const std::vector<CostModelRecord> stored = db.cost_models(cpu_target_key(options.threads));
+  const std::vector<CostModelRecord> stored = db.cost_models(target);
   for (auto it = stored.rbegin(); it != stored.rend(); ++it) {
     if (it->trained_on == tuning_run_model_source(workload_name)) continue;
     if (it->feature_set_version != kFeatureSetVersion) {
@@ -68,27 +69,21 @@ void warm_up(XGBoostCostModel& model, const TuneOptions& options, const std::str
 
 // The best correct measurements of the workload on the target, one per candidate (its least median), best first, from
 // runs whose seed is not `seed`; at most `limit`. Schedules this ingot no longer reads are left out.
-std::vector<MeasuredSchedule> measured_seeds(const TuneOptions& options, const std::string& workload, uint64_t seed,
-                                             int limit) {
-  Database db = Database::open(options.database_path);
-  const std::string target = cpu_target_key(options.threads);
-  std::map<int64_t, bool> other_seed;                          // run id -> whether its seed differs
-  std::map<std::string, std::pair<double, std::string>> best;  // candidate -> (least median, schedule)
-  for (const MeasuredCandidate& m : db.history(workload)) {
-    if (m.candidate.target != target || m.measurement.error_class != ErrorClass::kNone || !m.measurement.statistics)
-      continue;
-    auto run = other_seed.find(m.measurement.run_id);
-    if (run == other_seed.end()) {
+std::vector<MeasuredSchedule> measured_seeds(const Database& db, const std::string& target, const std::string& workload,
+                                             uint64_t seed, int limit) {
+  std::map<int64_t, bool> same_seed;  // run id -> whether its seed is `seed`
+  std::vector<MeasuredCandidate> history;
+  for (MeasuredCandidate& m : db.history(workload)) {
+    auto run = same_seed.find(m.measurement.run_id);
+    if (run == same_seed.end()) {
       std::optional<RunInfo> info = db.run(m.measurement.run_id);
-      run = other_seed.emplace(m.measurement.run_id, info && info->seed != seed).first;
+      run = same_seed.emplace(m.measurement.run_id, !info || info->seed == seed).first;
     }
-    if (!run->second) continue;
-    const double median = m.measurement.statistics->median;
-    auto [it, added] = best.emplace(m.candidate.hash, std::make_pair(median, m.candidate.schedule_json));
-    if (!added && median < it->second.first) it->second.first = median;
+    if (!run->second) history.push_back(std::move(m));
   }
-  std::vector<std::pair<double, std::string>> ranked;
-  for (const auto& [hash, entry] : best) ranked.push_back(entry);
+  std::vector<std::pair<double, std::string>> ranked;  // (least median, schedule)
+  for (const auto& [hash, measured] : best_correct_medians(history, target))
+    ranked.emplace_back(measured.second, measured.first);
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<MeasuredSchedule> out;
   for (const auto& [seconds, json] : ranked) {
@@ -129,9 +124,13 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
   std::shared_ptr<XGBoostCostModel> model;
   std::ostringstream notes;
   const bool evolutionary = search_config.strategy == "evolutionary";
+  // Opened (and checked) once, by the strategies that read it before the run: the random search reads nothing.
+  std::optional<Database> db;
+  if (evolutionary || search_config.strategy == "ranked") db = Database::open(options.database_path);
+  const std::string target_key = cpu_target_key(options.threads);
   if (search_config.strategy == "ranked" || (evolutionary && search_config.cost_model == "xgboost")) {
     model = std::make_shared<XGBoostCostModel>(target, job_options.model);
-    warm_up(*model, options, workload.name, notes);
+    warm_up(*model, *db, target_key, workload.name, notes);
   }
   std::shared_ptr<const SpaceGenerator> space;
   std::unique_ptr<SearchStrategy> search;
@@ -139,7 +138,7 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
     FixedScheduleOptions fixed;
     fixed.simd_fp32_lanes = lanes;
     auto sketches = std::make_shared<const SketchSpace>(workload.program, plan, fixed, sampler);
-    EvolutionSeeds seeds{sketches->fixed_schedule(), measured_seeds(options, workload_key(workload.program),
+    EvolutionSeeds seeds{sketches->fixed_schedule(), measured_seeds(*db, target_key, workload_key(workload.program),
                                                                     config.seed, search_config.population)};
     EvolutionOptions evolution;
     evolution.population = search_config.population;
