@@ -195,6 +195,24 @@ int64_t count_rows(SqliteConnection& connection, const std::string& sql) {
   return s.column_int(0);
 }
 
+// The one workload whose hash or name is `workload`. A name can be shared (other sizes of a model, or another
+// model), and guessing among them would mix their results; `instead` tells the caller what to give.
+std::string resolve_workload(SqliteConnection& db, const std::string& path, const std::string& what,
+                             const std::string& workload, const std::string& instead) {
+  Statement matches(db, "SELECT hash FROM workloads WHERE hash = ?1 OR name = ?1 ORDER BY hash");
+  matches.bind(1, workload);
+  std::vector<std::string> hashes;
+  while (matches.step()) hashes.push_back(matches.column_text(0));
+  if (hashes.empty()) throw_database_error(path, what + ": no workload has the hash or name '" + workload + "'");
+  if (hashes.size() > 1) {
+    std::string list;
+    for (const std::string& h : hashes) list += (list.empty() ? "" : ", ") + h;
+    throw_database_error(path, what + ": " + std::to_string(hashes.size()) + " workloads are named '" + workload +
+                                   "' (" + list + "), of different sizes or models; " + instead);
+  }
+  return hashes[0];
+}
+
 const char* const kCostModelColumns =
     "id, target, feature_set_version, sample_count, params_json, model_json, metrics_json, trained_on, created_at";
 
@@ -485,22 +503,11 @@ std::optional<MeasuredCandidate> Database::best(const std::string& workload, con
   std::lock_guard lock(impl_->mutex);
   SqliteConnection& db = impl_->db();
   Transaction transaction(db, Transaction::Mode::kRead);
-  Statement matches(db, "SELECT hash FROM workloads WHERE hash = ?1 OR name = ?1 ORDER BY hash");
-  matches.bind(1, workload);
-  std::vector<std::string> hashes;
-  while (matches.step()) hashes.push_back(matches.column_text(0));
-  if (hashes.empty()) throw_database_error(impl_->path, "best: no workload has the hash or name '" + workload + "'");
-  if (hashes.size() > 1) {
-    std::string list;
-    for (const std::string& h : hashes) list += (list.empty() ? "" : ", ") + h;
-    throw_database_error(
-        impl_->path,
-        "best: " + std::to_string(hashes.size()) + " workloads are named '" + workload + "' (" + list +
-            "), of different sizes or models; give a hash, or the run's config (ingot best --config CONFIG)");
-  }
+  std::string hash = resolve_workload(db, impl_->path, "best", workload,
+                                      "give a hash, or the run's config (ingot best --config CONFIG)");
   Statement select(db, std::string("SELECT ") + kMeasuredCandidateColumns +
                            " FROM best_per_workload_target WHERE workload_hash = ?1 AND target = ?2");
-  select.bind(1, hashes[0]).bind(2, target);
+  select.bind(1, hash).bind(2, target);
   if (!select.step()) return std::nullopt;
   return read_measured_candidate(impl_->path, select);
 }
@@ -555,6 +562,82 @@ std::vector<WorkloadRecord> Database::list_workloads() const {
     workloads.push_back({select.column_text(0), select.column_text(1), select.column_text(2), select.column_text(3)});
   }
   return workloads;
+}
+
+bool Database::add_model_task(const ModelTaskRecord& task) {
+  const std::string& path = impl_->path;
+  const std::string what = "add_model_task: task " + std::to_string(task.task_index) + " of model " +
+                           task.model_workload_hash + " under plan " + task.plan_hash;
+  require_hash(path, "add_model_task: model workload hash", task.model_workload_hash);
+  require_hash(path, "add_model_task: plan hash", task.plan_hash);
+  require_hash(path, "add_model_task: task workload hash", task.task_workload_hash);
+  if (task.task_index < 0) throw_database_error(path, what + ": the task index is negative");
+  if (task.weight < 1) throw_database_error(path, what + ": weight " + std::to_string(task.weight) + " is below 1");
+
+  std::lock_guard lock(impl_->mutex);
+  SqliteConnection& db = impl_->db();
+  Transaction transaction(db, Transaction::Mode::kWrite);
+  Statement existing(db,
+                     "SELECT plan_strategy, task_workload_hash, weight, occurrences_json FROM model_tasks "
+                     "WHERE model_workload_hash = ?1 AND plan_hash = ?2 AND task_index = ?3");
+  existing.bind(1, task.model_workload_hash).bind(2, task.plan_hash).bind(3, task.task_index);
+  if (existing.step()) {
+    if (existing.column_text(0) != task.plan_strategy || existing.column_text(1) != task.task_workload_hash ||
+        existing.column_int(2) != task.weight || existing.column_text(3) != task.occurrences_json) {
+      throw_database_error(path, what +
+                                     " is stored with a different strategy, task workload, weight or occurrences "
+                                     "(two plans with one hash?)");
+    }
+    return false;
+  }
+  for (const std::string* hash : {&task.model_workload_hash, &task.task_workload_hash}) {
+    Statement workload(db, "SELECT 1 FROM workloads WHERE hash = ?1");
+    workload.bind(1, *hash);
+    if (!workload.step())
+      throw_database_error(path, what + " refers to workload " + *hash + ", which is not stored; add_workload first");
+  }
+  Statement insert(db,
+                   "INSERT INTO model_tasks (model_workload_hash, plan_hash, plan_strategy, task_index, "
+                   "task_workload_hash, weight, occurrences_json, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  insert.bind(1, task.model_workload_hash)
+      .bind(2, task.plan_hash)
+      .bind(3, task.plan_strategy)
+      .bind(4, task.task_index)
+      .bind(5, task.task_workload_hash)
+      .bind(6, task.weight)
+      .bind(7, task.occurrences_json)
+      .bind(8, now_utc())
+      .run();
+  transaction.commit();
+  return true;
+}
+
+std::vector<ModelTaskRecord> Database::model_tasks(const std::string& model_workload,
+                                                   const std::string& plan_hash) const {
+  if (!plan_hash.empty()) require_hash(impl_->path, "model_tasks: plan hash", plan_hash);
+  std::lock_guard lock(impl_->mutex);
+  SqliteConnection& db = impl_->db();
+  Transaction transaction(db, Transaction::Mode::kRead);
+  std::string model = resolve_workload(db, impl_->path, "model_tasks", model_workload, "give the model's hash");
+  Statement select(db,
+                   "SELECT model_workload_hash, plan_hash, plan_strategy, task_index, task_workload_hash, weight, "
+                   "occurrences_json, created_at FROM model_tasks "
+                   "WHERE model_workload_hash = ?1 AND (?2 = '' OR plan_hash = ?2) ORDER BY plan_hash, task_index");
+  select.bind(1, model).bind(2, plan_hash);
+  std::vector<ModelTaskRecord> tasks;
+  while (select.step()) {
+    ModelTaskRecord task;
+    task.model_workload_hash = select.column_text(0);
+    task.plan_hash = select.column_text(1);
+    task.plan_strategy = select.column_text(2);
+    task.task_index = select.column_int(3);
+    task.task_workload_hash = select.column_text(4);
+    task.weight = select.column_int(5);
+    task.occurrences_json = select.column_text(6);
+    task.created_at = select.column_text(7);
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
 }
 
 int64_t Database::add_cost_model(const CostModelRecord& model) {
@@ -658,7 +741,10 @@ IntegrityReport integrity_report(SqliteConnection& db, const std::string& path) 
     report.candidates = count_rows(db, "SELECT COUNT(*) FROM candidates");
     report.measurements = count_rows(db, "SELECT COUNT(*) FROM measurements");
     report.claims = count_rows(db, "SELECT COUNT(*) FROM claims");
-    report.cost_models = count_rows(db, "SELECT COUNT(*) FROM cost_models");
+    // check_file reads older files as they are: a table their version lacks is not a problem. A table missing
+    // from a version that has it fails the count, and is reported.
+    if (report.schema_version >= 2) report.cost_models = count_rows(db, "SELECT COUNT(*) FROM cost_models");
+    if (report.schema_version >= 3) report.model_tasks = count_rows(db, "SELECT COUNT(*) FROM model_tasks");
   });
   for (ErrorClass c : all_error_classes()) report.measurements_by_class[c] = 0;
   checked_step(report, "measurements", [&] {
@@ -712,6 +798,7 @@ std::string IntegrityReport::to_text() const {
   out << "\n";
   out << "claims in flight: " << claims << "\n";
   out << "cost models: " << cost_models << "\n";
+  out << "model tasks: " << model_tasks << "\n";
   return out.str();
 }
 

@@ -1,6 +1,7 @@
 // The tuning database: one SQLite file (WAL mode) holding tuning runs, workloads, candidates, every
 // measurement as it completes, claims on candidates in flight (so a killed run resumes without measuring
-// anything twice and several processes can tune into one file), and learned cost models. docs/database.md.
+// anything twice and several processes can tune into one file), learned cost models, and which workloads are
+// the tasks of a whole model. docs/database.md.
 #pragma once
 
 #include <cstdint>
@@ -83,6 +84,19 @@ struct CostModelRecord {
   std::string created_at;           // set by add_cost_model
 };
 
+// One task of a whole model under one partition plan: a group of the model's operators, tuned as a workload of
+// its own. A row of the `model_tasks` table.
+struct ModelTaskRecord {
+  std::string model_workload_hash;  // must already be added (add_workload)
+  std::string plan_hash;            // the partition plan the tasks come from: a model's tasks change with its plan
+  std::string plan_strategy;        // e.g. "global"; for people reading the table
+  int64_t task_index = 0;           // position among the plan's tasks; not negative
+  std::string task_workload_hash;   // must already be added
+  int64_t weight = 1;               // how many times the task occurs in the model; at least 1
+  std::string occurrences_json;     // a JSON array, one entry per occurrence, in the caller's format; stored as given
+  std::string created_at;           // set when first added
+};
+
 // What `ingot db check` prints.
 struct IntegrityReport {
   std::string path;
@@ -90,7 +104,9 @@ struct IntegrityReport {
   int schema_version = 0;
   std::string journal_mode;
   std::vector<std::string> problems;  // integrity_check and foreign_key_check findings, one per line
-  int64_t runs = 0, unfinished_runs = 0, workloads = 0, candidates = 0, measurements = 0, claims = 0, cost_models = 0;
+  // A table that a later schema version added counts 0 in an older file (check_file does not migrate it).
+  int64_t runs = 0, unfinished_runs = 0, workloads = 0, candidates = 0, measurements = 0, claims = 0, cost_models = 0,
+          model_tasks = 0;
   std::map<ErrorClass, int64_t> measurements_by_class;
 
   std::string to_text() const;
@@ -171,6 +187,15 @@ class Database {
 
   // Every workload, ordered by name then hash.
   std::vector<WorkloadRecord> list_workloads() const;
+
+  // Idempotent as add_workload: true when new, false when an equal record is stored (its created_at is kept).
+  // Throws when a record with the same (model, plan, index) but other content is stored (the plan hash should
+  // have told the plans apart), when a hash is malformed, either workload was not added, the weight is below 1 or
+  // the task index is negative.
+  bool add_model_task(const ModelTaskRecord& task);
+  // The tasks of a model (a workload hash or name, as best() takes it: a name shared by several workloads throws)
+  // under one plan (plan_hash; "" = every plan), ordered by plan_hash, task_index.
+  std::vector<ModelTaskRecord> model_tasks(const std::string& model_workload, const std::string& plan_hash = "") const;
 
   // Stores a cost model and returns its id; id and created_at are set here, the given ones ignored. Throws when
   // the target, model_json or metrics_json is empty (metrics are "{}" when there are none), or sample_count or

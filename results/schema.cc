@@ -109,6 +109,31 @@ CREATE TABLE cost_models (
 CREATE INDEX cost_models_by_target ON cost_models(target, id);
 )sql";
 
+// The tasks of a whole model under one partition plan: a model's tasks change with its plan, so the plan's hash is
+// part of the key. The view reuses best_per_workload_target, so a task's best is chosen exactly as a workload's is.
+const char* const kVersion3 = R"sql(
+CREATE TABLE model_tasks (
+  model_workload_hash TEXT NOT NULL REFERENCES workloads(hash),
+  plan_hash TEXT NOT NULL CHECK (length(plan_hash) = 16 AND plan_hash NOT GLOB '*[^0-9a-f]*'),
+  plan_strategy TEXT NOT NULL,
+  task_index INTEGER NOT NULL CHECK (task_index >= 0),
+  task_workload_hash TEXT NOT NULL REFERENCES workloads(hash),
+  weight INTEGER NOT NULL CHECK (weight >= 1),
+  occurrences_json TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (model_workload_hash, plan_hash, task_index)
+);
+CREATE INDEX model_tasks_by_task ON model_tasks(task_workload_hash);
+
+CREATE VIEW model_task_best AS
+SELECT t.model_workload_hash, m.name AS model_workload_name, t.plan_hash, t.plan_strategy, t.task_index, t.weight,
+       t.task_workload_hash, b.workload_name AS task_workload_name, b.target, b.candidate_hash AS best_candidate_hash,
+       b.median_s AS best_median_s, t.weight * b.median_s AS weighted_median_s
+FROM model_tasks t
+JOIN workloads m ON m.hash = t.model_workload_hash
+JOIN best_per_workload_target b ON b.workload_hash = t.task_workload_hash;
+)sql";
+
 bool has_table(SqliteConnection& connection, const std::string& name) {
   Statement s(connection, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   s.bind(1, name);
@@ -127,6 +152,7 @@ const std::vector<SchemaMigration>& schema_migrations() {
       {1, "runs, workloads, candidates, measurements, claims; views history, best_per_workload_target, error_summary",
        kVersion1},
       {2, "cost_models (learned cost models per target)", kVersion2},
+      {3, "model_tasks (the tasks of a whole model under a partition plan); view model_task_best", kVersion3},
   };
   return migrations;
 }

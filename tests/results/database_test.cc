@@ -1,6 +1,6 @@
 // The tuning database in one process: creating and reopening files, refusing files that are not ingot
-// databases without touching them, idempotent records, measurement round trips, the SQL views as a sqlite3
-// shell user sees them, and the integrity report.
+// databases without touching them, idempotent records, measurement round trips, a model's tasks, the SQL views as
+// a sqlite3 shell user sees them, and the integrity report.
 #include "results/database.h"
 
 #include <gmock/gmock.h>
@@ -55,7 +55,7 @@ TEST(Database, CreatesAFileInWalModeAndReopensIt) {
   }
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(sql_value(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
 
   Database db = Database::open(path);
   std::optional<RunInfo> run = db.run(run_id);
@@ -104,7 +104,7 @@ TEST(Database, AnEmptyExistingFileBecomesADatabase) {
   std::string path = dir.file("empty.db");
   write_file(path, "");
   Database::open(path);
-  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
 }
 
 void expect_refused_untouched(const std::string& path, const std::string& problem) {
@@ -176,7 +176,7 @@ TEST(Database, RefusesACorruptFileBeforeWritingAnythingAndDbCheckReportsIt) {
   IntegrityReport report = Database::check_file(path);  // reports, does not throw
   EXPECT_FALSE(report.ok);
   ASSERT_FALSE(report.problems.empty());
-  EXPECT_EQ(report.schema_version, 2);
+  EXPECT_EQ(report.schema_version, 3);
   EXPECT_EQ(file_bytes(path), before);
   EXPECT_THROW(Database::check_file(dir.file("missing.db")), DatabaseError);
 }
@@ -185,13 +185,13 @@ TEST(Database, RefusesANewerSchemaWithoutTouchingIt) {
   TempDir dir;
   std::string path = dir.file("future.db");
   Database::open(path);
-  sql_rows(path, "UPDATE meta SET value = '3' WHERE key = 'schema_version'; PRAGMA wal_checkpoint(TRUNCATE);");
-  expect_refused_untouched(path, "schema version 3 is newer than this ingot supports (2)");
+  sql_rows(path, "UPDATE meta SET value = '4' WHERE key = 'schema_version'; PRAGMA wal_checkpoint(TRUNCATE);");
+  expect_refused_untouched(path, "schema version 4 is newer than this ingot supports (3)");
   // open_existing, as the read-only commands use it, refuses it the same way.
   std::string before = file_bytes(path);
   EXPECT_THROW(Database::open_existing(path), DatabaseError);
   EXPECT_EQ(file_bytes(path), before);
-  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
 }
 
 TEST(Database, NamesThePathWhenTheFileCannotBeCreated) {
@@ -455,11 +455,218 @@ TEST(DatabaseViews, HistoryJoinsMeasurementsWithCandidatesAndWorkloadsInTimeOrde
   EXPECT_EQ(f.db.history(f.lstm).size(), 2u);
 }
 
+// A model (bert) with two tasks under a global plan: its hash, and task workloads t0, t1.
+struct ModelFixture {
+  TempDir dir;
+  std::string path = dir.file("model.db");
+  Database db = Database::open(path);
+  std::string bert = hash_of(0x100), t0 = hash_of(0x200), t1 = hash_of(0x201);
+  std::string global = hash_of(0x9a), unfused = hash_of(0x9b);
+
+  ModelFixture() {
+    db.add_workload(workload(0x100, "bert"));
+    db.add_workload(workload(0x200, "bert_t0"));
+    db.add_workload(workload(0x201, "bert_t1"));
+  }
+
+  ModelTaskRecord task(const std::string& plan, int64_t index, const std::string& task_hash, int64_t weight = 1) const {
+    ModelTaskRecord t;
+    t.model_workload_hash = bert;
+    t.plan_hash = plan;
+    t.plan_strategy = plan == global ? "global" : "unfused";
+    t.task_index = index;
+    t.task_workload_hash = task_hash;
+    t.weight = weight;
+    t.occurrences_json = "[{\"first_compute\":" + std::to_string(index) + "}]";
+    return t;
+  }
+};
+
+std::vector<std::string> keys(const std::vector<ModelTaskRecord>& tasks) {
+  std::vector<std::string> out;
+  for (const ModelTaskRecord& t : tasks) out.push_back(t.plan_hash + "/" + std::to_string(t.task_index));
+  return out;
+}
+
+TEST(ModelTasks, AddedIdempotentlyAndReadBack) {
+  ModelFixture f;
+  ModelTaskRecord t = f.task(f.global, 0, f.t0, 12);
+  t.occurrences_json = "[{\"at\":[0,1]},{\"at\":[5,6]}]";
+  EXPECT_TRUE(f.db.add_model_task(t));
+  ModelTaskRecord again = t;
+  again.created_at = "given, and ignored";
+  EXPECT_FALSE(f.db.add_model_task(again));
+
+  std::vector<ModelTaskRecord> tasks = f.db.model_tasks(f.bert);
+  ASSERT_EQ(tasks.size(), 1u);
+  const ModelTaskRecord& back = tasks[0];
+  EXPECT_EQ(back.model_workload_hash, f.bert);
+  EXPECT_EQ(back.plan_hash, f.global);
+  EXPECT_EQ(back.plan_strategy, "global");
+  EXPECT_EQ(back.task_index, 0);
+  EXPECT_EQ(back.task_workload_hash, f.t0);
+  EXPECT_EQ(back.weight, 12);
+  EXPECT_EQ(back.occurrences_json, "[{\"at\":[0,1]},{\"at\":[5,6]}]");  // as given
+  EXPECT_EQ(back.created_at.size(), 24u) << back.created_at;
+  EXPECT_EQ(sql_value(f.path, "SELECT COUNT(*) FROM model_tasks"), "1");
+}
+
+TEST(ModelTasks, ARecordWithOtherContentUnderTheSameKeyIsRefused) {
+  ModelFixture f;
+  ModelTaskRecord t = f.task(f.global, 0, f.t0, 2);
+  f.db.add_model_task(t);
+  ModelTaskRecord other_weight = t, other_task = t, other_occurrences = t, other_strategy = t;
+  other_weight.weight = 3;
+  other_task.task_workload_hash = f.t1;
+  other_occurrences.occurrences_json = "[]";
+  other_strategy.plan_strategy = "fused";
+  for (const ModelTaskRecord& conflict : {other_weight, other_task, other_occurrences, other_strategy}) {
+    try {
+      f.db.add_model_task(conflict);
+      FAIL() << "no error";
+    } catch (const DatabaseError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(f.path));
+      EXPECT_THAT(e.what(),
+                  HasSubstr("task 0 of model " + f.bert + " under plan " + f.global + " is stored with a different"));
+    }
+  }
+  std::vector<ModelTaskRecord> tasks = f.db.model_tasks(f.bert);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].weight, 2);
+  EXPECT_EQ(tasks[0].task_workload_hash, f.t0);
+  // The same index under another plan is another task.
+  EXPECT_TRUE(f.db.add_model_task(f.task(f.unfused, 0, f.t1, 3)));
+}
+
+TEST(ModelTasks, RefusesMissingWorkloadsMalformedHashesAndBadNumbers) {
+  ModelFixture f;
+  auto expect_refused = [&](const ModelTaskRecord& t, const std::string& problem) {
+    try {
+      f.db.add_model_task(t);
+      ADD_FAILURE() << "no error for " << problem;
+    } catch (const DatabaseError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(f.path));
+      EXPECT_THAT(e.what(), HasSubstr(problem));
+    }
+  };
+  ModelTaskRecord t = f.task(f.global, 0, f.t0);
+  ModelTaskRecord no_model = t, no_task = t;
+  no_model.model_workload_hash = hash_of(0x999);
+  no_task.task_workload_hash = hash_of(0x998);
+  expect_refused(no_model, "refers to workload " + hash_of(0x999) + ", which is not stored; add_workload first");
+  expect_refused(no_task, "refers to workload " + hash_of(0x998) + ", which is not stored; add_workload first");
+
+  ModelTaskRecord upper_model = t, short_plan = t, bad_task = t;
+  upper_model.model_workload_hash = "ABCDEF0123456789";
+  short_plan.plan_hash = "abc";
+  bad_task.task_workload_hash = "000000000000000g";
+  expect_refused(upper_model, "model workload hash 'ABCDEF0123456789' is not 16 lowercase hex digits");
+  expect_refused(short_plan, "plan hash 'abc' is not 16 lowercase hex digits");
+  expect_refused(bad_task, "task workload hash '000000000000000g' is not 16 lowercase hex digits");
+
+  ModelTaskRecord zero_weight = t, negative_weight = t, negative_index = t;
+  zero_weight.weight = 0;
+  negative_weight.weight = -4;
+  negative_index.task_index = -1;
+  expect_refused(zero_weight, "weight 0 is below 1");
+  expect_refused(negative_weight, "weight -4 is below 1");
+  expect_refused(negative_index, "the task index is negative");
+  EXPECT_EQ(sql_value(f.path, "SELECT COUNT(*) FROM model_tasks"), "0");
+
+  // The schema refuses them too, e.g. from a hand-written INSERT.
+  const std::string insert =
+      "INSERT INTO model_tasks (model_workload_hash, plan_hash, plan_strategy, task_index, task_workload_hash, "
+      "weight, occurrences_json, created_at) VALUES ('" +
+      f.bert + "', ";
+  EXPECT_THROW(sql_rows(f.path, insert + "'" + f.global + "', 'global', 0, '" + f.t0 + "', 0, '[]', '')"),
+               std::runtime_error);
+  EXPECT_THROW(sql_rows(f.path, insert + "'" + f.global + "', 'global', -1, '" + f.t0 + "', 1, '[]', '')"),
+               std::runtime_error);
+  EXPECT_THROW(sql_rows(f.path, insert + "'XYZ', 'global', 0, '" + f.t0 + "', 1, '[]', '')"), std::runtime_error);
+  EXPECT_EQ(sql_value(f.path, "SELECT COUNT(*) FROM model_tasks"), "0");
+}
+
+TEST(ModelTasks, ListedByNameOrHashPerPlanInPlanAndIndexOrder) {
+  ModelFixture f;
+  // Added out of order; the unfused plan's hash sorts after the global plan's.
+  f.db.add_model_task(f.task(f.unfused, 1, f.t1));
+  f.db.add_model_task(f.task(f.global, 1, f.t1));
+  f.db.add_model_task(f.task(f.unfused, 0, f.t0));
+  f.db.add_model_task(f.task(f.global, 0, f.t0));
+  // Another model sharing a task: not one of bert's.
+  f.db.add_workload(workload(0x300, "gpt"));
+  ModelTaskRecord gpt = f.task(f.global, 0, f.t0);
+  gpt.model_workload_hash = hash_of(0x300);
+  f.db.add_model_task(gpt);
+
+  const std::vector<std::string> all = {f.global + "/0", f.global + "/1", f.unfused + "/0", f.unfused + "/1"};
+  EXPECT_EQ(keys(f.db.model_tasks("bert")), all);
+  EXPECT_EQ(keys(f.db.model_tasks(f.bert)), all);
+  EXPECT_EQ(keys(f.db.model_tasks("bert", f.unfused)), (std::vector<std::string>{f.unfused + "/0", f.unfused + "/1"}));
+  EXPECT_EQ(keys(f.db.model_tasks(f.bert, f.global)), (std::vector<std::string>{f.global + "/0", f.global + "/1"}));
+  EXPECT_TRUE(f.db.model_tasks("bert", hash_of(0x9c)).empty());  // a plan without tasks
+  EXPECT_TRUE(f.db.model_tasks("bert_t0").empty());              // a workload that is no model
+  EXPECT_EQ(keys(f.db.model_tasks("gpt")), (std::vector<std::string>{f.global + "/0"}));
+  EXPECT_THROW(f.db.model_tasks("no such model"), DatabaseError);
+  EXPECT_THROW(f.db.model_tasks("bert", "not a hash"), DatabaseError);
+
+  // A second workload named bert makes the name ambiguous; the hash still works.
+  f.db.add_workload(workload(0x101, "bert"));
+  try {
+    f.db.model_tasks("bert");
+    FAIL() << "no error";
+  } catch (const DatabaseError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("model_tasks: 2 workloads are named 'bert'"));
+  }
+  EXPECT_EQ(keys(f.db.model_tasks(f.bert)), all);
+
+  IntegrityReport report = f.db.check();
+  EXPECT_TRUE(report.ok) << report.to_text();
+  EXPECT_EQ(report.model_tasks, 5);
+  EXPECT_THAT(report.to_text(), HasSubstr("model tasks: 5\n"));
+}
+
+// bert's global plan: t0 three times, t1 twice. On cpu each task has a wrong answer (faster than any correct
+// measurement) and two correct measurements; on cuda only t0 is measured.
+TEST(ModelTasks, BestViewGivesEachTasksLeastCorrectMedianAndItsWeightedTime) {
+  ModelFixture f;
+  f.db.add_model_task(f.task(f.global, 0, f.t0, 3));
+  f.db.add_model_task(f.task(f.global, 1, f.t1, 2));
+  int64_t run = f.db.begin_run(run_info());
+  auto measure = [&](uint64_t n, const std::string& task, const std::string& target, std::vector<double> seconds,
+                     ErrorClass error = ErrorClass::kNone) {
+    f.db.add_candidate(candidate(n, task, target));
+    f.db.add_measurement(measurement(hash_of(n), run, std::move(seconds), error));
+  };
+  measure(0xa1, f.t0, "cpu", {0.25}, ErrorClass::kWrongAnswer);
+  measure(0xa2, f.t0, "cpu", {2, 2.5, 3});
+  measure(0xa3, f.t0, "cpu", {1.5, 1.4, 1.6});
+  measure(0xb1, f.t1, "cpu", {4});
+  measure(0xb2, f.t1, "cpu", {0.125}, ErrorClass::kWrongAnswer);
+  measure(0xb3, f.t1, "cpu", {5});
+  measure(0xc1, f.t0, "cuda", {0.5});
+
+  Rows rows = sql_rows(f.path,
+                       "SELECT model_workload_hash, model_workload_name, plan_hash, plan_strategy, task_index, weight, "
+                       "task_workload_hash, task_workload_name, target, best_candidate_hash, best_median_s, "
+                       "weighted_median_s FROM model_task_best ORDER BY target, task_index");
+  Rows expected = {
+      {f.bert, "bert", f.global, "global", "0", "3", f.t0, "bert_t0", "cpu", hash_of(0xa3), "1.5", "4.5"},
+      {f.bert, "bert", f.global, "global", "1", "2", f.t1, "bert_t1", "cpu", hash_of(0xb1), "4.0", "8.0"},
+      {f.bert, "bert", f.global, "global", "0", "3", f.t0, "bert_t0", "cuda", hash_of(0xc1), "0.5", "1.5"}};
+  EXPECT_EQ(rows, expected);
+  // The model's time on a target, where every task has a best (docs/database.md's query).
+  EXPECT_EQ(sql_rows(f.path,
+                     "SELECT target, COUNT(*), SUM(weighted_median_s) FROM model_task_best "
+                     "WHERE model_workload_name = 'bert' GROUP BY plan_hash, target ORDER BY target"),
+            (Rows{{"cpu", "2", "12.5"}, {"cuda", "1", "1.5"}}));
+}
+
 TEST(Database, CheckReportsCountsAndBrokenForeignKeys) {
   ViewFixture f;
   IntegrityReport report = f.db.check();
   EXPECT_TRUE(report.ok) << report.to_text();
-  EXPECT_EQ(report.schema_version, 2);
+  EXPECT_EQ(report.schema_version, 3);
   EXPECT_EQ(report.journal_mode, "wal");
   EXPECT_EQ(report.workloads, 2);
   EXPECT_EQ(report.candidates, 5);
@@ -468,8 +675,10 @@ TEST(Database, CheckReportsCountsAndBrokenForeignKeys) {
   EXPECT_EQ(report.unfinished_runs, 1);
   EXPECT_EQ(report.measurements_by_class[ErrorClass::kNone], 3);
   EXPECT_EQ(report.cost_models, 0);
+  EXPECT_EQ(report.model_tasks, 0);
   EXPECT_THAT(report.to_text(), HasSubstr("integrity: ok"));
   EXPECT_THAT(report.to_text(), HasSubstr("cost models: 0\n"));
+  EXPECT_THAT(report.to_text(), HasSubstr("model tasks: 0\n"));
 
   // A row written by hand with foreign keys off (the sqlite3 shell's default).
   sql_rows(f.path,

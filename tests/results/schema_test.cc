@@ -1,5 +1,6 @@
 // Schema migrations: a version-0 file is brought to the current version on open, a version-1 file gains the
-// cost_models table with its rows intact, an appended step runs once, and a failing step changes nothing.
+// cost_models table and a version-2 file the model_tasks table with their rows intact, an appended step runs once,
+// and a failing step changes nothing.
 #include "results/schema.h"
 
 #include <gmock/gmock.h>
@@ -65,15 +66,19 @@ INSERT INTO measurements (candidate_hash, run_id, trial_index, target_descriptio
           '2024-05-01T12:00:03.000Z');
 )sql";
 
-// Every row of the version-1 tables but the schema version itself, to compare before and after a migration.
-Rows version_one_rows(const std::string& path) {
+// Every row of the given tables and of meta but the schema version itself, to compare before and after a migration.
+Rows rows_of(const std::string& path, const std::vector<std::string>& tables) {
   Rows rows = sql_rows(path, "SELECT 'meta', * FROM meta WHERE key <> 'schema_version' ORDER BY key");
-  for (const char* table : {"runs", "workloads", "candidates", "measurements", "claims"}) {
-    Rows table_rows = sql_rows(path, std::string("SELECT '") + table + "', * FROM " + table + " ORDER BY 2");
+  for (const std::string& table : tables) {
+    Rows table_rows = sql_rows(path, "SELECT '" + table + "', * FROM " + table + " ORDER BY 2");
     rows.insert(rows.end(), table_rows.begin(), table_rows.end());
   }
   return rows;
 }
+
+const std::vector<std::string> kVersionOneTables = {"runs", "workloads", "candidates", "measurements", "claims"};
+
+Rows version_one_rows(const std::string& path) { return rows_of(path, kVersionOneTables); }
 
 TEST(Schema, AVersionOneDatabaseGainsCostModelsAndKeepsItsRows) {
   TempDir dir;
@@ -89,7 +94,7 @@ TEST(Schema, AVersionOneDatabaseGainsCostModelsAndKeepsItsRows) {
   ASSERT_EQ(before.size(), 6u);  // meta's application and created_at, and one row of each table but claims
 
   Database db = Database::open(path);
-  EXPECT_EQ(stored_version(path), 2);
+  EXPECT_EQ(stored_version(path), kSchemaVersion);
   EXPECT_TRUE(has_table(path, "cost_models"));
   EXPECT_EQ(sql_value(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'cost_models_by_target'"), "1");
   EXPECT_EQ(version_one_rows(path), before);
@@ -122,9 +127,87 @@ TEST(Schema, AVersionOneDatabaseGainsCostModelsAndKeepsItsRows) {
 
   IntegrityReport report = db.check();
   EXPECT_TRUE(report.ok) << report.to_text();
-  EXPECT_EQ(report.schema_version, 2);
+  EXPECT_EQ(report.schema_version, kSchemaVersion);
   EXPECT_EQ(report.measurements, 1);
   EXPECT_EQ(report.cost_models, 1);
+}
+
+// What a file of schema version 2 adds to version 1's rows: a cost model, and a second workload (a task of mlp's,
+// once the file can say so) with a correct and a failed measurement.
+const char* const kVersionTwoRows = R"sql(
+INSERT INTO cost_models (id, target, feature_set_version, sample_count, params_json, model_json, metrics_json,
+                         trained_on, created_at)
+  VALUES (1, 'cpu', 1, 1, '{}', '{"learner":{}}', '{}', 'mlp', '2024-05-02T09:00:00.000Z');
+INSERT INTO workloads (hash, name, program_text, created_at)
+  VALUES ('0000000000000003', 'mlp_task0', 'program mlp_task0', '2024-05-02T09:00:01.000Z');
+INSERT INTO candidates (hash, workload_hash, target, schedule_json, created_at)
+  VALUES ('0000000000000004', '0000000000000003', 'cpu', '{"decisions":[1]}', '2024-05-02T09:00:02.000Z'),
+         ('0000000000000005', '0000000000000003', 'cpu', '{"decisions":[2]}', '2024-05-02T09:00:02.500Z');
+INSERT INTO measurements (candidate_hash, run_id, trial_index, target_description, error_class, error_message,
+                          run_seconds, min_s, median_s, mean_s, stddev_s, compile_seconds, measured_at)
+  VALUES ('0000000000000004', 1, 1, 'cpu test target', 'none', '', '[0.5]', 0.5, 0.5, 0.5, 0, 0.25,
+          '2024-05-02T09:00:03.000Z'),
+         ('0000000000000005', 1, 2, 'cpu test target', 'runtime_error', 'crashed', '[]', NULL, NULL, NULL, NULL,
+          0.25, '2024-05-02T09:00:04.000Z');
+)sql";
+
+TEST(Schema, AVersionTwoDatabaseGainsModelTasksAndKeepsItsRows) {
+  TempDir dir;
+  std::string path = dir.file("v2.db");
+  {
+    SqliteConnection connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    const std::vector<SchemaMigration>& all = schema_migrations();
+    upgrade_schema(connection, {all.begin(), all.begin() + 2});
+  }
+  ASSERT_EQ(stored_version(path), 2);
+  ASSERT_FALSE(has_table(path, "model_tasks"));
+  sql_rows(path, kVersionOneRows);
+  sql_rows(path, kVersionTwoRows);
+  std::vector<std::string> tables = kVersionOneTables;
+  tables.push_back("cost_models");
+  Rows before = rows_of(path, tables);
+  ASSERT_EQ(before.size(), 12u);  // meta 2, runs 1, workloads 2, candidates 3, measurements 3, cost_models 1
+
+  // db check reads a version-2 file as it is, without migrating it: no model_tasks table is no problem there.
+  IntegrityReport old_report = Database::check_file(path);
+  EXPECT_TRUE(old_report.ok) << old_report.to_text();
+  EXPECT_EQ(old_report.schema_version, 2);
+  EXPECT_EQ(old_report.model_tasks, 0);
+  EXPECT_EQ(old_report.cost_models, 1);
+  EXPECT_EQ(stored_version(path), 2);
+
+  Database db = Database::open(path);
+  EXPECT_EQ(stored_version(path), 3);
+  EXPECT_TRUE(has_table(path, "model_tasks"));
+  EXPECT_EQ(sql_value(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name = 'model_task_best'"),
+            "1");
+  EXPECT_EQ(rows_of(path, tables), before);
+  EXPECT_EQ(db.best("mlp", "cpu")->candidate.hash, hash_of(2));
+  EXPECT_EQ(db.best("mlp_task0", "cpu")->candidate.hash, hash_of(4));
+  EXPECT_EQ(db.latest_cost_model("cpu")->id, 1);
+  EXPECT_EQ(db.history().size(), 3u);
+
+  // The migrated file takes the old workloads' tasks, and the view finds their old measurements.
+  ModelTaskRecord task;
+  task.model_workload_hash = hash_of(1);
+  task.plan_hash = hash_of(0x9a);
+  task.plan_strategy = "global";
+  task.task_index = 0;
+  task.task_workload_hash = hash_of(3);
+  task.weight = 2;
+  task.occurrences_json = "[0,1]";
+  EXPECT_TRUE(db.add_model_task(task));
+  ASSERT_EQ(db.model_tasks("mlp").size(), 1u);
+  EXPECT_EQ(sql_rows(path, "SELECT best_candidate_hash, best_median_s, weighted_median_s FROM model_task_best"),
+            (Rows{{hash_of(4), "0.5", "1.0"}}));
+
+  IntegrityReport report = db.check();
+  EXPECT_TRUE(report.ok) << report.to_text();
+  EXPECT_EQ(report.schema_version, 3);
+  EXPECT_EQ(report.workloads, 2);
+  EXPECT_EQ(report.measurements, 3);
+  EXPECT_EQ(report.cost_models, 1);
+  EXPECT_EQ(report.model_tasks, 1);
 }
 
 TEST(Schema, AnAppendedStepRunsOnceAndKeepsTheData) {
