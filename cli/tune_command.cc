@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "configs/flag_values.h"
 #include "configs/run_config.h"
+#include "tuner/model_tune_job.h"
 #include "tuner/tune_job.h"
 #include "workloads/registry.h"
 
@@ -35,6 +36,69 @@ std::string speedup_text(double factor) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2fx", factor);
   return text;
+}
+
+std::string ms_text(const std::optional<double>& seconds) {
+  if (!seconds) return "-";
+  std::ostringstream text;
+  text << *seconds * 1e3 << " ms";
+  return text.str();
+}
+
+// search.scope: tasks: rounds of task tuning, then the model end to end.
+void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
+  std::cout << "computing the model's values with the interpreter...\n" << std::flush;
+  ModelTuneJob job = make_model_tune_job(config, config_path);
+  std::cout << "tuning " << job.workload_name << " by tasks (" << job.program.computes().size() << " computes) on "
+            << job.target.name << " into " << config.database << ", seed " << config.seed << "\n";
+  std::cout << "fusion " << config.search.fusion << ": " << job.plan.kernel_count() << " kernel"
+            << (job.plan.kernel_count() == 1 ? "" : "s") << ", " << job.plan.stage_count() << " stages\n";
+  std::cout << job.notes;
+  bool tty = ::isatty(STDOUT_FILENO);
+  auto report = [&](const ModelTuneProgress& p) {
+    std::ostringstream line;
+    if (p.task >= 0) {
+      const TaskStatus& t = p.tasks[size_t(p.task)];
+      line << t.name << " (x" << t.weight << ") best " << ms_text(t.best_seconds);
+      if (t.best_seconds && t.start_seconds) line << " (" << speedup_text(*t.start_seconds / *t.best_seconds) << ")";
+      line << ", " << t.trials << " trials";
+    } else {
+      line << "the model end to end";
+    }
+    line << "  trials " << p.trials_done;
+    if (p.trials_budget > 0) line << "/" << p.trials_budget;
+    line << "  model estimate " << ms_text(p.estimated_seconds);
+    if (p.estimated_seconds && p.fixed_estimated_seconds)
+      line << " (" << speedup_text(*p.fixed_estimated_seconds / *p.estimated_seconds) << " the fixed schedule)";
+    line << "  elapsed " << duration_text(p.elapsed_seconds);
+    if (p.eta_seconds) line << "  ETA " << duration_text(*p.eta_seconds);
+    if (p.round.model_batch_accuracy) line << "  model " << int(*p.round.model_batch_accuracy * 100 + 0.5) << "% pairs";
+    if (tty)
+      std::cout << "\r" << line.str() << "  " << p.round.phase << "\033[K" << std::flush;
+    else
+      std::cout << line.str() << "  (" << p.round.last << ")\n" << std::flush;
+  };
+  ModelTuneSummary s = run_model_tune_job(job, report);
+  if (tty) std::cout << "\n";
+  std::cout << "done: " << s.trials_done << " task trials (" << s.measured_now << " measured now, " << s.errors_now
+            << " errors)" << (s.exhausted ? ", every task's search space exhausted" : "") << "\n";
+  for (const TaskStatus& t : s.tasks) {
+    std::cout << "  " << t.name << " x" << t.weight << ": " << t.trials << " trials, best " << ms_text(t.best_seconds);
+    if (t.best_seconds && t.start_seconds)
+      std::cout << " (" << speedup_text(*t.start_seconds / *t.best_seconds) << " its fixed " << ms_text(t.start_seconds)
+                << ")";
+    std::cout << "\n";
+  }
+  std::cout << "end to end: fixed schedule " << ms_text(s.fixed_seconds) << ", assembled from the tasks' bests "
+            << (s.assembled_error.empty() ? ms_text(s.assembled_seconds) : s.assembled_error);
+  if (s.fixed_seconds && s.assembled_seconds)
+    std::cout << " (" << speedup_text(*s.fixed_seconds / *s.assembled_seconds) << ")";
+  std::cout << "\n";
+  if (s.best_seconds)
+    std::cout << "best of " << job.workload_name << ": " << ms_text(s.best_seconds) << " in " << config.database << "\n"
+              << "next: its schedule: ingot best --config " << config_path << " [--json]\n"
+              << "      standalone C++: ingot export --workload " << s.workload_hash << " --db " << config.database
+              << " --out DIR\n";
 }
 
 }  // namespace
@@ -62,6 +126,7 @@ void add_tune_command(CLI::App& app) {
     if (seed_value) config.seed = uint64_t(*seed_value);
     if (config.budget.trials <= 0 && config.budget.minutes <= 0)
       throw std::invalid_argument("the budget needs trials or minutes above 0 (--trials or --minutes)");
+    if (config.search.scope == "tasks") return tune_by_tasks(config, config_path);
     TuneJob job = make_tune_job(config, config_path);
     std::cout << "tuning " << job.workload_name << " (" << job.program.computes().size() << " computes) on "
               << job.target.name << " into " << config.database << ", seed " << config.seed << "\n";

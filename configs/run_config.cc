@@ -161,6 +161,7 @@ const std::vector<KeySpec>& key_specs() {
       integer_key("search.generations", INGOT_FIELD(search.generations), 0, 1000),
       number_key("search.mutation_probability", INGOT_FIELD(search.mutation_probability), 0, false, 1),
       number_key("search.epsilon", INGOT_FIELD(search.epsilon), 0, false, 1),
+      string_key("search.scope", INGOT_FIELD(search.scope), false, {"program", "tasks"}, "search scope"),
   };
   return specs;
 }

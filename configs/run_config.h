@@ -63,6 +63,9 @@ struct SearchConfig {
   int generations = 4;                    // evolutionary: model-ranked generations per batch
   double mutation_probability = 0.85;     // evolutionary: share of children made by mutation (the rest: crossover)
   double epsilon = 0.1;                   // evolutionary: share of each batch drawn at random from the space
+  // "program": every candidate is a schedule of the whole workload; "tasks": the plan's distinct stages are tuned
+  // alone and their bests assembled (tuner/model_tune_job.h)
+  std::string scope = "program";
   bool operator==(const SearchConfig&) const = default;
 };
 

@@ -66,4 +66,20 @@ class RandomSearch : public SearchStrategy {
   std::set<uint64_t> proposed_;
 };
 
+// Given schedules, each proposed once in order: measuring a few known schedules through the tuning loop (whole-model
+// tuning's end-to-end comparison of the fixed and the assembled schedule).
+class ListSearch : public SearchStrategy {
+ public:
+  explicit ListSearch(std::vector<Schedule> schedules);
+  std::vector<Schedule> propose(int n) override;
+  void tell(const std::vector<TrialResult>& results) override;
+  // Every result told, in order.
+  const std::vector<TrialResult>& results() const { return results_; }
+
+ private:
+  std::vector<Schedule> schedules_;
+  size_t next_ = 0;
+  std::vector<TrialResult> results_;
+};
+
 }  // namespace ingot

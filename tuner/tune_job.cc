@@ -42,15 +42,11 @@ TuneOptions tune_options_from_config(const RunConfig& config) {
   return o;
 }
 
-namespace {
-
-// The model a run starts from: the target's newest stored model that no tuning run of this workload made (those,
-// the run relearns from the results it is told again, so a resumed run proposes what the interrupted one did).
-void warm_up(XGBoostCostModel& model, const Database& db, const std::string& target, const std::string& workload_name,
-             std::ostream& notes) {
+void warm_up_cost_model(XGBoostCostModel& model, const Database& db, const std::string& target,
+                        const std::function<bool(const std::string&)>& made_by_this_job, std::ostream& notes) {
   const std::vector<CostModelRecord> stored = db.cost_models(target);
   for (auto it = stored.rbegin(); it != stored.rend(); ++it) {
-    if (it->trained_on == tuning_run_model_source(workload_name)) continue;
+    if (made_by_this_job(it->trained_on)) continue;
     if (it->feature_set_version != kFeatureSetVersion) {
       notes << "cost model: ignoring the stored model " << it->id << " (feature set version " << it->feature_set_version
             << "; this ingot computes version " << kFeatureSetVersion << ")\n";
@@ -67,8 +63,6 @@ void warm_up(XGBoostCostModel& model, const Database& db, const std::string& tar
   }
 }
 
-// The best correct measurements of the workload on the target, one per candidate (its least median), best first, from
-// runs whose seed is not `seed`; at most `limit`. Schedules this ingot no longer reads are left out.
 std::vector<MeasuredSchedule> measured_seeds(const Database& db, const std::string& target, const std::string& workload,
                                              uint64_t seed, int limit) {
   std::map<int64_t, bool> same_seed;  // run id -> whether its seed is `seed`
@@ -95,8 +89,6 @@ std::vector<MeasuredSchedule> measured_seeds(const Database& db, const std::stri
   }
   return out;
 }
-
-}  // namespace
 
 TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, const TuneJobOptions& job_options) {
   Target target = resolve_target(config.target.kind);
@@ -130,7 +122,9 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
   const std::string target_key = cpu_target_key(options.threads);
   if (search_config.strategy == "ranked" || (evolutionary && search_config.cost_model == "xgboost")) {
     model = std::make_shared<XGBoostCostModel>(target, job_options.model);
-    warm_up(*model, *db, target_key, workload.name, notes);
+    const std::string own = tuning_run_model_source(workload.name);
+    warm_up_cost_model(
+        *model, *db, target_key, [&](const std::string& trained_on) { return trained_on == own; }, notes);
   }
   std::shared_ptr<const SpaceGenerator> space;
   std::unique_ptr<SearchStrategy> search;

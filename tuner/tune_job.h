@@ -5,12 +5,14 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "analysis/partition_plan.h"
 #include "analysis/target.h"
 #include "configs/run_config.h"
 #include "ir/program.h"
+#include "results/database.h"
 #include "space/space_generator.h"
 #include "tuner/search_strategy.h"
 #include "tuner/tuning_loop.h"
@@ -55,6 +57,18 @@ TuneOptions tune_options_from_config(const RunConfig& config);
 // measurements of this workload on this target made by runs with another seed (a run with this seed proposes its
 // own again, so a resumed run starts as the interrupted one did).
 TuneJob make_tune_job(const RunConfig& config, const std::string& config_path = "", const TuneJobOptions& = {});
+
+// Loads into `model` the target's newest stored model that this job did not make (made_by_this_job(trained_on) is
+// false): those the job relearns from the results it is told again, so a resumed run proposes what the interrupted
+// one did. A model of another feature-set version, or one that does not load, is ignored; notes say which it took.
+void warm_up_cost_model(XGBoostCostModel& model, const Database& db, const std::string& target,
+                        const std::function<bool(const std::string&)>& made_by_this_job, std::ostream& notes);
+
+// The best correct measurements of a workload (key) on a target, one per candidate (its least median), best first,
+// from runs whose seed is not `seed`; at most `limit`. Schedules this ingot no longer reads are left out. The
+// evolutionary search starts from them.
+std::vector<MeasuredSchedule> measured_seeds(const Database& db, const std::string& target, const std::string& workload,
+                                             uint64_t seed, int limit);
 
 // tune() of the job's program with its options and search strategy.
 TuneSummary run_tune_job(TuneJob& job, const std::function<void(const TuneProgress&)>& on_progress = {});

@@ -103,6 +103,7 @@ TEST(RunConfig, EveryKeyIsRead) {
                                      "  generations: 3",
                                      "  mutation_probability: 0.5",
                                      "  epsilon: 0.25",
+                                     "  scope: tasks",
                                  }),
                                  "all.yaml");
   EXPECT_EQ(c.workload.name, "lstm");
@@ -114,6 +115,7 @@ TEST(RunConfig, EveryKeyIsRead) {
   EXPECT_EQ(c.search.generations, 3);
   EXPECT_EQ(c.search.mutation_probability, 0.5);
   EXPECT_EQ(c.search.epsilon, 0.25);
+  EXPECT_EQ(c.search.scope, "tasks");
   EXPECT_EQ(c.target.threads, 4);
   EXPECT_EQ(c.target.compiler, "ccache g++");
   EXPECT_EQ(c.target.flags, "-O2 -fopenmp -fPIC -shared");

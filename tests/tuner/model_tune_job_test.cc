@@ -1,0 +1,115 @@
+// Whole-model tuning run for real on small models: tasks recorded with their model, rounds shared by the task
+// scheduler, the assembled model verified and measured end to end next to its fixed schedule, and a second run that
+// resumes without measuring anything twice.
+#include "tuner/model_tune_job.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "results/database.h"
+#include "tests/tuner/test_directory.h"
+#include "tuner/candidate.h"
+
+namespace ingot {
+namespace {
+
+class ModelTuneJobTest : public TestDirectory {
+ protected:
+  std::string config_text(const std::string& workload, int64_t trials, const std::string& search = "") const {
+    std::string text = "workload: " + workload +
+                       "\ntarget: {kind: cpu, threads: 1}\nbudget: {trials: " + std::to_string(trials) +
+                       "}\nseed: 3\ndatabase: " + (dir_ / "model.db").string() +
+                       "\nmeasure: {warmup_runs: 0, min_repeat_ms: 1, min_repeats: 1, build_workers: 2}\n"
+                       "search: {scope: tasks, batch: 2, cost_model: none" +
+                       search + "}\n";
+    return text;
+  }
+};
+
+TEST_F(ModelTuneJobTest, RecordsTheTasksOfTheModelWithTheirWeights) {
+  RunConfig config = parse_run_config(config_text("{name: bert, params: {layers: 2, hidden: 16, heads: 2, "
+                                                  "intermediate: 32, sequence: 8}}",
+                                                  4),
+                                      "bert.yaml");
+  ModelTuneJob job = make_model_tune_job(config, "bert.yaml");
+  ASSERT_EQ(job.tasks.size(), 11u);
+  Database db = Database::open(config.database);
+  std::vector<ModelTaskRecord> rows = db.model_tasks("bert");
+  ASSERT_EQ(rows.size(), job.tasks.size());
+  int64_t weights = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].task_index, int64_t(i));
+    EXPECT_EQ(rows[i].weight, job.tasks[i].task.weight());
+    EXPECT_EQ(rows[i].task_workload_hash, workload_key(job.tasks[i].task.program));
+    EXPECT_EQ(rows[i].plan_strategy, "global");
+    EXPECT_EQ(nlohmann::json::parse(rows[i].occurrences_json).size(), size_t(rows[i].weight));
+    weights += rows[i].weight;
+  }
+  EXPECT_EQ(weights, job.plan.stage_count());
+  // Each task's reference is the model's values at its first occurrence, so its starting schedule checks out.
+  for (const TaskTuning& t : job.tasks) {
+    EXPECT_EQ(t.options.expected_outputs.size(), t.task.program.outputs().size()) << t.task.name;
+    EXPECT_EQ(t.options.fixed_inputs.size(), t.task.program.placeholders().size()) << t.task.name;
+  }
+  // A second job finds the same rows and adds none.
+  make_model_tune_job(config, "bert.yaml");
+  EXPECT_EQ(db.model_tasks("bert").size(), rows.size());
+}
+
+TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
+  const std::string mlp = "{name: mlp, params: {batch: 8, in: 16, hidden: 32, out: 16}}";
+  RunConfig config = parse_run_config(config_text(mlp, 6), "mlp.yaml");
+  ModelTuneJob job = make_model_tune_job(config, "mlp.yaml");
+  ASSERT_EQ(job.tasks.size(), 2u);
+  std::vector<int> round_tasks;
+  ModelTuneSummary s = run_model_tune_job(job, [&](const ModelTuneProgress& p) {
+    if (round_tasks.empty() || round_tasks.back() != p.task) round_tasks.push_back(p.task);
+  });
+  EXPECT_EQ(s.trials_done, 6);
+  EXPECT_EQ(s.errors_now, 0);
+  // Warm-up: a round for each task, in order; the model end to end last.
+  ASSERT_GE(round_tasks.size(), 3u);
+  EXPECT_EQ(round_tasks[0], 0);
+  EXPECT_EQ(round_tasks[1], 1);
+  EXPECT_EQ(round_tasks.back(), -1);
+  for (const TaskStatus& t : s.tasks) {
+    EXPECT_TRUE(t.best_seconds.has_value()) << t.name;
+    EXPECT_TRUE(t.start_seconds.has_value()) << t.name;
+    EXPECT_LE(*t.best_seconds, *t.start_seconds) << t.name;
+  }
+  ASSERT_TRUE(s.fixed_seconds.has_value());
+  ASSERT_TRUE(s.assembled_seconds.has_value()) << s.assembled_error;
+  EXPECT_TRUE(s.assembled_error.empty());
+  Database db = Database::open(config.database);
+  // The model's own candidates: the fixed schedule and the assembled one (one candidate when they are equal).
+  const size_t model_candidates = db.history("mlp").size();
+  EXPECT_GE(model_candidates, 1u);
+  EXPECT_LE(model_candidates, 2u);
+  EXPECT_EQ(db.history("mlp/task0").size() + db.history("mlp/task1").size(), 6u);
+
+  // The same job again measures nothing; a larger budget measures only the new trials.
+  ModelTuneJob again = make_model_tune_job(config, "mlp.yaml");
+  ModelTuneSummary repeat = run_model_tune_job(again);
+  EXPECT_EQ(repeat.measured_now, 0);
+  EXPECT_EQ(repeat.assembled_schedule_json, s.assembled_schedule_json);
+  config.budget.trials = 10;
+  ModelTuneJob more = make_model_tune_job(config, "mlp.yaml");
+  ModelTuneSummary longer = run_model_tune_job(more);
+  EXPECT_EQ(longer.trials_done, 10);
+  EXPECT_EQ(db.history("mlp/task0").size() + db.history("mlp/task1").size(), 10u);
+  EXPECT_LE(longer.measured_now, 4 + 1);  // the new trials, and the assembled model when it changed
+}
+
+TEST_F(ModelTuneJobTest, RefusesASearchOtherThanEvolutionary) {
+  RunConfig config = parse_run_config(config_text("{name: mlp}", 4, ", strategy: random"), "x.yaml");
+  try {
+    make_model_tune_job(config, "x.yaml");
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("x.yaml: search.scope: tasks"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ingot

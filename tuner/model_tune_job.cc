@@ -1,0 +1,250 @@
+#include "tuner/model_tune_job.h"
+
+#include <chrono>
+#include <sstream>
+#include <stdexcept>
+
+#include "analysis/strategies.h"
+#include "compile/cpp_compiler.h"
+#include "interp/interpreter.h"
+#include "ir/hash.h"
+#include "results/database.h"
+#include "space/sketch_space.h"
+#include "space/strategy_schedule.h"
+#include "tuner/candidate.h"
+#include "tuner/evolutionary_search.h"
+
+namespace ingot {
+namespace {
+
+// What a task's search was told, kept in the order told: the scheduler decides from this, not from the database's
+// best over every run, so a resumed job (told the same stored results) makes the same choices as the interrupted one.
+class ObservedSearch final : public SearchStrategy {
+ public:
+  explicit ObservedSearch(std::unique_ptr<SearchStrategy> inner) : inner_(std::move(inner)) {}
+  std::vector<Schedule> propose(int n) override { return inner_->propose(n); }
+  void tell(const std::vector<TrialResult>& results) override {
+    for (const TrialResult& r : results)
+      if (r.error_class == ErrorClass::kNone && r.seconds && (!best_seconds_ || *r.seconds < *best_seconds_)) {
+        best_seconds_ = r.seconds;
+        best_schedule_ = r.candidate.schedule();
+      }
+    inner_->tell(results);
+  }
+  const XGBoostCostModel* learned_model() const override { return inner_->learned_model(); }
+  std::optional<double> last_batch_accuracy() const override { return inner_->last_batch_accuracy(); }
+  std::optional<double> reference_seconds() const override { return inner_->reference_seconds(); }
+
+  const std::optional<double>& best_seconds() const { return best_seconds_; }
+  const std::optional<Schedule>& best_schedule() const { return best_schedule_; }
+
+ private:
+  std::unique_ptr<SearchStrategy> inner_;
+  std::optional<double> best_seconds_;
+  std::optional<Schedule> best_schedule_;
+};
+
+ObservedSearch& observed(TaskTuning& t) { return static_cast<ObservedSearch&>(*t.search); }
+
+std::string with_path(const std::string& config_path, const std::string& message) {
+  return (config_path.empty() ? "" : config_path + ": ") + message;
+}
+
+std::vector<TaskStatus> task_statuses(ModelTuneJob& job) {
+  std::vector<TaskStatus> out;
+  for (size_t i = 0; i < job.tasks.size(); ++i) {
+    TaskTuning& t = job.tasks[i];
+    out.push_back(TaskStatus{t.task.name, t.task.weight(), job.scheduler->trials(int(i)), observed(t).best_seconds(),
+                             observed(t).reference_seconds()});
+  }
+  return out;
+}
+
+std::optional<double> weighted_sum(const std::vector<TaskStatus>& tasks, bool starts) {
+  double sum = 0;
+  for (const TaskStatus& t : tasks) {
+    const std::optional<double>& seconds = starts ? t.start_seconds : t.best_seconds;
+    if (!seconds) return std::nullopt;
+    sum += double(t.weight) * *seconds;
+  }
+  return sum;
+}
+
+}  // namespace
+
+ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& config_path,
+                                 const TuneJobOptions& job_options) {
+  Target target = resolve_target(config.target.kind);
+  if (target.kind != TargetKind::kCpu)
+    throw std::invalid_argument(with_path(config_path, "target.kind: " + config.target.kind +
+                                                           " is a GPU target, and GPU candidates cannot be measured "
+                                                           "yet: only target.kind cpu can be tuned"));
+  if (config.search.strategy != "evolutionary")
+    throw std::invalid_argument(with_path(config_path,
+                                          "search.scope: tasks tunes each task with the evolutionary "
+                                          "search; search.strategy " +
+                                              config.search.strategy + " is not supported there"));
+  TuneOptions options = tune_options_from_config(config);
+  options.config_path = config_path;
+  check_toolchain(options.builder.compile);
+  ConfiguredWorkload workload = make_configured_workload(config.workload);
+  options.input_ranges = std::move(workload.input_ranges);
+  options.fixed_inputs = std::move(workload.fixed_inputs);
+  const Program& program = workload.program;
+  PartitionPlan plan = make_plan(config.search.fusion, program, target);
+  const int lanes = int(target.cpu.simd_fp32_lanes);
+  FixedScheduleOptions fixed;
+  fixed.simd_fp32_lanes = lanes;
+  Schedule fixed_schedule = strategy_schedule(program, plan, fixed);
+
+  // The model's values everywhere: the tasks read their inputs from them and are checked against them.
+  TensorMap values = random_inputs(program, options.seed, options.input_ranges);
+  for (const auto& [name, value] : options.fixed_inputs) values.insert_or_assign(name, value);
+  for (auto& [name, value] : interpret(program, values)) values.insert_or_assign(name, std::move(value));
+  for (const Tensor& out : program.outputs()) options.expected_outputs.emplace(out->name, values.at(out->name));
+
+  Database db = Database::open(options.database_path);
+  const std::string target_key = cpu_target_key(options.threads);
+  std::ostringstream notes;
+  std::shared_ptr<XGBoostCostModel> cost_model;
+  if (config.search.cost_model == "xgboost") {
+    cost_model = std::make_shared<XGBoostCostModel>(target, job_options.model);
+    const std::string own = tuning_run_model_source(workload.name + "/");
+    warm_up_cost_model(
+        *cost_model, db, target_key, [&](const std::string& trained_on) { return trained_on.rfind(own, 0) == 0; },
+        notes);
+  }
+  const std::string model_key = workload_key(program);
+  db.add_workload(WorkloadRecord{model_key, workload.name, program.to_string(), ""});
+  const std::string plan_hash = hash_hex(fnv1a64(plan_to_json(plan).dump()));
+  SamplerOptions sampler;
+  sampler.simd_fp32_lanes = lanes;
+  EvolutionOptions evolution;
+  evolution.population = config.search.population;
+  evolution.generations = config.search.generations;
+  evolution.mutation_probability = config.search.mutation_probability;
+  evolution.epsilon = config.search.epsilon;
+  evolution.simd_fp32_lanes = lanes;
+  std::vector<TaskTuning> tunings;
+  std::vector<double> weights;
+  for (ModelTask& task : extract_tasks(program, plan, workload.name)) {
+    const size_t index = tunings.size();
+    Schedule start = task_schedule(fixed_schedule, task);
+    TuneOptions task_options = options;
+    task_options.fixed_inputs = task_inputs(task, values);
+    task_options.expected_outputs = task_expected_outputs(task, values);
+    task_options.input_ranges.clear();
+    sampler.layout = plan_layout(task.plan);
+    auto space = std::make_shared<const SketchSpace>(task.program, task.plan, fixed, sampler);
+    const std::string task_key = workload_key(task.program);
+    EvolutionSeeds seeds{start, measured_seeds(db, target_key, task_key, config.seed, config.search.population)};
+    // Each task's search draws from its own seed, so that the tasks of one job do not mirror each other's draws.
+    auto search = std::make_unique<ObservedSearch>(std::make_unique<EvolutionarySearch>(
+        space, config.seed + index, std::move(seeds), cost_model, task.name, evolution));
+    db.add_workload(WorkloadRecord{task_key, task.name, task.program.to_string(), ""});
+    db.add_model_task(ModelTaskRecord{model_key, plan_hash, plan.strategy, int64_t(index), task_key, task.weight(),
+                                      occurrences_json(task), ""});
+    weights.push_back(double(task.weight()));
+    tunings.push_back(
+        TaskTuning{std::move(task), std::move(task_options), std::move(space), std::move(search), std::move(start)});
+  }
+  notes << "tasks: " << tunings.size() << " distinct of " << plan.stage_count() << " stages\n";
+  auto scheduler = std::make_unique<TaskScheduler>(weights, config.seed);
+  const int round_trials = config.search.batch > 0 ? config.search.batch : 8;
+  return ModelTuneJob{workload.name,        std::move(workload.program),
+                      std::move(target),    std::move(plan),
+                      std::move(options),   std::move(fixed_schedule),
+                      std::move(tunings),   std::move(cost_model),
+                      std::move(scheduler), round_trials,
+                      notes.str()};
+}
+
+ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
+                                    const std::function<void(const ModelTuneProgress&)>& on_progress) {
+  using clock = std::chrono::steady_clock;
+  const auto started = clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
+  const double budget_seconds = job.options.minutes * 60;
+  ModelTuneSummary summary;
+  summary.workload_hash = workload_key(job.program);
+  ModelTuneProgress progress;
+  progress.trials_budget = job.options.trials;
+  auto report = [&](int task, const TuneProgress& round) {
+    if (!on_progress) return;
+    progress.tasks = task_statuses(job);
+    progress.task = task;
+    progress.round = round;
+    progress.estimated_seconds = weighted_sum(progress.tasks, false);
+    progress.fixed_estimated_seconds = weighted_sum(progress.tasks, true);
+    progress.elapsed_seconds = elapsed();
+    progress.eta_seconds.reset();
+    if (job.options.trials > 0 && progress.trials_done > 0)
+      progress.eta_seconds = elapsed() / double(progress.trials_done) *
+                             double(std::max<int64_t>(0, job.options.trials - progress.trials_done));
+    if (budget_seconds > 0) {
+      const double left = std::max(0.0, budget_seconds - elapsed());
+      progress.eta_seconds = progress.eta_seconds ? std::min(*progress.eta_seconds, left) : left;
+    }
+    on_progress(progress);
+  };
+
+  int64_t trials_done = 0;
+  for (;;) {
+    if (job.options.trials > 0 && trials_done >= job.options.trials) break;
+    if (budget_seconds > 0 && elapsed() >= budget_seconds) break;
+    std::optional<int> next = job.scheduler->next_task();
+    if (!next) {
+      summary.exhausted = true;
+      break;
+    }
+    TaskTuning& t = job.tasks[size_t(*next)];
+    TuneOptions options = t.options;
+    options.trials = job.round_trials;
+    if (job.options.trials > 0) options.trials = std::min<int64_t>(options.trials, job.options.trials - trials_done);
+    options.minutes = budget_seconds > 0 ? std::max(1e-3, (budget_seconds - elapsed()) / 60) : 0;
+    TuneSummary round = tune(t.task.program, t.task.name, options, *t.search, [&](const TuneProgress& p) {
+      progress.trials_done = trials_done + p.trials_done;
+      report(*next, p);
+    });
+    const int64_t used = round.measured_now + round.skipped;
+    trials_done += used;
+    progress.trials_done = trials_done;
+    summary.measured_now += round.measured_now;
+    summary.errors_now += round.errors_now;
+    job.scheduler->record(*next, used, observed(t).best_seconds());
+    if (round.exhausted || used == 0) job.scheduler->exhaust(*next);
+  }
+  summary.trials_done = trials_done;
+
+  // End to end: the fixed schedule and the assembled one, verified against the interpreter's outputs of the model.
+  std::vector<ModelTask> tasks;
+  std::vector<Schedule> bests;
+  for (TaskTuning& t : job.tasks) {
+    tasks.push_back(t.task);
+    bests.push_back(observed(t).best_schedule().value_or(t.start));
+  }
+  Schedule assembled = assemble_schedule(job.plan, tasks, bests);
+  summary.assembled_schedule_json = assembled.to_json();
+  ListSearch end_to_end({job.fixed_schedule, assembled});
+  TuneOptions options = job.options;
+  options.trials = 2;
+  options.minutes = 0;
+  TuneSummary model =
+      tune(job.program, job.workload_name, options, end_to_end, [&](const TuneProgress& p) { report(-1, p); });
+  summary.measured_now += model.measured_now;
+  summary.errors_now += model.errors_now;
+  summary.best_seconds = model.best_seconds;
+  const uint64_t assembled_hash = assembled.hash();
+  for (const TrialResult& r : end_to_end.results()) {
+    const bool is_assembled = r.candidate.schedule().hash() == assembled_hash;
+    if (r.candidate.schedule().hash() == job.fixed_schedule.hash()) summary.fixed_seconds = r.seconds;
+    if (is_assembled) {
+      summary.assembled_seconds = r.seconds;
+      if (r.error_class != ErrorClass::kNone) summary.assembled_error = to_string(r.error_class);
+    }
+  }
+  summary.tasks = task_statuses(job);
+  return summary;
+}
+
+}  // namespace ingot

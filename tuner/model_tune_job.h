@@ -1,0 +1,94 @@
+// Whole-model tuning (search.scope: tasks): the model's plan is cut into tasks (tuner/model_tasks.h), each tuned alone
+// by its own evolutionary search starting from the model's fixed schedule at its stage, all sharing one cost model; a
+// task scheduler (tuner/task_scheduler.h) gives each round of trials to the task where it should cut the model's
+// estimated latency most. At the end the tasks' bests are assembled into one schedule of the model, which is verified
+// against the interpreter and measured end to end next to the model's fixed schedule. `ingot tune` runs it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/partition_plan.h"
+#include "analysis/target.h"
+#include "configs/run_config.h"
+#include "ir/program.h"
+#include "tuner/model_tasks.h"
+#include "tuner/search_strategy.h"
+#include "tuner/task_scheduler.h"
+#include "tuner/tune_job.h"
+#include "tuner/tuning_loop.h"
+
+namespace ingot {
+
+// One task of the job, with what tuning it alone takes.
+struct TaskTuning {
+  ModelTask task;
+  TuneOptions options;  // the job's, with the model's values at the task's inputs and outputs
+  std::shared_ptr<const SpaceGenerator> space;
+  std::unique_ptr<SearchStrategy> search;  // evolutionary, from `start`
+  Schedule start;                          // the model's fixed schedule at the task's first occurrence
+};
+
+struct ModelTuneJob {
+  std::string workload_name;
+  Program program;
+  Target target;
+  PartitionPlan plan;
+  TuneOptions options;      // the model's, with the interpreter's outputs as expected_outputs
+  Schedule fixed_schedule;  // the plan's strategy schedule of the whole model
+  std::vector<TaskTuning> tasks;
+  std::shared_ptr<XGBoostCostModel> cost_model;  // shared by the tasks' searches; null with search.cost_model none
+  std::unique_ptr<TaskScheduler> scheduler;
+  int round_trials = 8;  // trials per round: search.batch, or 8
+  std::string notes;     // one line each, for the user
+};
+
+// Checks and throws as make_tune_job does, and std::invalid_argument (naming config_path) for a search.strategy other
+// than evolutionary. Computes the model's values with the interpreter once (the tasks' inputs and references) and
+// records the tasks in the database (model_tasks).
+ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& config_path = "",
+                                 const TuneJobOptions& job_options = {});
+
+struct TaskStatus {
+  std::string name;
+  int64_t weight = 0;
+  int64_t trials = 0;
+  std::optional<double> best_seconds;   // the best correct result the task's search was told
+  std::optional<double> start_seconds;  // of its starting schedule (the model's fixed schedule at its stage)
+};
+
+struct ModelTuneProgress {
+  std::vector<TaskStatus> tasks;
+  int task = -1;              // the task of the round in progress; -1 while measuring the model end to end
+  int64_t trials_done = 0;    // over all tasks, resumed ones included
+  int64_t trials_budget = 0;  // 0 when only minutes bound the run
+  std::optional<double> estimated_seconds;        // sum of weight x best over the tasks, once each has a best
+  std::optional<double> fixed_estimated_seconds;  // the same sum over the starting schedules
+  double elapsed_seconds = 0;
+  std::optional<double> eta_seconds;
+  TuneProgress round;  // the round's own progress line
+};
+
+struct ModelTuneSummary {
+  std::vector<TaskStatus> tasks;
+  int64_t trials_done = 0, measured_now = 0, errors_now = 0;
+  bool exhausted = false;  // every task's search ran out of new schedules
+  std::string workload_hash;
+  // The model measured end to end: its fixed schedule and the schedule assembled from the tasks' bests (nullopt when
+  // it failed: wrong_answer, a compile or run error; assembled_error says which).
+  std::optional<double> fixed_seconds, assembled_seconds;
+  std::string assembled_error;
+  std::string assembled_schedule_json;
+  std::optional<double> best_seconds;  // the model's best correct measurement in the database, over every run
+};
+
+// Runs rounds until the budget (trials over all tasks, or minutes) is spent or every search is exhausted, then
+// measures the model end to end. Resuming with the same config and database replays the same rounds, measuring none
+// of their candidates again.
+ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
+                                    const std::function<void(const ModelTuneProgress&)>& on_progress = {});
+
+}  // namespace ingot
