@@ -223,7 +223,10 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
     tasks.push_back(t.task);
     bests.push_back(observed(t).best_schedule().value_or(t.start));
   }
-  Schedule assembled = assemble_schedule(job.plan, tasks, bests);
+  bool all_starts = true;
+  for (size_t i = 0; i < bests.size(); ++i) all_starts = all_starts && bests[i] == job.tasks[i].start;
+  // The starts assemble to the fixed schedule's decisions in another order: the same program under another key.
+  Schedule assembled = all_starts ? job.fixed_schedule : assemble_schedule(job.plan, tasks, bests);
   summary.assembled_schedule_json = assembled.to_json();
   ListSearch end_to_end({job.fixed_schedule, assembled});
   TuneOptions options = job.options;

@@ -81,7 +81,7 @@ struct ModelTuneSummary {
   // it failed: wrong_answer, a compile or run error; assembled_error says which).
   std::optional<double> fixed_seconds, assembled_seconds;
   std::string assembled_error;
-  std::string assembled_schedule_json;
+  std::string assembled_schedule_json;  // the fixed schedule's when every task's best is its start
   std::optional<double> best_seconds;  // the model's best correct measurement in the database, over every run
 };
 
