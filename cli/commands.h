@@ -20,6 +20,10 @@ void add_cache_command(CLI::App& app);      // the kernel cache: info, clean
 void add_plan_command(CLI::App& app);       // partition plans of a workload (analysis/strategies.h)
 void add_costmodel_command(CLI::App& app);  // the learned cost model: train, eval, features, list
 
+// The exit status of a command that succeeded without finishing its work: `ingot tune` stopped by SIGINT or SIGTERM
+// exits with 128 + the signal (130, 143), as a shell reports a process the signal killed. main returns it; 0 otherwise.
+int& command_exit_status();
+
 // The workload named `name` (workloads/registry.h) at `size`: "small" or "default" parameters.
 Program workload_program(const std::string& name, const std::string& size);
 // The parameters of that size ({} for the defaults); throws for an unknown workload or size.

@@ -39,5 +39,10 @@ int main(int argc, char** argv) {
     std::cerr << "ingot: error: " << e.what() << "\n";
     return 1;
   }
-  return 0;
+  return ingot::cli::command_exit_status();
+}
+
+int& ingot::cli::command_exit_status() {
+  static int status = 0;
+  return status;
 }

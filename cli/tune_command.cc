@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -38,6 +40,30 @@ std::string speedup_text(double factor) {
   return text;
 }
 
+// SIGINT and SIGTERM stop a run cleanly (TuneOptions::stop); a second one ends the process at once, as usual.
+std::atomic<bool> stop_requested{false};
+std::atomic<int> stop_signal{0};
+
+extern "C" void request_stop(int signal) {
+  stop_signal.store(signal);
+  stop_requested.store(true);
+  std::signal(signal, SIG_DFL);
+}
+
+void stop_on_signals() {
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+}
+
+// After a run that a signal stopped: how to go on, and the exit status of a process that signal ended.
+void report_stop() {
+  const int signal = stop_signal.load();
+  std::cout << "stopped by " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+            << ": every measurement made is stored, and the candidates not measured were released; the same command "
+               "resumes\n";
+  command_exit_status() = 128 + signal;
+}
+
 std::string ms_text(const std::optional<double>& seconds) {
   if (!seconds) return "-";
   std::ostringstream text;
@@ -49,6 +75,7 @@ std::string ms_text(const std::optional<double>& seconds) {
 void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
   std::cout << "computing the model's values with the interpreter...\n" << std::flush;
   ModelTuneJob job = make_model_tune_job(config, config_path);
+  job.options.stop = &stop_requested;
   std::cout << "tuning " << job.workload_name << " by tasks (" << job.program.computes().size() << " computes) on "
             << job.target.name << " into " << config.database << ", seed " << config.seed << "\n";
   std::cout << "fusion " << config.search.fusion << ": " << job.plan.kernel_count() << " kernel"
@@ -80,6 +107,13 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
   };
   ModelTuneSummary s = run_model_tune_job(job, report);
   if (tty) std::cout << "\n";
+  if (s.stopped) {
+    std::cout << "stopped after " << s.trials_done << " task trials (" << s.measured_now << " measured now)\n";
+    for (const TaskStatus& t : s.tasks)
+      std::cout << "  " << t.name << " x" << t.weight << ": " << t.trials << " trials, best " << ms_text(t.best_seconds)
+                << "\n";
+    return report_stop();
+  }
   std::cout << "done: " << s.trials_done << " task trials (" << s.measured_now << " measured now, " << s.errors_now
             << " errors)" << (s.exhausted ? ", every task's search space exhausted" : "") << "\n";
   for (const TaskStatus& t : s.tasks) {
@@ -126,8 +160,13 @@ void add_tune_command(CLI::App& app) {
     if (seed_value) config.seed = uint64_t(*seed_value);
     if (config.budget.trials <= 0 && config.budget.minutes <= 0)
       throw std::invalid_argument("the budget needs trials or minutes above 0 (--trials or --minutes)");
-    if (config.search.scope == "tasks") return tune_by_tasks(config, config_path);
+    if (config.search.scope == "tasks") {
+      stop_on_signals();
+      return tune_by_tasks(config, config_path);
+    }
+    stop_on_signals();
     TuneJob job = make_tune_job(config, config_path);
+    job.options.stop = &stop_requested;
     std::cout << "tuning " << job.workload_name << " (" << job.program.computes().size() << " computes) on "
               << job.target.name << " into " << config.database << ", seed " << config.seed << "\n";
     std::cout << "fusion " << config.search.fusion << ": " << job.plan.kernel_count() << " kernel"
@@ -156,6 +195,12 @@ void add_tune_command(CLI::App& app) {
     };
     TuneSummary s = run_tune_job(job, report);
     if (tty) std::cout << "\n";
+    if (s.stopped) {
+      std::cout << "run " << s.run_id << " stopped: " << s.measured_now << " measured (" << s.errors_now << " errors), "
+                << s.skipped << " already measured; best "
+                << (s.best_seconds ? std::to_string(*s.best_seconds * 1e3) + " ms" : std::string("-")) << "\n";
+      return report_stop();
+    }
     std::cout << "run " << s.run_id << " done: " << s.measured_now << " measured (" << s.errors_now << " errors), "
               << s.skipped << " already measured" << (s.exhausted ? ", search space exhausted" : "") << "\n";
     if (s.best_seconds) {

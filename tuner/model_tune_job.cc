@@ -189,7 +189,9 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
   };
 
   int64_t trials_done = 0;
+  auto stop_requested = [&] { return job.options.stop && job.options.stop->load(); };
   for (;;) {
+    if (stop_requested()) break;
     if (job.options.trials > 0 && trials_done >= job.options.trials) break;
     if (budget_seconds > 0 && elapsed() >= budget_seconds) break;
     std::optional<int> next = job.scheduler->next_task();
@@ -199,6 +201,7 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
     }
     TaskTuning& t = job.tasks[size_t(*next)];
     TuneOptions options = t.options;
+    options.stop = job.options.stop;
     options.trials = job.round_trials;
     if (job.options.trials > 0) options.trials = std::min<int64_t>(options.trials, job.options.trials - trials_done);
     options.minutes = budget_seconds > 0 ? std::max(1e-3, (budget_seconds - elapsed()) / 60) : 0;
@@ -215,6 +218,11 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
     if (round.exhausted || used == 0) job.scheduler->exhaust(*next);
   }
   summary.trials_done = trials_done;
+  summary.tasks = task_statuses(job);
+  if (stop_requested()) {
+    summary.stopped = true;
+    return summary;
+  }
 
   // End to end: the fixed schedule and the assembled one, verified against the interpreter's outputs of the model.
   std::vector<ModelTask> tasks;

@@ -76,17 +76,19 @@ struct ModelTuneSummary {
   std::vector<TaskStatus> tasks;
   int64_t trials_done = 0, measured_now = 0, errors_now = 0;
   bool exhausted = false;  // every task's search ran out of new schedules
+  bool stopped = false;    // job.options.stop ended the rounds; the model was not measured end to end
   std::string workload_hash;
   // The model measured end to end: its fixed schedule and the schedule assembled from the tasks' bests (nullopt when
   // it failed: wrong_answer, a compile or run error; assembled_error says which).
   std::optional<double> fixed_seconds, assembled_seconds;
   std::string assembled_error;
   std::string assembled_schedule_json;  // the fixed schedule's when every task's best is its start
-  std::optional<double> best_seconds;  // the model's best correct measurement in the database, over every run
+  std::optional<double> best_seconds;   // the model's best correct measurement in the database, over every run
 };
 
 // Runs rounds until the budget (trials over all tasks, or minutes) is spent or every search is exhausted, then
-// measures the model end to end. Resuming with the same config and database replays the same rounds, measuring none
+// measures the model end to end. job.options.stop stops it as it stops tune() (tuner/tuning_loop.h), without the
+// end-to-end measurement. Resuming with the same config and database replays the same rounds, measuring none
 // of their candidates again.
 ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
                                     const std::function<void(const ModelTuneProgress&)>& on_progress = {});

@@ -76,6 +76,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   const auto started = clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - started).count(); };
   auto out_of_time = [&] { return options.minutes > 0 && elapsed() >= options.minutes * 60; };
+  auto stop_requested = [&] { return options.stop && options.stop->load(); };
 
   // Before anything is recorded: a compiler that cannot build at all would fail every candidate, and those failures
   // would be stored as the candidates' own and skipped by every later run.
@@ -117,7 +118,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   int64_t trial_index = 0;
   // A model the search loaded or trained before the loop is in the database already.
   int64_t stored_model_generation = search.learned_model() ? search.learned_model()->generation() : 0;
-  while (budget_left() && !out_of_time()) {
+  while (budget_left() && !out_of_time() && !stop_requested()) {
     std::vector<Schedule> proposals = search.propose(batch);
     if (proposals.empty()) {
       summary.exhausted = true;
@@ -174,7 +175,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
     std::vector<bool> released(results.size(), false);
     for (size_t n = 0; n < built.size(); ++n) {
       TrialResult& result = results[claimed[n]];
-      if (out_of_time() || (cut_by_budget && built[n].error_class == ErrorClass::kCompileTimeout)) {
+      if (out_of_time() || stop_requested() || (cut_by_budget && built[n].error_class == ErrorClass::kCompileTimeout)) {
         for (size_t m = n; m < built.size(); ++m) {
           db.release_claim(results[claimed[m]].candidate.hash_hex(), summary.target);
           released[claimed[m]] = true;
@@ -221,6 +222,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
     // A model retrained only on results relearned from the database is one stored by the run that measured them.
     if (!claimed.empty()) store_retrained_model(db, search, summary.target, workload_name, stored_model_generation);
   }
+  summary.stopped = stop_requested();
   db.end_run(summary.run_id);
   refresh_best();
   summary.best_seconds = progress.best_seconds;

@@ -6,6 +6,7 @@
 // continues where it stopped: measured candidates are skipped, and claims keep concurrent tuners apart.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -35,6 +36,10 @@ struct TuneOptions {
   BuilderOptions builder;
   RunnerOptions runner;
   std::string config_text, config_path;  // recorded with the run
+  // Set (by a signal handler, `ingot tune` on SIGINT and SIGTERM) to stop cleanly: no new batch starts, the
+  // measurement in flight finishes and is recorded, and the batch's candidates not measured yet are released
+  // unrecorded (a compile the signal killed too is not the candidate's fault) for a later run.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct TuneProgress {
@@ -62,6 +67,7 @@ struct TuneSummary {
   std::string workload_hash;
   int64_t measured_now = 0, skipped = 0, errors_now = 0;
   bool exhausted = false;  // the search ran out of new schedules
+  bool stopped = false;    // TuneOptions::stop ended the run
   std::optional<double> best_seconds;
   std::optional<double> reference_seconds;  // as TuneProgress::reference_seconds
   std::string best_schedule_json;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <nlohmann/json.hpp>
 
 #include "results/database.h"
@@ -99,6 +100,27 @@ TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
   EXPECT_EQ(longer.trials_done, 10);
   EXPECT_EQ(db.history("mlp/task0").size() + db.history("mlp/task1").size(), 10u);
   EXPECT_LE(longer.measured_now, 4 + 1);  // the new trials, and the assembled model when it changed
+}
+
+// A stop (SIGINT in `ingot tune`) during the first round: that round's measurement is kept, no other round starts,
+// and the model is not measured end to end.
+TEST_F(ModelTuneJobTest, AStopEndsTheRoundsWithoutTheEndToEndMeasurement) {
+  RunConfig config =
+      parse_run_config(config_text("{name: mlp, params: {batch: 8, in: 16, hidden: 32, out: 16}}", 6), "mlp.yaml");
+  ModelTuneJob job = make_model_tune_job(config, "mlp.yaml");
+  std::atomic<bool> stop{false};
+  job.options.stop = &stop;
+  ModelTuneSummary s = run_model_tune_job(job, [&](const ModelTuneProgress& p) {
+    if (p.round.measured_now == 1) stop = true;
+  });
+  EXPECT_TRUE(s.stopped);
+  EXPECT_EQ(s.measured_now, 1);
+  EXPECT_EQ(s.trials_done, 1);
+  EXPECT_FALSE(s.fixed_seconds.has_value());
+  Database db = Database::open(config.database);
+  EXPECT_EQ(db.history("mlp/task0").size(), 1u);
+  EXPECT_EQ(db.check().claims, 0);
+  EXPECT_TRUE(db.history("mlp").empty());  // the model itself was never measured
 }
 
 TEST_F(ModelTuneJobTest, RefusesASearchOtherThanEvolutionary) {

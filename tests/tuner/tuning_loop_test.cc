@@ -167,6 +167,34 @@ TEST_F(TuningLoop, ResumeContinuesTheSameSequenceWithoutMeasuringTwice) {
             std::set<std::string>(straight.begin(), straight.end()));
 }
 
+// A stop request (SIGINT in `ingot tune`) after the first measurement: that one is kept, the rest of its batch is
+// released unrecorded, no new batch starts, and the next run measures what is left of the same sequence.
+TEST_F(TuningLoop, AStopKeepsWhatWasMeasuredAndReleasesTheRest) {
+  std::atomic<bool> stop{false};
+  TuneOptions o = options("stopped.db", 6);
+  o.batch_size = 3;
+  o.stop = &stop;
+  TuneSummary first = run(program_, "matmul", o, [&](const TuneProgress& p) {
+    if (p.measured_now == 1) stop = true;
+  });
+  EXPECT_TRUE(first.stopped);
+  EXPECT_EQ(first.measured_now, 1);
+  Database db = Database::open(o.database_path);
+  EXPECT_EQ(db.history("matmul").size(), 1u);
+  EXPECT_EQ(db.check().claims, 0);
+  stop = false;
+  TuneSummary second = run(program_, "matmul", o);
+  EXPECT_FALSE(second.stopped);
+  EXPECT_EQ(second.skipped, 1);
+  EXPECT_EQ(second.measured_now, 5);
+  run(program_, "matmul", options("straight.db", 6));
+  std::vector<std::string> resumed = measured_schedules(o.database_path);
+  std::vector<std::string> straight = measured_schedules((dir_ / "straight.db").string());
+  expect_no_duplicates(resumed);
+  EXPECT_EQ(std::set<std::string>(resumed.begin(), resumed.end()),
+            std::set<std::string>(straight.begin(), straight.end()));
+}
+
 TEST_F(TuningLoop, SigkillLosesAtMostTheCandidateInFlight) {
   TuneOptions o = options("killed.db", 8);
   // Each measurement takes at least 40 ms, so the 20 ms polls below see the run half done: with the compiled
