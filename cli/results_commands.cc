@@ -75,6 +75,11 @@ void add_results_commands(CLI::App& app) {
     }
     auto b = d.best(workload, t);
     if (!b) throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
+    // The partition the best follows (its schedule's layout), and the tasks a whole-model run tuned it by.
+    const StageLayout layout = Schedule::from_json(b->candidate.schedule_json).layout();
+    int64_t kernels = layout.empty() ? 0 : 1;
+    for (const LayoutStep& step : layout) kernels += step.kernel_before ? 1 : 0;
+    const std::vector<ModelTaskRecord> tasks = d.model_tasks(b->candidate.workload_hash);
     if (json) {
       nlohmann::json j;
       j["workload"] = b->workload_name;
@@ -84,6 +89,8 @@ void add_results_commands(CLI::App& app) {
       j["median_s"] = b->measurement.statistics->median;
       j["min_s"] = b->measurement.statistics->min;
       j["runs"] = b->measurement.run_seconds.size();
+      j["partition"] = {{"kernels", kernels}, {"stages", layout.size()}};
+      j["tasks"] = tasks.size();
       j["schedule"] = nlohmann::json::parse(b->candidate.schedule_json);
       std::cout << j.dump(2) << "\n";
     } else {
@@ -91,8 +98,12 @@ void add_results_commands(CLI::App& app) {
                 << ms(b->measurement.statistics, &RunStatistics::median) << " ms, min "
                 << ms(b->measurement.statistics, &RunStatistics::min) << " ms over "
                 << b->measurement.run_seconds.size() << " runs (candidate " << b->candidate.hash << ", run "
-                << b->measurement.run_id << ")\n"
-                << b->candidate.schedule_json << "\n";
+                << b->measurement.run_id << ")\n";
+      if (!layout.empty())
+        std::cout << "partition: " << kernels << " kernel" << (kernels == 1 ? "" : "s") << ", " << layout.size()
+                  << " stages" << (tasks.empty() ? "" : "; tuned by " + std::to_string(tasks.size()) + " tasks")
+                  << "\n";
+      std::cout << b->candidate.schedule_json << "\n";
     }
   });
 
