@@ -1,12 +1,14 @@
-// `ingot export --workload W --out DIR`: the best measured program of a workload as standalone C++ (see
-// compile/export_cpp.h). The program is rebuilt from the config recorded with the measuring run, and must
-// hash to the stored workload.
+// `ingot export --workload W --out DIR`: the best measured program of a workload as standalone C++ that checks
+// itself (compile/export_cpp.h). The program is rebuilt from the config recorded with the measuring run, and must
+// hash to the stored workload; its inputs are the ones that run measured with, its reference the interpreter's.
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "codegen/pipeline.h"
 #include "compile/export_cpp.h"
 #include "configs/run_config.h"
+#include "interp/interpreter.h"
 #include "results/database.h"
 #include "tuner/candidate.h"
 #include "tuner/tuning_loop.h"
@@ -39,9 +41,24 @@ void add_export_command(CLI::App& app) {
                                "program from the recorded config" +
                                (config.workload.onnx.empty() ? "" : ", or " + config.workload.onnx + " changed") + ")");
     LoopFunction f = lower_program(w.program, Schedule::from_json(best->candidate.schedule_json));
-    ExportedProgram e = export_cpp(f, config.seed, w.input_ranges);
-    for (const std::string& path : write_exported_program(e, out)) std::cout << "wrote " << path << "\n";
-    std::cout << "build: cd " << out << " && " << e.build_command << "\n";
+    // As the tuning loop builds them; the run's seed, not the config's, which `ingot tune --seed` overrides.
+    TensorMap inputs = random_inputs(w.program, run->seed, w.input_ranges);
+    for (auto& [name, value] : w.fixed_inputs) inputs.insert_or_assign(name, std::move(value));
+    TensorMap reference = interpret(w.program, inputs);
+    ExportedProgram e = export_cpp(f, std::move(inputs), std::move(reference));
+    std::vector<std::string> written = write_exported_program(e, out);
+    // The text files come first; the data files, one per tensor, are summed up by folder.
+    size_t text_files = written.size() - e.inputs.size() - e.reference.size();
+    for (size_t n = 0; n < text_files; ++n) std::cout << "wrote " << written[n] << "\n";
+    for (const auto& [folder, tensors] : {std::pair{"inputs", &e.inputs}, std::pair{"reference", &e.reference}}) {
+      size_t bytes = 0;
+      for (const auto& [name, tensor] : *tensors) bytes += tensor.num_bytes();
+      std::cout << "wrote " << tensors->size() << (tensors->size() == 1 ? " file, " : " files, ") << bytes
+                << " bytes, in " << (std::filesystem::path(out) / folder).string() << "\n";
+    }
+    std::cout << "build: cd " << out << " && " << e.build_command << "\n"
+              << "run:   cd " << out << " && ./" << e.name
+              << "  (checks every output against reference/; --repeat N times the kernel)\n";
   });
 }
 

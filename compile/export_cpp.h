@@ -1,14 +1,12 @@
-// Export of a built program as standalone C++: the kernel source (what the CPU recipe of codegen/pipeline.h
-// prints), a header that documents its C entry point and buffers, and a small example main that fills the inputs
-// exactly as ingot's random_inputs does, runs the kernel and writes each output to <name>.bin. The three files
-// compile alone with one plain command (see ExportedProgram::build_command).
+// Export of a built program as standalone C++ that checks itself on another machine: the kernel, its header, a main
+// that reads the inputs from files, runs the kernel and compares every output with a reference file, the data files
+// and a README. The sources need nothing of ingot and build with one plain command (ExportedProgram::build_command).
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "interp/interpreter.h"
+#include "ir/host_tensor.h"
 #include "ir/stmt.h"
 
 namespace ingot {
@@ -17,17 +15,25 @@ struct ExportedProgram {
   std::string name;           // C identifier used for the file names
   std::string kernel_source;  // <name>.cpp
   std::string header;         // <name>.h
-  std::string example_main;   // <name>_main.cpp
+  std::string main_source;    // <name>_main.cpp: ./<name> [DATA_DIR] [--repeat N], see the README
+  std::string readme;         // README.txt
   std::string
       build_command;  // g++ -O3 -march=native -fopenmp <name>.cpp <name>_main.cpp -o <name>, + vector_math_flags()
+  // A tensor's file under inputs/, reference/ and outputs/ is <tensor>.bin, with any character of the name but
+  // letters, digits, '_', '-' and '.' replaced by '_'.
+  TensorMap inputs;     // by input buffer name: written to inputs/
+  TensorMap reference;  // by output buffer name: written to reference/
 };
 
-// input_seed: the seed the example main uses for its inputs (input n gets seed + n, like random_inputs).
-// input_ranges: the value range of each input the example main fills, as random_inputs takes them.
-ExportedProgram export_cpp(const LoopFunction& function, uint64_t input_seed = 1, const InputRanges& input_ranges = {});
+// inputs: a tensor for each input buffer of the function, the values the program is checked on; reference: what
+// each output buffer must hold after a run on them (ingot export passes its interpreter's). Tensors that are not
+// buffers of the function (the interpreter's intermediates) are dropped. Throws std::invalid_argument naming a
+// buffer whose tensor is missing or has another dtype or shape, or whose dtype the export cannot hold (f16, bf16).
+ExportedProgram export_cpp(const LoopFunction& function, TensorMap inputs, TensorMap reference);
 
-// Writes the three files and a README into dir (created if missing); returns the paths written. Throws
-// std::runtime_error naming a file that cannot be written.
+// Writes the sources, README.txt and the data files (inputs/ and reference/, raw little-endian elements in row-major
+// order) into dir, creating the folders that are missing; returns the paths written, the four text files first.
+// Throws std::runtime_error naming a file that cannot be written.
 std::vector<std::string> write_exported_program(const ExportedProgram& exported, const std::string& dir);
 
 }  // namespace ingot
