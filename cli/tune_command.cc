@@ -128,6 +128,17 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
   if (s.fixed_seconds && s.assembled_seconds)
     std::cout << " (" << speedup_text(*s.fixed_seconds / *s.assembled_seconds) << ")";
   std::cout << "\n";
+  if (!s.partition_trials.empty()) {
+    std::cout << "partition search from the " << job.plan.strategy << " plan (" << job.plan.kernel_count()
+              << " kernels, " << job.plan.stage_count() << " stages):\n";
+    for (const PartitionTrial& t : s.partition_trials) {
+      std::cout << "  " << t.move;
+      if (t.kernels > 0) std::cout << " -> " << t.kernels << " kernels, " << t.stages << " stages";
+      std::cout << ": " << (t.seconds ? ms_text(t.seconds) : t.error) << (t.kept ? " (kept)" : "") << "\n";
+    }
+    std::cout << "best plan: " << s.best_plan_strategy << ", " << s.best_plan_kernels << " kernels, "
+              << s.best_plan_stages << " stages\n";
+  }
   if (s.best_seconds)
     std::cout << "best of " << job.workload_name << ": " << ms_text(s.best_seconds) << " in " << config.database << "\n"
               << "next: its schedule: ingot best --config " << config_path << " [--json]\n"

@@ -162,6 +162,7 @@ const std::vector<KeySpec>& key_specs() {
       number_key("search.mutation_probability", INGOT_FIELD(search.mutation_probability), 0, false, 1),
       number_key("search.epsilon", INGOT_FIELD(search.epsilon), 0, false, 1),
       string_key("search.scope", INGOT_FIELD(search.scope), false, {"program", "tasks"}, "search scope"),
+      integer_key("search.partition_moves", INGOT_FIELD(search.partition_moves), 0, 100000),
   };
   return specs;
 }

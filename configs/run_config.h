@@ -66,6 +66,7 @@ struct SearchConfig {
   // "program": every candidate is a schedule of the whole workload; "tasks": the plan's distinct stages are tuned
   // alone and their bests assembled (tuner/model_tune_job.h)
   std::string scope = "program";
+  int partition_moves = 0;  // tasks: plan moves tried after the rounds, each measured end to end
   bool operator==(const SearchConfig&) const = default;
 };
 

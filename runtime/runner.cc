@@ -351,12 +351,26 @@ void fill_unwritten_marker(HostTensor& t) {
       ::_exit(0);
     }
 
+    std::vector<unsigned char> flush(size_t(options.flush_cache_bytes));
+    unsigned char flush_round = 0;
+    auto flush_caches = [&] {
+      ++flush_round;
+      for (size_t i = 0; i < flush.size(); i += 64) flush[i] = flush_round;
+      // The writes must happen: the compiler may not drop them as dead stores.
+      __asm__ __volatile__("" : : "r"(flush.data()) : "memory");
+    };
     send(kStepRecord, "the warm-up runs");
-    for (int w = 0; w < options.warmup_runs; ++w) module.run(in, out);
+    for (int w = 0; w < options.warmup_runs; ++w) {
+      flush_caches();
+      module.run(in, out);
+    }
     send(kStepRecord, "the timed runs");
     std::vector<double> seconds;
+    // The flushes count towards min_repeat_ms: with them a run of microseconds would otherwise repeat thousands of
+    // flushes of tens of megabytes.
     auto started = Clock::now();
     while (int(seconds.size()) < options.max_repeats) {
+      flush_caches();
       auto t0 = Clock::now();
       module.run(in, out);
       auto t1 = Clock::now();
@@ -405,6 +419,7 @@ Runner::Runner(const Program& program, const TensorMap& inputs, const TensorMap&
   require(options_.min_repeats >= 1, "min_repeats must be at least 1");
   require(options_.max_repeats >= options_.min_repeats, "max_repeats must be at least min_repeats");
   require(options_.min_repeat_ms >= 0, "min_repeat_ms must be 0 or more");
+  require(options_.flush_cache_bytes >= 0, "flush_cache_bytes must be 0 or more");
   require(options_.rtol >= 0 && options_.atol >= 0, "rtol and atol must be 0 or more");
   require(options_.run_timeout_seconds > 0, "run_timeout_seconds must be positive");
 }

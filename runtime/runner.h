@@ -21,6 +21,11 @@ struct RunnerOptions {
   double min_repeat_ms = 100;  // keep repeating until this much time was spent in timed runs...
   int min_repeats = 3;         // ...and at least this many runs
   int max_repeats = 1000;      // but never more runs than this
+  // Bytes written before each warm-up and timed run, outside its time (but inside min_repeat_ms), so that it starts
+  // with cold caches; 0 = none.
+  // A task of a model is measured alone many times over, where its weights would stay in cache between runs, while
+  // in the model each stage finds them in memory (whole-model tuning sets it: tuner/model_tune_job.h).
+  int64_t flush_cache_bytes = 0;
   // Verification tolerance, exactly as LocalRunOptions (runtime/local_run.h) documents it: per element,
   // |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected|.
   double rtol = 1e-4;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "ir/hash.h"
 #include "ir/subprogram.h"
 #include "space/strategy_schedule.h"
 
@@ -34,6 +35,13 @@ std::string renamed(const std::map<std::string, std::string>& names, const std::
   return it == names.end() ? name : it->second;
 }
 
+Decision renamed(const std::map<std::string, std::string>& names, Decision d) {
+  d.stage = renamed(names, d.stage);
+  if (!d.target.empty()) d.target = renamed(names, d.target);
+  if (!d.tensor.empty()) d.tensor = renamed(names, d.tensor);
+  return d;
+}
+
 }  // namespace
 
 std::vector<ModelTask> extract_tasks(const Program& model, const PartitionPlan& plan, const std::string& model_name) {
@@ -43,11 +51,12 @@ std::vector<ModelTask> extract_tasks(const Program& model, const PartitionPlan& 
     for (size_t s = 0; s < plan.kernels[k].stages.size(); ++s) {
       const std::vector<std::string>& tes = plan.kernels[k].stages[s].tes;
       Program stage = extract_subprogram(model, tes, "stage");
-      auto [it, is_new] = task_of_text.emplace(position_named_text(model, stage, tes), tasks.size());
+      const std::string text = position_named_text(model, stage, tes);
+      auto [it, is_new] = task_of_text.emplace(text, tasks.size());
       if (is_new) {
         const std::string name = model_name + "/task" + std::to_string(tasks.size());
         PartitionPlan task_plan{plan.strategy, name, plan.target, {PlanKernel{{PlanStage{tes, false, {}}}, {}}}};
-        tasks.push_back(ModelTask{name, extract_subprogram(model, tes, name), std::move(task_plan), {}});
+        tasks.push_back(ModelTask{name, extract_subprogram(model, tes, name), std::move(task_plan), {}, fnv1a64(text)});
       }
       ModelTask& task = tasks[it->second];
       TaskOccurrence occurrence{int64_t(k), int64_t(s), {}};
@@ -68,6 +77,24 @@ TensorMap task_expected_outputs(const ModelTask& task, const TensorMap& values) 
   return values_of(task, task.program.outputs(), values);
 }
 
+Schedule schedule_for_task(const Schedule& schedule, const ModelTask& from, const ModelTask& to) {
+  const std::vector<Tensor>& from_tensors = from.program.tensors();
+  const std::vector<Tensor>& to_tensors = to.program.tensors();
+  if (from.structure != to.structure || from_tensors.size() != to_tensors.size())
+    throw std::invalid_argument("schedule_for_task: tasks '" + from.name + "' and '" + to.name + "' differ");
+  std::map<std::string, std::string> names;
+  for (size_t i = 0; i < from_tensors.size(); ++i) names.emplace(from_tensors[i]->name, to_tensors[i]->name);
+  Schedule out;
+  for (const Decision& d : schedule.decisions()) out.append(renamed(names, d));
+  StageLayout layout = schedule.layout();
+  for (LayoutStep& step : layout) {
+    for (std::string& c : step.computes) c = renamed(names, c);
+    for (std::string& t : step.prefetch) t = renamed(names, t);
+  }
+  out.set_layout(std::move(layout));
+  return out;
+}
+
 Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTask>& tasks,
                            const std::vector<Schedule>& task_schedules) {
   if (tasks.size() != task_schedules.size())
@@ -85,12 +112,7 @@ Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTas
         throw std::invalid_argument("assemble_schedule: no task stands for stage " + std::to_string(s) + " of kernel " +
                                     std::to_string(k));
       const auto& names = tasks[it->second.first].occurrences[it->second.second].model_names;
-      for (Decision d : task_schedules[it->second.first].decisions()) {
-        d.stage = renamed(names, d.stage);
-        if (!d.target.empty()) d.target = renamed(names, d.target);
-        if (!d.tensor.empty()) d.tensor = renamed(names, d.tensor);
-        out.append(std::move(d));
-      }
+      for (const Decision& d : task_schedules[it->second.first].decisions()) out.append(renamed(names, d));
     }
   out.set_layout(plan_layout(plan));
   return out;

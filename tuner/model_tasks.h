@@ -30,6 +30,8 @@ struct ModelTask {
   Program program;
   PartitionPlan plan;  // one kernel of one stage: the task's computes, as the model's plan has them
   std::vector<TaskOccurrence> occurrences;  // in plan order; the first one's names are the program's own
+  // Equal for tasks equal up to tensor names, in any plan of any model: the hash of the position-named program.
+  uint64_t structure = 0;
   int64_t weight() const { return int64_t(occurrences.size()); }
 };
 
@@ -48,6 +50,10 @@ TensorMap task_expected_outputs(const ModelTask& task, const TensorMap& values);
 // schedule of a task alone can differ from the model's, whose strategy aligns a stage with its readers in later
 // stages (an LSTM gate GEMV follows the cell's row chunks).
 Schedule task_schedule(const Schedule& model_schedule, const ModelTask& task);
+
+// A schedule of `from`'s program as a schedule of `to`'s (equal structure): every tensor renamed by its position.
+// Throws std::invalid_argument when the structures differ.
+Schedule schedule_for_task(const Schedule& schedule, const ModelTask& from, const ModelTask& to);
 
 // The model's schedule made of one schedule per task (in extract_tasks' order): each task's decisions, renamed to
 // every occurrence, in plan order, with the plan's layout. Throws std::invalid_argument when the counts differ.

@@ -1,9 +1,14 @@
 #include "tuner/model_tune_job.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
+#include "analysis/plan_mutation.h"
+#include "analysis/program_analysis.h"
 #include "analysis/strategies.h"
 #include "compile/cpp_compiler.h"
 #include "interp/interpreter.h"
@@ -70,6 +75,71 @@ std::optional<double> weighted_sum(const std::vector<TaskStatus>& tasks, bool st
   return sum;
 }
 
+// The partition search: from the plan the tasks were tuned on, search.partition_moves plan moves
+// (analysis/plan_mutation.h), each kept when the model it gives, measured end to end, is faster than the best so far.
+// A moved plan's stages that equal a tuned task (up to names) take its best schedule; new stages take the moved
+// plan's fixed schedule.
+void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_tasks,
+                       const std::vector<Schedule>& tuned_bests, ModelTuneSummary& summary,
+                       const std::function<void(const TuneProgress&)>& on_progress) {
+  summary.best_plan_strategy = job.plan.strategy;
+  summary.best_plan_kernels = job.plan.kernel_count();
+  summary.best_plan_stages = job.plan.stage_count();
+  if (job.partition_moves <= 0) return;
+  std::map<uint64_t, std::pair<const ModelTask*, const Schedule*>> tuned;
+  for (size_t i = 0; i < tuned_tasks.size(); ++i)
+    tuned.emplace(tuned_tasks[i].structure, std::make_pair(&tuned_tasks[i], &tuned_bests[i]));
+  const ProgramAnalysis analysis = analyze(job.program, job.target);
+  PartitionPlan best_plan = job.plan;
+  std::optional<double> best_seconds = summary.assembled_seconds;
+  if (summary.fixed_seconds && (!best_seconds || *summary.fixed_seconds < *best_seconds))
+    best_seconds = summary.fixed_seconds;
+  // Its own engine, so that the moves depend on the seed alone and not on how the rounds went.
+  std::mt19937_64 rng(job.options.seed);
+  for (int n = 0; n < job.partition_moves; ++n) {
+    if (job.options.stop && job.options.stop->load()) break;
+    const PlanMove move = all_plan_moves()[size_t(rng() % all_plan_moves().size())];
+    std::optional<PartitionPlan> moved = move_plan(best_plan, analysis, move, rng);
+    PartitionTrial trial{plan_move_name(move), 0, 0, std::nullopt, "", false};
+    if (!moved) {
+      trial.error = "no place for the move";
+      summary.partition_trials.push_back(trial);
+      continue;
+    }
+    trial.kernels = moved->kernel_count();
+    trial.stages = moved->stage_count();
+    const Schedule moved_fixed = strategy_schedule(job.program, *moved, job.fixed_options);
+    std::vector<ModelTask> tasks = extract_tasks(job.program, *moved, job.workload_name);
+    std::vector<Schedule> schedules;
+    for (const ModelTask& t : tasks) {
+      auto it = tuned.find(t.structure);
+      schedules.push_back(it == tuned.end() ? task_schedule(moved_fixed, t)
+                                            : schedule_for_task(*it->second.second, *it->second.first, t));
+    }
+    ListSearch one({assemble_schedule(*moved, tasks, schedules)});
+    TuneOptions options = job.options;
+    options.trials = 1;
+    options.minutes = 0;
+    tune(job.program, job.workload_name, options, one, on_progress);
+    for (const TrialResult& r : one.results()) {
+      trial.seconds = r.seconds;
+      if (r.error_class != ErrorClass::kNone) trial.error = to_string(r.error_class);
+    }
+    if (trial.seconds && (!best_seconds || *trial.seconds < *best_seconds)) {
+      best_seconds = trial.seconds;
+      best_plan = std::move(*moved);
+      trial.kept = true;
+    }
+    summary.partition_trials.push_back(trial);
+  }
+  summary.best_plan_strategy = best_plan.strategy;
+  summary.best_plan_kernels = best_plan.kernel_count();
+  summary.best_plan_stages = best_plan.stage_count();
+  Database db = Database::open(job.options.database_path);
+  if (auto best = db.best(workload_key(job.program), cpu_target_key(job.options.threads)))
+    summary.best_seconds = best->measurement.statistics->median;
+}
+
 }  // namespace
 
 ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& config_path,
@@ -125,6 +195,10 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   evolution.mutation_probability = config.search.mutation_probability;
   evolution.epsilon = config.search.epsilon;
   evolution.simd_fp32_lanes = lanes;
+  // Twice the caches: a task's weights, which its stage finds in memory in the model, are not still in cache from the
+  // run before (Ansor measures tasks with its CPU cache flush for the same reason).
+  const int64_t flush_bytes =
+      std::max<int64_t>(64 << 20, 2 * (target.cpu.l3_bytes + target.cpu.cores * target.cpu.l2_bytes));
   std::vector<TaskTuning> tunings;
   std::vector<double> weights;
   for (ModelTask& task : extract_tasks(program, plan, workload.name)) {
@@ -134,6 +208,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
     task_options.fixed_inputs = task_inputs(task, values);
     task_options.expected_outputs = task_expected_outputs(task, values);
     task_options.input_ranges.clear();
+    task_options.runner.flush_cache_bytes = flush_bytes;
     sampler.layout = plan_layout(task.plan);
     auto space = std::make_shared<const SketchSpace>(task.program, task.plan, fixed, sampler);
     const std::string task_key = workload_key(task.program);
@@ -151,11 +226,18 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   notes << "tasks: " << tunings.size() << " distinct of " << plan.stage_count() << " stages\n";
   auto scheduler = std::make_unique<TaskScheduler>(weights, config.seed);
   const int round_trials = config.search.batch > 0 ? config.search.batch : 8;
-  return ModelTuneJob{workload.name,        std::move(workload.program),
-                      std::move(target),    std::move(plan),
-                      std::move(options),   std::move(fixed_schedule),
-                      std::move(tunings),   std::move(cost_model),
-                      std::move(scheduler), round_trials,
+  return ModelTuneJob{workload.name,
+                      std::move(workload.program),
+                      std::move(target),
+                      std::move(plan),
+                      std::move(options),
+                      std::move(fixed_schedule),
+                      fixed,
+                      std::move(tunings),
+                      std::move(cost_model),
+                      std::move(scheduler),
+                      round_trials,
+                      config.search.partition_moves,
                       notes.str()};
 }
 
@@ -255,6 +337,7 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
     }
   }
   summary.tasks = task_statuses(job);
+  search_partitions(job, tasks, bests, summary, [&](const TuneProgress& p) { report(-1, p); });
   return summary;
 }
 

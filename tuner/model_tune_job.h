@@ -15,6 +15,7 @@
 #include "analysis/target.h"
 #include "configs/run_config.h"
 #include "ir/program.h"
+#include "space/strategy_schedule.h"
 #include "tuner/model_tasks.h"
 #include "tuner/search_strategy.h"
 #include "tuner/task_scheduler.h"
@@ -37,13 +38,15 @@ struct ModelTuneJob {
   Program program;
   Target target;
   PartitionPlan plan;
-  TuneOptions options;      // the model's, with the interpreter's outputs as expected_outputs
-  Schedule fixed_schedule;  // the plan's strategy schedule of the whole model
+  TuneOptions options;                 // the model's, with the interpreter's outputs as expected_outputs
+  Schedule fixed_schedule;             // the plan's strategy schedule of the whole model
+  FixedScheduleOptions fixed_options;  // the target's, with the knobs' defaults
   std::vector<TaskTuning> tasks;
   std::shared_ptr<XGBoostCostModel> cost_model;  // shared by the tasks' searches; null with search.cost_model none
   std::unique_ptr<TaskScheduler> scheduler;
-  int round_trials = 8;  // trials per round: search.batch, or 8
-  std::string notes;     // one line each, for the user
+  int round_trials = 8;     // trials per round: search.batch, or 8
+  int partition_moves = 0;  // search.partition_moves: plan moves tried after the rounds, each measured end to end
+  std::string notes;        // one line each, for the user
 };
 
 // Checks and throws as make_tune_job does, and std::invalid_argument (naming config_path) for a search.strategy other
@@ -72,6 +75,15 @@ struct ModelTuneProgress {
   TuneProgress round;  // the round's own progress line
 };
 
+// One plan move of the partition search, measured end to end.
+struct PartitionTrial {
+  std::string move;  // plan_move_name (analysis/plan_mutation.h)
+  int64_t kernels = 0, stages = 0;
+  std::optional<double> seconds;  // nullopt: no place for the move, or the program failed (error says why)
+  std::string error;
+  bool kept = false;  // faster than the best before it: the search went on from this plan
+};
+
 struct ModelTuneSummary {
   std::vector<TaskStatus> tasks;
   int64_t trials_done = 0, measured_now = 0, errors_now = 0;
@@ -84,12 +96,16 @@ struct ModelTuneSummary {
   std::string assembled_error;
   std::string assembled_schedule_json;  // the fixed schedule's when every task's best is its start
   std::optional<double> best_seconds;   // the model's best correct measurement in the database, over every run
+  std::vector<PartitionTrial> partition_trials;
+  // The plan the partition search ended on (the job's when no move was kept or none was tried).
+  std::string best_plan_strategy;
+  int64_t best_plan_kernels = 0, best_plan_stages = 0;
 };
 
 // Runs rounds until the budget (trials over all tasks, or minutes) is spent or every search is exhausted, then
-// measures the model end to end. job.options.stop stops it as it stops tune() (tuner/tuning_loop.h), without the
-// end-to-end measurement. Resuming with the same config and database replays the same rounds, measuring none
-// of their candidates again.
+// measures the model end to end, then tries job.partition_moves plan moves (the partition search). job.options.stop
+// stops it as it stops tune() (tuner/tuning_loop.h), without the end-to-end measurement. Resuming with the same config
+// and database replays the same rounds, measuring none of their candidates again.
 ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
                                     const std::function<void(const ModelTuneProgress&)>& on_progress = {});
 

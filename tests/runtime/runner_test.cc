@@ -182,6 +182,21 @@ TEST_F(RunnerTest, RepeatsUntilMinRepeatsAndMinTimeButNotPastMaxRepeats) {
   EXPECT_GE(total, 0.030 * 0.5);  // the clock also runs between runs, so the runs themselves take a little less
 }
 
+// Flushing the caches before each run (whole-model tuning's tasks) keeps the measurement correct; the flushes count
+// towards min_repeat_ms, so a fast kernel does not repeat thousands of them.
+TEST_F(RunnerTest, FlushesTheCachesBeforeEachRun) {
+  RunnerOptions o = quick();
+  o.flush_cache_bytes = 64 << 20;
+  o.min_repeat_ms = 50;
+  o.max_repeats = 100000;
+  Measurement m = runner(o).measure(candidate(kGood));
+  expect_good_measurement(m);
+  // Each flush writes 64 MiB (milliseconds), so 50 ms hold far fewer runs than the kernel alone would fit.
+  EXPECT_LT(m.run_seconds.size(), 1000u);
+  o.flush_cache_bytes = -1;
+  EXPECT_THROW(runner(o), std::invalid_argument);
+}
+
 TEST_F(RunnerTest, ASegfaultIsARuntimeErrorNamingTheSignalAndTheRunGoesOn) {
   Runner r = runner();
   Measurement m = r.measure(candidate(kSegfault));

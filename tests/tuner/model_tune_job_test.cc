@@ -123,6 +123,36 @@ TEST_F(ModelTuneJobTest, AStopEndsTheRoundsWithoutTheEndToEndMeasurement) {
   EXPECT_TRUE(db.history("mlp").empty());  // the model itself was never measured
 }
 
+// After the rounds, plan moves measured end to end: each a correct program of the model, kept only when faster.
+TEST_F(ModelTuneJobTest, ThePartitionSearchMeasuresMovedPlansEndToEnd) {
+  RunConfig config = parse_run_config(
+      config_text("{name: mlp, params: {batch: 8, in: 16, hidden: 32, out: 16}}", 4, ", partition_moves: 4"),
+      "mlp.yaml");
+  ModelTuneJob job = make_model_tune_job(config, "mlp.yaml");
+  ModelTuneSummary s = run_model_tune_job(job);
+  ASSERT_EQ(s.partition_trials.size(), 4u);
+  ASSERT_TRUE(s.fixed_seconds.has_value());
+  double best = std::min(*s.fixed_seconds, s.assembled_seconds.value_or(*s.fixed_seconds));
+  int measured = 0;
+  for (const PartitionTrial& t : s.partition_trials) {
+    if (t.kernels == 0) {
+      EXPECT_EQ(t.error, "no place for the move") << t.move;
+      continue;
+    }
+    ++measured;
+    ASSERT_TRUE(t.seconds.has_value()) << t.move << ": " << t.error;
+    EXPECT_EQ(t.kept, *t.seconds < best) << t.move;
+    best = std::min(best, *t.seconds);
+  }
+  EXPECT_GT(measured, 0);
+  EXPECT_GE(s.best_plan_kernels, 1);
+  ASSERT_TRUE(s.best_seconds.has_value());
+  EXPECT_LE(*s.best_seconds, best);
+  // Every moved plan's program is a candidate of the model, with its plan's layout.
+  Database db = Database::open(config.database);
+  EXPECT_GE(db.history("mlp").size(), size_t(measured));
+}
+
 TEST_F(ModelTuneJobTest, RefusesASearchOtherThanEvolutionary) {
   RunConfig config = parse_run_config(config_text("{name: mlp}", 4, ", strategy: random"), "x.yaml");
   try {
