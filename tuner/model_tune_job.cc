@@ -144,22 +144,15 @@ void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_ta
 
 ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& config_path,
                                  const TuneJobOptions& job_options) {
-  Target target = resolve_target(config.target.kind);
-  if (target.kind != TargetKind::kCpu)
-    throw std::invalid_argument(with_path(config_path, "target.kind: " + config.target.kind +
-                                                           " is a GPU target, and GPU candidates cannot be measured "
-                                                           "yet: only target.kind cpu can be tuned"));
   if (config.search.strategy != "evolutionary")
     throw std::invalid_argument(with_path(config_path,
                                           "search.scope: tasks tunes each task with the evolutionary "
                                           "search; search.strategy " +
                                               config.search.strategy + " is not supported there"));
-  TuneOptions options = tune_options_from_config(config);
-  options.config_path = config_path;
-  check_toolchain(options.builder.compile);
-  ConfiguredWorkload workload = make_configured_workload(config.workload);
-  options.input_ranges = std::move(workload.input_ranges);
-  options.fixed_inputs = std::move(workload.fixed_inputs);
+  JobStart start = start_job(config, config_path);
+  Target& target = start.target;
+  TuneOptions& options = start.options;
+  ConfiguredWorkload& workload = start.workload;
   const Program& program = workload.program;
   PartitionPlan plan = make_plan(config.search.fusion, program, target);
   const int lanes = int(target.cpu.simd_fp32_lanes);

@@ -90,7 +90,7 @@ std::vector<MeasuredSchedule> measured_seeds(const Database& db, const std::stri
   return out;
 }
 
-TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, const TuneJobOptions& job_options) {
+JobStart start_job(const RunConfig& config, const std::string& config_path) {
   Target target = resolve_target(config.target.kind);
   if (target.kind != TargetKind::kCpu)
     throw std::invalid_argument(
@@ -104,6 +104,14 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
   ConfiguredWorkload workload = make_configured_workload(config.workload);
   options.input_ranges = std::move(workload.input_ranges);
   options.fixed_inputs = std::move(workload.fixed_inputs);
+  return JobStart{std::move(target), std::move(options), std::move(workload)};
+}
+
+TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, const TuneJobOptions& job_options) {
+  JobStart start = start_job(config, config_path);
+  Target& target = start.target;
+  TuneOptions& options = start.options;
+  ConfiguredWorkload& workload = start.workload;
   const SearchConfig& search_config = config.search;
   if (search_config.strategy == "ranked" && search_config.cost_model == "none")
     throw std::invalid_argument((config_path.empty() ? "" : config_path + ": ") +

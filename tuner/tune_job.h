@@ -45,6 +45,17 @@ struct TuneJobOptions {
 // formatted config. The workload's inputs are make_tune_job's.
 TuneOptions tune_options_from_config(const RunConfig& config);
 
+// What every tuning job of a config starts from: the resolved target (a CPU: a GPU target throws
+// std::invalid_argument naming target.kind and config_path), the loop's options (with the workload's input ranges and
+// fixed inputs), and the workload. The toolchain is checked (ToolchainError) before the workload is built and before
+// any database is opened.
+struct JobStart {
+  Target target;
+  TuneOptions options;
+  ConfiguredWorkload workload;
+};
+JobStart start_job(const RunConfig& config, const std::string& config_path);
+
 // Everything a config's run needs, checked before anything is built: a target that cannot be tuned yet throws
 // std::invalid_argument naming the key, e.g. "configs/x.yaml: target.kind: sm_90 is a GPU target, and GPU
 // candidates cannot be measured yet: only target.kind cpu can be tuned" (config_path, when given, starts the
