@@ -23,6 +23,73 @@ namespace ingot {
 
 const char* target_kind_name(TargetKind kind) { return kind == TargetKind::kGpu ? "gpu" : "cpu"; }
 
+const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kAvx512: return "avx512";
+    case CpuIsa::kAvx2: return "avx2";
+    case CpuIsa::kGeneric: break;
+  }
+  return "generic";
+}
+
+std::optional<CpuIsa> parse_cpu_isa(const std::string& name) {
+  for (CpuIsa isa : {CpuIsa::kGeneric, CpuIsa::kAvx2, CpuIsa::kAvx512})
+    if (name == cpu_isa_name(isa)) return isa;
+  return std::nullopt;
+}
+
+int64_t cpu_isa_lanes(CpuIsa isa) { return isa == CpuIsa::kAvx512 ? 16 : isa == CpuIsa::kAvx2 ? 8 : 4; }
+
+int64_t cpu_isa_vector_registers(CpuIsa isa) { return isa == CpuIsa::kAvx512 ? 32 : 16; }
+
+CpuIsa cpu_isa_of_lanes(int64_t simd_fp32_lanes) {
+  return simd_fp32_lanes == 16 ? CpuIsa::kAvx512 : simd_fp32_lanes == 8 ? CpuIsa::kAvx2 : CpuIsa::kGeneric;
+}
+
+bool host_runs(CpuIsa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  switch (isa) {
+    case CpuIsa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512cd") && host_runs(CpuIsa::kAvx2);
+    case CpuIsa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2") &&
+             __builtin_cpu_supports("f16c") && __builtin_cpu_supports("movbe");
+    case CpuIsa::kGeneric: return true;
+  }
+  return false;
+#else
+  return isa == CpuIsa::kGeneric;
+#endif
+}
+
+CpuIsa host_cpu_isa() {
+  for (CpuIsa isa : {CpuIsa::kAvx512, CpuIsa::kAvx2})
+    if (host_runs(isa)) return isa;
+  return CpuIsa::kGeneric;
+}
+
+Target with_cpu_isa(Target t, CpuIsa isa) {
+  const int64_t lanes = cpu_isa_lanes(isa);
+  if (t.cpu.simd_fp32_lanes > 0) t.peak_fp32_gflops *= double(lanes) / double(t.cpu.simd_fp32_lanes);
+  t.cpu.simd_fp32_lanes = lanes;
+  t.cpu.isa = isa;
+  return t;
+}
+
+std::string cpu_isa_compiler_flags(CpuIsa isa) {
+  if (isa == host_cpu_isa()) return "";
+#if defined(__x86_64__)
+  switch (isa) {
+    case CpuIsa::kAvx512: return "-march=x86-64-v4 -mtune=native -mprefer-vector-width=512";
+    case CpuIsa::kAvx2: return "-march=x86-64-v3 -mtune=native";
+    case CpuIsa::kGeneric: return "-march=x86-64 -mtune=native";
+  }
+#endif
+  return "";
+}
+
 namespace {
 
 // ---- Built-in GPUs --------------------------------------------------------------------------------------
@@ -141,14 +208,6 @@ double clock_ghz() {
   return 2.0;
 }
 
-int64_t simd_fp32_lanes() {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_cpu_supports("avx512f")) return 16;
-  if (__builtin_cpu_supports("avx2")) return 8;
-#endif
-  return 4;  // SSE on x86, NEON on Arm
-}
-
 bool has_fma() {
 #if defined(__x86_64__) || defined(__i386__)
   return __builtin_cpu_supports("fma");
@@ -182,7 +241,8 @@ Target detect_host_cpu() {
     sibling_sets.insert(siblings.empty() ? "cpu" + std::to_string(c) : siblings);
   }
   t.cpu.cores = int64_t(sibling_sets.size());
-  t.cpu.simd_fp32_lanes = simd_fp32_lanes();
+  t.cpu.isa = host_cpu_isa();
+  t.cpu.simd_fp32_lanes = cpu_isa_lanes(t.cpu.isa);
   t.cpu.l1d_bytes = cache_bytes(1);
   t.cpu.l2_bytes = cache_bytes(2);
   t.cpu.l3_bytes = cache_bytes(3);
@@ -336,6 +396,7 @@ class Parser : public YamlValues<TargetError> {
       else if (!from_base && !f.optional)
         fail(keys_.count(section) ? keys_.at(section) : root_.Mark(), path, "missing required key");
     }
+    if (t.kind == TargetKind::kCpu) t.cpu.isa = isa(t.cpu.simd_fp32_lanes);
     check_consistency(t);
     return t;
   }
@@ -354,7 +415,8 @@ class Parser : public YamlValues<TargetError> {
       keys_[path] = key.Mark();
       if (path == "gpu" || path == "cpu") {
         if (value.Type() == YAML::NodeType::Null) continue;
-        const std::vector<std::string> children = field_keys(path == "gpu" ? gpu_fields() : cpu_fields());
+        std::vector<std::string> children = field_keys(path == "gpu" ? gpu_fields() : cpu_fields());
+        if (path == "cpu") children.push_back("isa");
         if (value.Type() != YAML::NodeType::Map)
           fail(value.Mark(), path, "expected a mapping (keys: " + join(children) + "), got " + describe(value));
         collect(value, path, children);
@@ -373,6 +435,20 @@ class Parser : public YamlValues<TargetError> {
   }
   double positive_number(const std::string& path) const {
     return number(values_.at(path), path, 0, /*min_is_exclusive=*/true);
+  }
+
+  // cpu.isa as written, which must have the lanes the file gives; without it, the ISA of those lanes.
+  CpuIsa isa(int64_t lanes) const {
+    if (!values_.count("cpu.isa")) return cpu_isa_of_lanes(lanes);
+    const std::string name = string("cpu.isa");
+    std::optional<CpuIsa> parsed = parse_cpu_isa(name);
+    if (!parsed)
+      fail(values_.at("cpu.isa").Mark(), "cpu.isa", "unknown ISA '" + name + "' (known: generic, avx2, avx512)");
+    if (cpu_isa_lanes(*parsed) != lanes && *parsed != CpuIsa::kGeneric)
+      fail(values_.at("cpu.isa").Mark(), "cpu.isa",
+           name + " has " + std::to_string(cpu_isa_lanes(*parsed)) + " fp32 lanes, but cpu.simd_fp32_lanes is " +
+               std::to_string(lanes));
+    return *parsed;
   }
 
   // Where to report a broken relation between two figures: the one written in the file (the second if both).
@@ -451,6 +527,7 @@ std::string format_target(const Target& t) {
   os << target_kind_name(t.kind) << ":\n";
   for (const IntField& f : t.kind == TargetKind::kGpu ? gpu_fields() : cpu_fields())
     os << "  " << f.key << ": " << f.of(t) << "\n";
+  if (t.kind == TargetKind::kCpu) os << "  isa: " << cpu_isa_name(t.cpu.isa) << "\n";
   return os.str();
 }
 

@@ -33,6 +33,20 @@ struct GpuLimits {
   bool operator==(const GpuLimits&) const = default;
 };
 
+// The instruction set a CPU target's code is written for: the vectors its schedules plan with and the C++ printer
+// writes (AVX-512: 16 fp32 lanes, 32 registers; AVX2 with FMA: 8 lanes, 16 registers; generic: whatever the compiler
+// makes of plain loops, 4 lanes planned), and the compiler flags that select it. A target of another ISA than this
+// machine's is compiled (and verified, where this CPU runs it) on this machine: both forms on one machine.
+enum class CpuIsa : uint8_t { kGeneric, kAvx2, kAvx512 };
+const char* cpu_isa_name(CpuIsa isa);  // "generic", "avx2", "avx512"
+std::optional<CpuIsa> parse_cpu_isa(const std::string& name);
+int64_t cpu_isa_lanes(CpuIsa isa);                 // fp32 lanes: 4, 8, 16
+int64_t cpu_isa_vector_registers(CpuIsa isa);      // 16, 16, 32
+CpuIsa cpu_isa_of_lanes(int64_t simd_fp32_lanes);  // 16: avx512, 8: avx2, else generic
+// The ISA of this machine's CPU (AVX-512 needs F, BW, DQ, VL and CD: x86-64-v4), and whether it runs code of isa.
+CpuIsa host_cpu_isa();
+bool host_runs(CpuIsa isa);
+
 // A CPU as OpenMP code sees it. Cache sizes in bytes per core (L1d, L2) or per socket (L3; 0 = none).
 struct CpuLimits {
   int64_t cores = 0;            // physical cores available to this process
@@ -41,6 +55,7 @@ struct CpuLimits {
   int64_t l1d_bytes = 0;
   int64_t l2_bytes = 0;
   int64_t l3_bytes = 0;
+  CpuIsa isa = CpuIsa::kGeneric;  // agrees with simd_fp32_lanes (cpu_isa_of_lanes)
   bool operator==(const CpuLimits&) const = default;
 };
 
@@ -70,6 +85,15 @@ std::optional<Target> find_target(const std::string& name);
 // The CPU this process runs on: cores and threads it may use, SIMD width, caches, estimated peak (see
 // docs/analysis.md for how each figure is found and estimated). Named "cpu".
 Target detect_host_cpu();
+
+// The CPU target t for code of another ISA: its lanes, and its peak scaled by them (half the lanes, half the FMAs a
+// cycle). Caches, cores and bandwidth stay.
+Target with_cpu_isa(Target t, CpuIsa isa);
+
+// The compiler flags (g++ and clang) that select the target's ISA: "" where it is this machine's own (the compiler's
+// default flags, -march=native, apply), else the x86-64 level that has it (x86-64-v3 for AVX2 and FMA, x86-64-v4 for
+// AVX-512) tuned for this machine.
+std::string cpu_isa_compiler_flags(CpuIsa isa);
 
 // Parses a target from YAML (schema in docs/analysis.md); source_name names it in errors. Throws TargetError
 // on unknown keys, wrong types, values out of range, missing figures, inconsistent limits (a per-block limit

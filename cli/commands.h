@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "analysis/target.h"
 #include "ir/program.h"
 #include "ir/schedule.h"
 #include "workloads/registry.h"
@@ -28,9 +29,13 @@ int& command_exit_status();
 Program workload_program(const std::string& name, const std::string& size);
 // The parameters of that size ({} for the defaults); throws for an unknown workload or size.
 WorkloadParams workload_size_params(const std::string& name, const std::string& size);
-// A schedule from a spec: "naive" (no decisions), "hand" (the hand-written one), "random:SEED" (sampled,
-// CPU), "strategy:NAME" (a fusion strategy's plan with fixed schedules, space/strategy_schedule.h: for this CPU,
-// or for sm_90 with GPU loop bindings when gpu is set), or a path to a schedule JSON file.
-Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu = false);
+// A schedule from a spec: "naive" (no decisions), "hand" (the hand-written one, for AVX-512), "random:SEED" (sampled,
+// CPU), "strategy:NAME" (a fusion strategy's plan with fixed schedules, space/strategy_schedule.h: for this CPU with
+// code for `isa` (a target.isa setting: native, avx512, avx2, generic), or for sm_90 with GPU loop bindings when gpu
+// is set), or a path to a schedule JSON file.
+Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu = false,
+                            const std::string& isa = "native");
+// This CPU's target with code for `isa` (a target.isa setting); std::invalid_argument for an unknown one.
+Target cpu_target_for(const std::string& isa);
 
 }  // namespace ingot::cli

@@ -11,6 +11,7 @@
 #include "interp/interpreter.h"
 #include "results/database.h"
 #include "tuner/candidate.h"
+#include "tuner/tune_job.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/registry.h"
 
@@ -18,16 +19,18 @@ namespace ingot::cli {
 
 void add_export_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("export", "Write the best program of a workload as standalone C++");
-  static std::string db = "ingot.db", workload, out, target;
+  static std::string db = "ingot.db", workload, out, target, isa = "native";
   static int threads = 0;
   cmd->add_option("--db", db, "Database file")->capture_default_str();
   cmd->add_option("--workload", workload, "Workload name or hash")->required();
   cmd->add_option("--out", out, "Output directory")->required();
   cmd->add_option("--target", target, "Target key (default: this machine's CPU target)");
   cmd->add_option("--threads", threads, "Threads of the CPU target, when --target is not given")->capture_default_str();
+  cmd->add_option("--isa", isa, "ISA of the CPU target, when --target is not given (native, avx512, avx2, generic)")
+      ->capture_default_str();
   cmd->callback([] {
     Database d = Database::open_existing(db);
-    std::string t = target.empty() ? cpu_target_key(threads) : target;
+    std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa)) : target;
     auto best = d.best(workload, t);
     if (!best) throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
     auto run = d.run(best->measurement.run_id);

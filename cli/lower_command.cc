@@ -8,12 +8,17 @@ namespace ingot::cli {
 
 void add_lower_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("lower", "Print the loop IR or generated source of a workload");
-  static std::string workload = "matmul_bias_relu", size = "small", schedule = "naive", emit = "loop";
+  static std::string workload = "matmul_bias_relu", size = "small", schedule = "naive", emit = "loop", isa = "native";
   static bool dump_passes = false;
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
       ->capture_default_str();
-  cmd->add_option("--schedule", schedule, "naive, hand, random:SEED or a schedule JSON file")->capture_default_str();
+  cmd->add_option("--schedule", schedule, "naive, hand, random:SEED, strategy:NAME or a schedule JSON file")
+      ->capture_default_str();
+  cmd->add_option("--isa", isa,
+                  "The CPU's ISA that strategy and random schedules plan for: native (this CPU's), avx512, avx2 or "
+                  "generic")
+      ->capture_default_str();
   cmd->add_option("--emit", emit, "loop, cpp, cuda, schedule or program")
       ->check(CLI::IsMember({"loop", "cpp", "cuda", "schedule", "program"}))
       ->capture_default_str();
@@ -22,7 +27,7 @@ void add_lower_command(CLI::App& app) {
                 "merge_parallel_stages; cuda: lower, split_kernels)");
   cmd->callback([] {
     Program program = workload_program(workload, size);
-    Schedule s = schedule_from_spec(schedule, program, emit == "cuda");
+    Schedule s = schedule_from_spec(schedule, program, emit == "cuda", isa);
     if (emit == "program") {
       std::cout << program.to_string();
       return;

@@ -10,6 +10,7 @@
 #include "configs/run_config.h"
 #include "results/database.h"
 #include "tuner/candidate.h"
+#include "tuner/tune_job.h"
 #include "tuner/tuning_loop.h"
 #include "workloads/registry.h"
 
@@ -32,7 +33,7 @@ void add_results_commands(CLI::App& app) {
   static bool json = false;
   static std::string limit = "20";
   static int threads = 0;
-  static std::string config_path;
+  static std::string config_path, isa = "native";
 
   CLI::App* best = app.add_subcommand("best", "The best measured schedule of a workload, or of every workload");
   best->add_option("--db", db, "Database file")->capture_default_str();
@@ -44,6 +45,8 @@ void add_results_commands(CLI::App& app) {
   best->add_option("--target", target, "Target key (default: this machine's CPU target)");
   best->add_option("--threads", threads, "Threads of the CPU target, when --target is not given (0: all cores)")
       ->capture_default_str();
+  best->add_option("--isa", isa, "ISA of the CPU target, when --target is not given (native, avx512, avx2, generic)")
+      ->capture_default_str();
   best->add_flag("--json", json, "Print JSON");
   best->callback([best] {
     if (!config_path.empty()) {
@@ -51,9 +54,10 @@ void add_results_commands(CLI::App& app) {
       workload = workload_key(make_configured_workload(config.workload).program);
       if (best->count("--db") == 0) db = config.database;
       if (best->count("--threads") == 0) threads = config.target.threads;
+      if (best->count("--isa") == 0) isa = config.target.isa;
     }
     Database d = Database::open_existing(db);
-    std::string t = target.empty() ? cpu_target_key(threads) : target;
+    std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa)) : target;
     if (workload.empty()) {
       std::vector<MeasuredCandidate> all = d.best_of_every_workload(t);
       if (all.empty()) throw std::runtime_error("no correct measurement on target '" + t + "' in " + db);

@@ -11,6 +11,7 @@
 #include "lower/kernels.h"
 #include "runtime/cuda_run.h"
 #include "runtime/local_run.h"
+#include "tuner/tune_job.h"
 
 namespace ingot::cli {
 
@@ -22,6 +23,7 @@ void add_run_command(CLI::App& app) {
   static uint64_t seed = 1;
   static double min_repeat_ms = 200;
   static bool gpu = false;
+  static std::string isa = "native";
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
       ->capture_default_str();
@@ -32,7 +34,15 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--min-repeat-ms", min_repeat_ms, "Time each schedule for at least this long")->capture_default_str();
   cmd->add_flag("--gpu", gpu, "Run on this machine's GPU (strategy schedules bind GPU blocks and threads)");
+  cmd->add_option("--isa", isa,
+                  "The CPU's ISA to write and compile code for: native (this CPU's), avx512, avx2 or generic "
+                  "(strategy and random schedules plan with its vectors; compiled with its flags)")
+      ->capture_default_str();
   cmd->callback([] {
+    const CpuIsa code_isa = target_isa(isa);
+    if (!gpu && !host_runs(code_isa))
+      throw std::invalid_argument("--isa " + isa + ": this CPU (" + cpu_isa_name(host_cpu_isa()) +
+                                  ") cannot run that code; `ingot lower --isa " + isa + " --emit cpp` prints it");
     Program program = workload_program(workload, size);
     TensorMap inputs =
         random_inputs(program, seed, workload_input_ranges(workload, workload_size_params(workload, size)));
@@ -42,11 +52,12 @@ void add_run_command(CLI::App& app) {
     LocalRunOptions options;
     options.threads = threads;
     options.min_repeat_ms = min_repeat_ms;
+    options.compile.flags = cpp_flags_for(code_isa);
     CudaRunOptions gpu_options;
     gpu_options.min_repeat_ms = min_repeat_ms;
     bool all_correct = true;
     for (const std::string& spec : schedules) {
-      Schedule s = schedule_from_spec(spec, program, gpu);
+      Schedule s = schedule_from_spec(spec, program, gpu, isa);
       bool correct = false;
       double median = 0, min = 0;
       size_t runs = 0;

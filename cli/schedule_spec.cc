@@ -8,6 +8,7 @@
 #include "space/hand_schedules.h"
 #include "space/schedule_sampler.h"
 #include "space/strategy_schedule.h"
+#include "tuner/tune_job.h"
 #include "workloads/registry.h"
 
 namespace ingot::cli {
@@ -40,13 +41,20 @@ Program workload_program(const std::string& name, const std::string& size) {
   return make_workload(name, workload_size_params(name, size));
 }
 
-Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu) {
+Target cpu_target_for(const std::string& isa) {
+  Target cpu = resolve_target("cpu");
+  const CpuIsa wanted = target_isa(isa);
+  return wanted == cpu.cpu.isa ? cpu : with_cpu_isa(cpu, wanted);
+}
+
+Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu, const std::string& isa) {
   if (spec == "naive") return Schedule();
   if (spec == "hand") return hand_schedule(program);
   if (spec.rfind("strategy:", 0) == 0) {
     FixedScheduleOptions options;
     options.gpu = gpu;
-    return make_strategy_program(program, spec.substr(9), resolve_target(gpu ? "sm_90" : "cpu"), options).schedule;
+    return make_strategy_program(program, spec.substr(9), gpu ? resolve_target("sm_90") : cpu_target_for(isa), options)
+        .schedule;
   }
   if (spec.rfind("random:", 0) == 0) {
     uint64_t seed = 0;
@@ -56,7 +64,9 @@ Schedule schedule_from_spec(const std::string& spec, const Program& program, boo
       throw std::invalid_argument("--schedule random:SEED needs a number, not '" + spec.substr(7) + "'");
     }
     std::mt19937_64 rng(seed);
-    return sample_schedule(program, rng);
+    SamplerOptions options;
+    options.simd_fp32_lanes = int(cpu_target_for(isa).cpu.simd_fp32_lanes);
+    return sample_schedule(program, rng, options);
   }
   std::ifstream in(spec);
   if (!in)

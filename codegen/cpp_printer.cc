@@ -526,14 +526,12 @@ class CppPrinter {
             if (loop->explicit_lanes > 0) {
               std::optional<std::vector<Expr>> terms = vector_terms(loop, *r, loop->explicit_lanes);
               if (!terms) fail("loop '" + loop->name() + "' is marked explicit but holds no vector register tile");
-              // AVX2 has 16 vector registers, too few for a 4 x 4 tile and its operands: there the explicit form ran
-              // a BERT FFN GEMM no faster than the simd reduction (8.5-9.9 against 8.5 ms), so it stays.
-              emit("#if defined(__AVX512F__)");
+              emit(isa_guard(vector_width(loop)));
               print_vector_reduction(loop, *r, *terms);
               emit("#else");
               size_t reported = vectorized_body_lines_.size();
               print_simd_reduction(loop, *r);
-              vectorized_body_lines_.resize(reported);  // not compiled where AVX-512 is
+              vectorized_body_lines_.resize(reported);  // not compiled where the vectors' ISA is
               emit("#endif");
             } else {
               print_simd_reduction(loop, *r);
@@ -603,8 +601,6 @@ class CppPrinter {
   // With `omp simd reduction`, g++ kept one operand register and reloaded the others for every fold: a BERT FFN
   // GEMM's 4 x 4 tiles ran at 62 GFLOP/s that way and at 138 this way (2 cores, AVX-512).
   void print_vector_reduction(const ForNode* loop, const SimdReduction& r, const std::vector<Expr>& terms) {
-    require_avx512_lanes(loop);
-    uses_vectors_ = true;
     auto element = [&](const Stmt& fold) {
       auto* store = as<StoreNode>(fold);
       return lookup(store->buffer).c_name + "[" + index_code(store->index) + "]";
@@ -655,32 +651,53 @@ class CppPrinter {
   // The accumulators are loaded before the reduction loops and stored after them; inside, each operand moving with
   // the vectorized loop is loaded once per iteration (masked to the chunk's lanes and, under a padded border, to the
   // lanes inside it: a masked load reads nothing outside them) and every accumulator takes its FMA.
-  // The explicit forms are AVX-512's (zmm registers, 16-bit lane masks); lowering refuses other lane counts.
-  void require_avx512_lanes(const ForNode* loop) {
-    if (loop->explicit_lanes != kExplicitVectorLanes)
-      fail("loop '" + loop->name() + "' asks for explicit vectors of " + std::to_string(loop->explicit_lanes) +
-           " lanes; the C++ printer writes 16-lane (AVX-512) vectors only");
+  // The explicit forms are AVX-512's (zmm registers, 16-bit lane masks) and AVX2's (ymm registers, masks as vectors);
+  // lowering refuses other lane counts. One program has vectors of one width: its helpers share their names.
+  int64_t vector_width(const ForNode* loop) {
+    const int64_t lanes = loop->explicit_lanes;
+    if (!is_explicit_vector_width(lanes))
+      fail("loop '" + loop->name() + "' asks for explicit vectors of " + std::to_string(lanes) +
+           " lanes; the C++ printer writes 16-lane (AVX-512) and 8-lane (AVX2) vectors only");
+    if (vector_lanes_ != 0 && vector_lanes_ != lanes)
+      fail("loop '" + loop->name() + "' asks for explicit vectors of " + std::to_string(lanes) + " lanes where " +
+           "function '" + f_.name + "' has vectors of " + std::to_string(vector_lanes_) +
+           "; one program has one width");
+    vector_lanes_ = lanes;
+    return lanes;
+  }
+
+  // The preprocessor condition under which explicit vectors of that many lanes compile.
+  static std::string isa_guard(int64_t lanes) {
+    return lanes == kAvx512VectorLanes ? "#if defined(__AVX512F__)" : "#if defined(__AVX2__) && defined(__FMA__)";
+  }
+
+  // Lanes 0 .. lanes - 1 as the mask type of the vectors' ISA.
+  static std::string lane_mask(int64_t vector_lanes, int64_t lanes) {
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%llX", static_cast<unsigned long long>((1u << lanes) - 1u));
+    return std::string(vector_lanes == kAvx512VectorLanes ? "(__mmask16)" : "(ingot_mask)") + text;
+  }
+
+  // A load of lanes 0 .. lanes - 1 at `address`. AVX2 has no mask registers: its masked load takes a vector of lane
+  // masks and costs more than a plain one, so a whole vector is loaded plainly.
+  static std::string vector_load(int64_t vector_lanes, int64_t lanes, const std::string& address) {
+    if (vector_lanes != kAvx512VectorLanes && lanes == vector_lanes) return "ingot_load_f32xN(" + address + ")";
+    return "ingot_load_masked_f32xN(" + lane_mask(vector_lanes, lanes) + ", " + address + ")";
   }
 
   void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
-    require_avx512_lanes(tile.lanes);
-    uses_vectors_ = true;
+    const int64_t width = vector_width(tile.lanes);
     const std::string& v = tile.lanes->name();
-    auto lane_mask = [](int64_t lanes) {  // lanes 0 .. lanes - 1
-      char text[16];
-      std::snprintf(text, sizeof text, "0x%llX", static_cast<unsigned long long>((1u << lanes) - 1u));
-      return std::string("(__mmask16)") + text;
-    };
-    auto chunk_mask = [&](size_t accumulator) { return lane_mask(tile.lanes_of(accumulator)); };
+    auto chunk_mask = [&](size_t accumulator) { return lane_mask(width, tile.lanes_of(accumulator)); };
     auto accumulator = [](size_t n) { return "ingot_t" + std::to_string(n); };
     const std::string acc = lookup(tile.fold->buffer).c_name;
     const std::unordered_map<std::string, Expr> first_lane{{v, Expr(int64_t(0))}};
     auto at_first_lane = [&](const Expr& e) { return index_code(simplify(substitute(e, first_lane))); };
-    emit("#if defined(__AVX512F__)");
+    emit(isa_guard(width));
     open("{");
     for (size_t n = 0; n < tile.indices.size(); ++n)
-      emit("ingot_f32xN " + accumulator(n) + " = ingot_load_masked_f32xN(" + chunk_mask(n) + ", &" + acc + "[" +
-           at_first_lane(tile.indices[n]) + "]);");
+      emit("ingot_f32xN " + accumulator(n) + " = " +
+           vector_load(width, tile.lanes_of(n), "&" + acc + "[" + at_first_lane(tile.indices[n]) + "]") + ";");
     std::vector<std::unique_ptr<VarScope>> scopes;
     for (const ForNode* r : tile.reduction) {
       open(for_header(r));
@@ -761,9 +778,9 @@ class CppPrinter {
       if (lane_step(load->index, v) == 2) {
         load_code = "ingot_load_even_f32xN(" + first + ", " + last + ", " + address + ")";
       } else {
-        std::string mask =
-            constant_range ? lane_mask(operand_lanes[i]) : "ingot_lane_range(" + first + ", " + last + ")";
-        load_code = "ingot_load_masked_f32xN(" + mask + ", " + address + ")";
+        load_code = constant_range
+                        ? vector_load(width, operand_lanes[i], address)
+                        : "ingot_load_masked_f32xN(ingot_lane_range(" + first + ", " + last + "), " + address + ")";
       }
       operand_loads[i] = "const ingot_f32xN ingot_v" + std::to_string(i) + " = " + load_code + ";";
     }
@@ -788,17 +805,96 @@ class CppPrinter {
     vector_loop_var_.clear();
     for (size_t n = 0; n < tile.reduction.size(); ++n) close();
     scopes.clear();
-    for (size_t n = 0; n < tile.indices.size(); ++n)
-      emit("ingot_store_masked_f32xN(" + chunk_mask(n) + ", &" + acc + "[" + at_first_lane(tile.indices[n]) + "], " +
-           accumulator(n) + ");");
+    for (size_t n = 0; n < tile.indices.size(); ++n) {
+      const std::string address = "&" + acc + "[" + at_first_lane(tile.indices[n]) + "]";
+      if (width != kAvx512VectorLanes && tile.lanes_of(n) == width)
+        emit("ingot_store_f32xN(" + address + ", " + accumulator(n) + ");");
+      else
+        emit("ingot_store_masked_f32xN(" + chunk_mask(n) + ", " + address + ", " + accumulator(n) + ");");
+    }
     close();
     emit("#else");
     size_t reported = vectorized_body_lines_.size();
     printing_spatial_fallback_ = true;
     print_serial(s);
     printing_spatial_fallback_ = false;
-    vectorized_body_lines_.resize(reported);  // not compiled where AVX-512 is
+    vectorized_body_lines_.resize(reported);  // not compiled where the vectors' ISA is
     emit("#endif");
+  }
+
+  // ingot_load_f32xN: a whole vector from unaligned memory, kept in a register.
+  static void push_plain_vector_load(std::vector<std::string>& head) {
+    head.push_back("static inline ingot_f32xN ingot_load_f32xN(const float* p) {");
+    head.push_back("  ingot_f32xN v;");
+    head.push_back("  std::memcpy(&v, p, sizeof v);  // unaligned, and no aliasing question");
+    // Opaque to the optimizer, so the loaded value stays in a register: otherwise g++ folds the load back into
+    // every FMA that uses it as a memory operand and loads a shared operand once per fold.
+    head.push_back("  __asm__(\"\" : \"+v\"(v));");
+    head.push_back("  return v;");
+    head.push_back("}");
+  }
+
+  // The integer helpers of lane ranges at padded borders: max, min, ceiling division, a range of bits.
+  static void push_lane_arithmetic(std::vector<std::string>& head) {
+    head.push_back("static inline int64_t ingot_max_i64(int64_t a, int64_t b) { return a < b ? b : a; }");
+    head.push_back("static inline int64_t ingot_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }");
+    head.push_back("static inline int64_t ingot_ceil_div(int64_t a, int64_t b) {  // b > 0");
+    head.push_back("  return a >= 0 ? (a + b - 1) / b : -(-a / b);");
+    head.push_back("}");
+    head.push_back("static inline uint32_t ingot_bit_range(int64_t lo, int64_t hi, int64_t width) {  // bits [lo, hi)");
+    head.push_back("  lo = lo < 0 ? 0 : lo;");
+    head.push_back("  hi = hi > width ? width : hi;");
+    head.push_back("  return hi <= lo ? 0u : (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1));");
+    head.push_back("}");
+  }
+
+  // The AVX2 forms of the explicit-vector helpers (8 lanes, 16 ymm registers). AVX2 has no mask registers: a mask is
+  // a bit set (ingot_mask, as AVX-512's __mmask16) turned into a vector of lane masks for vmaskmovps, whose masked
+  // lanes are neither read nor written (no fault past a row's end or before a padded border).
+  static void push_avx2_helpers(std::vector<std::string>& head) {
+    head.push_back("");
+    head.push_back("// Register tiles as explicit vectors where AVX2 and FMA are (ymm, 8 lanes).");
+    head.push_back("#if defined(__AVX2__) && defined(__FMA__)");
+    head.push_back("#include <immintrin.h>");
+    head.push_back("#define INGOT_F32_LANES 8");
+    head.push_back("typedef float ingot_f32xN __attribute__((vector_size(INGOT_F32_LANES * 4)));");
+    head.push_back("typedef uint32_t ingot_mask;  // bit l: lane l");
+    push_plain_vector_load(head);
+    head.push_back("static inline float ingot_sum_f32xN(ingot_f32xN v) {  // a tree of halves");
+    head.push_back("  __m128 s = _mm_add_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));");
+    head.push_back("  s = _mm_add_ps(s, _mm_movehl_ps(s, s));");
+    head.push_back("  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));");
+    head.push_back("}");
+    head.push_back("static inline __m256i ingot_lane_masks(ingot_mask m) {");
+    head.push_back("  const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);");
+    head.push_back("  return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)m), bit), bit);");
+    head.push_back("}");
+    head.push_back("static inline ingot_f32xN ingot_load_masked_f32xN(ingot_mask m, const float* p) {");
+    head.push_back("  ingot_f32xN v = (ingot_f32xN)_mm256_maskload_ps(p, ingot_lane_masks(m));");
+    head.push_back("  __asm__(\"\" : \"+v\"(v));");
+    head.push_back("  return v;");
+    head.push_back("}");
+    push_lane_arithmetic(head);
+    head.push_back(
+        "static inline ingot_mask ingot_lane_range(int64_t lo, int64_t hi) { return ingot_bit_range(lo, hi, 8); }");
+    // Lanes lo .. hi - 1 of a stride-2 window are its even elements 2 lo .. 2 hi - 2, from two vectors: the even
+    // elements of each 128-bit half side by side (a0 a2 b0 b2 | a4 a6 b4 b6), then the 64-bit pairs reordered.
+    head.push_back("static inline ingot_f32xN ingot_load_even_f32xN(int64_t lo, int64_t hi, const float* p) {");
+    head.push_back("  uint32_t m = ingot_bit_range(2 * lo, 2 * hi - 1, 16);");
+    head.push_back("  __m256 a = _mm256_maskload_ps(p, ingot_lane_masks(m & 0xFF));");
+    head.push_back("  __m256 b = _mm256_maskload_ps(p + 8, ingot_lane_masks(m >> 8));");
+    head.push_back("  __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));");
+    head.push_back(
+        "  ingot_f32xN v = (ingot_f32xN)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), "
+        "_MM_SHUFFLE(3, 1, 2, 0)));");
+    head.push_back("  __asm__(\"\" : \"+v\"(v));");
+    head.push_back("  return v;");
+    head.push_back("}");
+    head.push_back("static inline void ingot_store_f32xN(float* p, ingot_f32xN v) { std::memcpy(p, &v, sizeof v); }");
+    head.push_back("static inline void ingot_store_masked_f32xN(ingot_mask m, float* p, ingot_f32xN v) {");
+    head.push_back("  _mm256_maskstore_ps(p, ingot_lane_masks(m), (__m256)v);");
+    head.push_back("}");
+    head.push_back("#endif");
   }
 
   // A loop nest whose outer loops are parallel: they are collapsed into one `omp for` worksharing loop.
@@ -1067,21 +1163,14 @@ class CppPrinter {
       head.push_back("#pragma GCC optimize(\"no-tree-loop-distribute-patterns\")");
       head.push_back("#endif");
     }
-    if (uses_vectors_) {
+    if (vector_lanes_ == kAvx512VectorLanes) {
       head.push_back("");
       head.push_back("// Register tiles as explicit vectors where AVX-512 has the registers for them (zmm, 16 lanes).");
       head.push_back("#if defined(__AVX512F__)");
       head.push_back("#include <immintrin.h>");
       head.push_back("#define INGOT_F32_LANES 16");
       head.push_back("typedef float ingot_f32xN __attribute__((vector_size(INGOT_F32_LANES * 4)));");
-      head.push_back("static inline ingot_f32xN ingot_load_f32xN(const float* p) {");
-      head.push_back("  ingot_f32xN v;");
-      head.push_back("  std::memcpy(&v, p, sizeof v);  // unaligned, and no aliasing question");
-      // Opaque to the optimizer, so the loaded value stays in a register: otherwise g++ folds the load back into
-      // every FMA that uses it as a memory operand and loads a shared operand once per fold.
-      head.push_back("  __asm__(\"\" : \"+v\"(v));");
-      head.push_back("  return v;");
-      head.push_back("}");
+      push_plain_vector_load(head);
       // A tree of halves: a chain of 16 dependent adds cost more than a GEMV's dot product, and halves taken through
       // memcpy kept a Swin GEMM's accumulators on the stack.
       head.push_back("static inline float ingot_sum_f32xN(ingot_f32xN v) { return _mm512_reduce_add_ps(v); }");
@@ -1091,17 +1180,7 @@ class CppPrinter {
       head.push_back("  __asm__(\"\" : \"+v\"(v));");
       head.push_back("  return v;");
       head.push_back("}");
-      head.push_back("static inline int64_t ingot_max_i64(int64_t a, int64_t b) { return a < b ? b : a; }");
-      head.push_back("static inline int64_t ingot_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }");
-      head.push_back("static inline int64_t ingot_ceil_div(int64_t a, int64_t b) {  // b > 0");
-      head.push_back("  return a >= 0 ? (a + b - 1) / b : -(-a / b);");
-      head.push_back("}");
-      head.push_back(
-          "static inline uint32_t ingot_bit_range(int64_t lo, int64_t hi, int64_t width) {  // bits [lo, hi)");
-      head.push_back("  lo = lo < 0 ? 0 : lo;");
-      head.push_back("  hi = hi > width ? width : hi;");
-      head.push_back("  return hi <= lo ? 0u : (uint32_t)((((uint64_t)1 << hi) - 1) & ~(((uint64_t)1 << lo) - 1));");
-      head.push_back("}");
+      push_lane_arithmetic(head);
       head.push_back("static inline __mmask16 ingot_lane_range(int64_t lo, int64_t hi) {");
       head.push_back("  return (__mmask16)ingot_bit_range(lo, hi, 16);");
       head.push_back("}");
@@ -1122,6 +1201,8 @@ class CppPrinter {
       head.push_back("  _mm512_mask_storeu_ps(p, m, (__m512)v);");
       head.push_back("}");
       head.push_back("#endif");
+    } else if (vector_lanes_ == kAvx2VectorLanes) {
+      push_avx2_helpers(head);
     }
     if (!vector_math_.empty()) {
       // Without these declarations a simd loop that calls expf runs scalar: an LSTM cell spent ~15% of its time in
@@ -1199,7 +1280,7 @@ class CppPrinter {
   std::string vector_loop_var_;  // inside an explicit-vector loop: loads that move with this variable print as vectors
   std::vector<Expr> vector_operands_;       // those loads, distinct, in order: vector_operands_[i] prints as ingot_v<i>
   bool printing_spatial_fallback_ = false;  // the loops of a spatial tile, for machines without AVX-512
-  bool uses_vectors_ = false;
+  int64_t vector_lanes_ = 0;                // lanes of the explicit vectors printed so far; 0 = none
   std::string accumulator_name_;
   std::map<std::string, std::string> stage_function_names_;   // canonical text -> function name
   std::vector<StageFunction> stage_functions_;                // stage and kernel functions, callees first

@@ -24,10 +24,14 @@ namespace ingot {
 
 std::string default_cpp_flags() {
 #if defined(__x86_64__)
-  std::string flags = "-O3 -march=native -mprefer-vector-width=512 -fopenmp -fPIC -shared";
+  return cpp_flags("-march=native -mprefer-vector-width=512");
 #else
-  std::string flags = "-O3 -march=native -fopenmp -fPIC -shared";
+  return cpp_flags("-march=native");
 #endif
+}
+
+std::string cpp_flags(const std::string& isa_flags) {
+  std::string flags = "-O3 " + isa_flags + " -fopenmp -fPIC -shared";
   std::string math = vector_math_flags();
   return math.empty() ? flags : flags + " " + math;
 }

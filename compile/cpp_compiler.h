@@ -13,6 +13,9 @@ namespace ingot {
 // to 256-bit vectors on AVX-512 machines, which halves the FMA peak of a vectorized loop. Plus
 // vector_math_flags().
 std::string default_cpp_flags();
+// The default flags with isa_flags (e.g. "-march=x86-64-v3 -mtune=native") in place of -march=native and
+// -mprefer-vector-width=512.
+std::string cpp_flags(const std::string& isa_flags);
 
 // On x86-64 glibc, "-DINGOT_LIBMVEC -lmvec": generated code then calls glibc's SIMD expf, logf, tanhf and erff
 // (libmvec) in vectorized loops (cpp_printer.h); empty elsewhere, where those loops call the scalar functions.

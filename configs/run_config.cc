@@ -138,6 +138,7 @@ const std::vector<KeySpec>& key_specs() {
       integer_key("target.threads", INGOT_FIELD(target.threads), 0),
       string_key("target.compiler", INGOT_FIELD(target.compiler), true),
       string_key("target.flags", INGOT_FIELD(target.flags), true),
+      string_key("target.isa", INGOT_FIELD(target.isa), false, {"native", "avx512", "avx2", "generic"}, "ISA"),
       integer_key("budget.trials", INGOT_FIELD(budget.trials), 0, INT64_MAX),
       number_key("budget.minutes", INGOT_FIELD(budget.minutes), 0, false),
       integer_key("seed", INGOT_FIELD(seed), 0, INT64_MAX),

@@ -26,10 +26,11 @@ struct WorkloadConfig {
 };
 
 struct TargetConfig {
-  std::string kind = "cpu";  // where candidates run: cpu, sm_80 or sm_90; only cpu can be tuned so far
-  int threads = 0;           // OpenMP threads of each run; 0 = all cores
-  std::string compiler;      // compiler command (may be several words); empty = $CXX, else c++
-  std::string flags;         // compiler flags, split on whitespace; empty = default_cpp_flags() (codegen)
+  std::string kind = "cpu";    // where candidates run: cpu, sm_80 or sm_90; only cpu can be tuned so far
+  int threads = 0;             // OpenMP threads of each run; 0 = all cores
+  std::string compiler;        // compiler command (may be several words); empty = $CXX, else c++
+  std::string flags;           // compiler flags, split on whitespace; empty = default_cpp_flags() (codegen)
+  std::string isa = "native";  // the CPU's ISA to write code for: native (this machine's), avx512, avx2 or generic
   bool operator==(const TargetConfig&) const = default;
 };
 

@@ -543,9 +543,9 @@ class Lowering {
       }
       case DecisionKind::kExplicitVectors: {
         Leaf& l = s.leaves[require_leaf(s, d.axes[0])];
-        if (d.factor != kExplicitVectorLanes)
+        if (!is_explicit_vector_width(d.factor))
           fail("explicit vectors of " + std::to_string(d.factor) +
-               " lanes: the C++ printer writes 16-lane (AVX-512) vectors only");
+               " lanes: the C++ printer writes 16-lane (AVX-512) and 8-lane (AVX2) vectors only");
         l.explicit_lanes = d.factor;
         return;
       }

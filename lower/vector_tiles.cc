@@ -10,6 +10,14 @@
 
 namespace ingot {
 
+bool is_explicit_vector_width(int64_t lanes) { return lanes == kAvx512VectorLanes || lanes == kAvx2VectorLanes; }
+
+int64_t vector_registers(int64_t lanes) { return lanes >= kAvx512VectorLanes ? 32 : 16; }
+
+size_t max_vector_accumulators(int64_t lanes) { return size_t(vector_registers(lanes) - 8); }
+
+int64_t max_tile_accumulators(int64_t lanes) { return vector_registers(lanes) - 4; }
+
 bool safe_to_simd(const ForNode* loop) {
   bool safe = true;
   for_each_stmt(loop->body, [&](const Stmt& s) {
@@ -126,7 +134,7 @@ static bool vector_term(const Expr& e, const std::string& loop_var) {
 // kMinVectorAccumulators to kMaxVectorAccumulators folds is one vector_term; std::nullopt otherwise.
 std::optional<std::vector<Expr>> vector_terms(const ForNode* loop, const SimdReduction& r, int64_t vector_lanes) {
   if (std::string(r.op) != "+" || !r.iteration_guard.empty() || r.folds.size() < kMinVectorAccumulators ||
-      r.folds.size() > kMaxVectorAccumulators || loop->extent < vector_lanes)
+      r.folds.size() > max_vector_accumulators(vector_lanes) || loop->extent < vector_lanes)
     return std::nullopt;
   std::vector<Expr> terms;
   for (const Stmt& fold : r.folds) {
@@ -202,7 +210,7 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
         wider.back()[unrolled->name()] = Expr(v);
       }
     tile.combos = std::move(wider);
-    if (int64_t(tile.combos.size()) > kMaxTileAccumulators) return std::nullopt;
+    if (int64_t(tile.combos.size()) > max_tile_accumulators(vector_lanes)) return std::nullopt;
     body = single_statement(unrolled->body);
   }
   // A tile is what a schedule asks for by unrolling loops inside the reduction; a lone row stays a simd loop.
@@ -229,7 +237,7 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
   });
   if (reads_accumulators) return std::nullopt;
   tile.chunks = (tile.lanes->extent + vector_lanes - 1) / vector_lanes;
-  if (int64_t(tile.combos.size()) * tile.chunks > kMaxTileAccumulators) return std::nullopt;
+  if (int64_t(tile.combos.size()) * tile.chunks > max_tile_accumulators(vector_lanes)) return std::nullopt;
   for (const auto& combo : tile.combos)
     for (int64_t q = 0; q < tile.chunks; ++q) {
       auto values = combo;
@@ -353,8 +361,10 @@ std::vector<std::string> explicit_vector_problems(const Stmt& body) {
     if (loop && loop->explicit_lanes > 0 && !valid.count(loop))
       problems.push_back("loop '" + loop->name() + "' holds no register tile that explicit vectors of " +
                          std::to_string(loop->explicit_lanes) +
-                         " lanes can compute (docs/schedules.md: a vectorized + reduction of 4 to 24 folds of "
-                         "f32 +, -, * terms, or a spatial tile's vectorized loop)");
+                         " lanes can compute (docs/schedules.md: a vectorized + reduction of " +
+                         std::to_string(kMinVectorAccumulators) + " to " +
+                         std::to_string(max_vector_accumulators(loop->explicit_lanes)) +
+                         " folds of f32 +, -, * terms, or a spatial tile's vectorized loop)");
   });
   return problems;
 }

@@ -12,9 +12,14 @@
 
 namespace ingot {
 
-// The lanes of the explicit vectors the C++ printer writes: AVX-512's 16 fp32 lanes (zmm registers, 16-bit masks),
-// guarded by `#if defined(__AVX512F__)` with the plain loops as the fallback.
-constexpr int64_t kExplicitVectorLanes = 16;
+// The widths of the explicit vectors the C++ printer writes, each guarded by its ISA's macro with the plain loops as
+// the fallback: AVX-512's 16 fp32 lanes (32 zmm registers, 16-bit masks) and AVX2's 8 (16 ymm registers, masks as
+// vectors).
+constexpr int64_t kAvx512VectorLanes = 16;
+constexpr int64_t kAvx2VectorLanes = 8;
+bool is_explicit_vector_width(int64_t lanes);
+// The vector registers of the ISA whose vectors have that many fp32 lanes: 32 at 16 lanes, 16 at 8.
+int64_t vector_registers(int64_t lanes);
 
 // `#pragma omp simd` promises the compiler there is no dependence between iterations. A store whose index does not
 // move with the loop variable (an accumulation into one element) would break that promise.
@@ -38,16 +43,17 @@ struct SimdReduction {
 constexpr int64_t kMaxAccumulators = 32;
 std::optional<SimdReduction> simd_reduction(const ForNode* loop);
 
-// Register tiles of kMinVectorAccumulators to kMaxVectorAccumulators folds can be explicit vectors
-// (the printer's print_vector_reduction). More would not leave registers for the operands; fewer wait on the latency
-// of their few add chains: GEMV tiles of two rows made the paper LSTM 1.2-1.45x slower as vectors than as an OpenMP
-// simd reduction, which g++ unrolls.
+// Register tiles of kMinVectorAccumulators to max_vector_accumulators(lanes) folds can be explicit vectors
+// (the printer's print_vector_reduction). More would not leave registers for the operands (8 of them: a 4 x 4 GEMM
+// tile loads 4 rows of each operand, 24 accumulators on AVX-512, 8 on AVX2); fewer wait on the latency of their few
+// add chains: GEMV tiles of two rows made the paper LSTM 1.2-1.45x slower as vectors than as an OpenMP simd
+// reduction, which g++ unrolls.
 constexpr size_t kMinVectorAccumulators = 4;
-constexpr size_t kMaxVectorAccumulators = 24;
+size_t max_vector_accumulators(int64_t lanes);
 
 // The term each fold adds (acc = acc + term, either order), when every fold of an unguarded + tile of
-// kMinVectorAccumulators to kMaxVectorAccumulators folds is f32 constants, loads invariant in the loop or moving by
-// one element per iteration, and +, -, * of those, and the loop has at least vector_lanes iterations;
+// kMinVectorAccumulators to max_vector_accumulators(vector_lanes) folds is f32 constants, loads invariant in the loop
+// or moving by one element per iteration, and +, -, * of those, and the loop has at least vector_lanes iterations;
 // std::nullopt otherwise.
 std::optional<std::vector<Expr>> vector_terms(const ForNode* loop, const SimdReduction& r, int64_t vector_lanes);
 
@@ -73,7 +79,8 @@ struct SpatialTile {
   // The lanes of accumulator n's chunk: vector_lanes, or fewer in the last chunk of a row.
   int64_t lanes_of(size_t n) const;
 };
-constexpr int64_t kMaxTileAccumulators = 28;  // of AVX-512's 32 vector registers; the rest hold operands
+// Of the vector registers, all but 4 (those hold operands): 28 with AVX-512, 12 with AVX2.
+int64_t max_tile_accumulators(int64_t lanes);
 // The tile that starts at `loop` (its outermost serial loop), or std::nullopt.
 std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes);
 

@@ -22,13 +22,13 @@ std::pair<std::string, std::string> stage_and_loop(const std::unordered_set<std:
 }  // namespace
 
 Schedule with_explicit_vectors(const Program& program, Schedule schedule, int64_t simd_fp32_lanes) {
-  if (simd_fp32_lanes != kExplicitVectorLanes) return schedule;
+  if (!is_explicit_vector_width(simd_fp32_lanes)) return schedule;
   std::unordered_set<std::string> computes, seen;
   for (const Tensor& t : program.computes()) computes.insert(t->name);
-  for (const std::string& site : explicit_vector_sites(lower(program, schedule).body, kExplicitVectorLanes)) {
+  for (const std::string& site : explicit_vector_sites(lower(program, schedule).body, simd_fp32_lanes)) {
     if (!seen.insert(site).second) continue;
     auto [stage, loop] = stage_and_loop(computes, site);
-    schedule.explicit_vectors(stage, loop, kExplicitVectorLanes);
+    schedule.explicit_vectors(stage, loop, simd_fp32_lanes);
   }
   return schedule;
 }

@@ -12,7 +12,8 @@
 namespace ingot {
 
 // The schedule with explicit_vectors decisions appended, one per site of its lowered loops, in loop order; unchanged
-// when simd_fp32_lanes differs from kExplicitVectorLanes or there is no site. Lowers the schedule once.
+// when the printer writes no vectors of simd_fp32_lanes lanes (16 and 8 it does) or there is no site. Lowers the
+// schedule once.
 Schedule with_explicit_vectors(const Program& program, Schedule schedule, int64_t simd_fp32_lanes);
 
 }  // namespace ingot

@@ -72,7 +72,7 @@ Schedule hand_loops(const Program& program) {
 
 // Written for AVX-512: the register tiles are explicit 16-lane vectors (a fallback where AVX-512 is missing).
 Schedule hand_schedule(const Program& program) {
-  return with_explicit_vectors(program, hand_loops(program), kExplicitVectorLanes);
+  return with_explicit_vectors(program, hand_loops(program), kAvx512VectorLanes);
 }
 
 }  // namespace ingot

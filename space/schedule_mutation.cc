@@ -50,7 +50,7 @@ std::optional<Schedule> lowered_schedule(const Program& program, Decisions decis
   Schedule s(std::move(decisions));
   s.set_layout(layout);
   try {
-    if (gpu || options.simd_fp32_lanes != kExplicitVectorLanes) {
+    if (gpu || !is_explicit_vector_width(options.simd_fp32_lanes)) {
       lower(program, s);
       return s;
     }

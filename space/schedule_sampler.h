@@ -17,7 +17,7 @@ struct SamplerOptions {
   bool gpu = false;           // bind loops to blockIdx/threadIdx instead of parallel/vectorize
   int max_vector_lanes = 64;  // vectorize an innermost loop only up to this extent
   int max_threads = 256;      // gpu: largest thread-loop extent
-  int simd_fp32_lanes = 16;   // CPU: fp32 lanes of the target's vectors; register tiles get explicit_vectors at 16
+  int simd_fp32_lanes = 16;   // CPU: fp32 lanes of the target's vectors; register tiles get explicit_vectors at 16, 8
   // A partition plan's layout (space/strategy_schedule.h plan_layout): when set, every sampled schedule carries
   // it, and a compute is inlined or computed inside its reader only when the two are in one step (stage).
   StageLayout layout;

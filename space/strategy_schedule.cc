@@ -421,6 +421,17 @@ class StrategyScheduler {
     return options_.simd_fp32_lanes >= 16 ? 28 : 12;
   }
 
+  // Rows of a 2-D register tile (rows x knobs.register_tile columns, each a vector accumulator): knobs.register_tile,
+  // or with AVX2's 8-lane vectors as many as its registers hold with their operands (lower/vector_tiles.h: 8
+  // accumulators; its 4 x 4 tile, a simd reduction, ran a BERT FFN GEMM no faster than that). AVX-512's square tiles
+  // stay as they are, the knob's 8 x 8 (a simd reduction) included.
+  int64_t tile_rows() const {
+    if (options_.simd_fp32_lanes != kAvx2VectorLanes) return knobs().register_tile;
+    const int64_t columns = std::max(1, knobs().register_tile);
+    return std::min<int64_t>(knobs().register_tile,
+                             std::max<int64_t>(1, int64_t(max_vector_accumulators(kAvx2VectorLanes)) / columns));
+  }
+
   // Whether t's last two axes (h, w) can run as one loop: every read indexes them, if at all, as [..., h + f, w]
   // (f free of both) of a tensor whose last dimension is as wide as w, no other index uses them, and no select
   // condition (a padded border) does. The plane's flat index is then the loop's.
@@ -592,7 +603,7 @@ class StrategyScheduler {
 
   std::optional<StencilTile> stencil_tile(const Tensor& t, const Tensor& r) {
     size_t n = t->axes.size();
-    if (n < 3 || !knobs().stencil_tiles || !same_extents(t, r) || options_.simd_fp32_lanes != kExplicitVectorLanes ||
+    if (n < 3 || !knobs().stencil_tiles || !same_extents(t, r) || !is_explicit_vector_width(options_.simd_fp32_lanes) ||
         r->reduction()->op != ReduceOp::kSum)
       return std::nullopt;
     const std::string& w = r->axes[n - 1].name();
@@ -621,7 +632,8 @@ class StrategyScheduler {
       Expr step = simplify(substitute(indices.back(), {{w, r->axes[n - 1].var + int64_t(1)}}) - indices.back());
       if (!is_const_int(step, 1) && !is_const_int(step, 2)) return std::nullopt;
     }
-    const int64_t chunks = (t->axes[n - 1].extent + kExplicitVectorLanes - 1) / kExplicitVectorLanes;
+    const int64_t lanes = options_.simd_fp32_lanes;
+    const int64_t chunks = (t->axes[n - 1].extent + lanes - 1) / lanes;
     const int64_t budget = accumulator_vectors() / chunks;
     if (budget < 1) return std::nullopt;
     StencilTile tile;
@@ -692,7 +704,7 @@ class StrategyScheduler {
     std::string row_loop;
     // Only a split axis: a whole one would leave the parallel loop without its iterations (C[4, 64]).
     for (int n = int(operand_axes.size()) - 2; n >= 0 && row_axis < 0; --n) {
-      int64_t rows = largest_divisor_up_to(t->axes[n].extent, knobs().register_tile);
+      int64_t rows = largest_divisor_up_to(t->axes[n].extent, tile_rows());
       if (!operand_axes[n] && rows > 1 && rows < t->axes[n].extent) row_axis = n;
     }
     for (size_t n = 0; n + 1 < t->axes.size(); ++n) {
@@ -702,7 +714,7 @@ class StrategyScheduler {
         outer_axis.push_back(n);
         continue;
       }
-      s.split(name, axis.name(), largest_divisor_up_to(axis.extent, knobs().register_tile));
+      s.split(name, axis.name(), largest_divisor_up_to(axis.extent, tile_rows()));
       outer.push_back(axis.name() + ".o");
       outer_axis.push_back(n);
       row_loop = axis.name() + ".i";

@@ -90,14 +90,39 @@ std::vector<MeasuredSchedule> measured_seeds(const Database& db, const std::stri
   return out;
 }
 
+CpuIsa target_isa(const std::string& setting) {
+  if (setting == "native") return host_cpu_isa();
+  std::optional<CpuIsa> isa = parse_cpu_isa(setting);
+  if (!isa) throw std::invalid_argument("unknown ISA '" + setting + "' (known: native, avx512, avx2, generic)");
+  return *isa;
+}
+
+std::string target_isa_key(const std::string& setting) {
+  const CpuIsa isa = target_isa(setting);
+  return isa == host_cpu_isa() ? "" : cpu_isa_name(isa);
+}
+
+std::string cpp_flags_for(CpuIsa isa) {
+  const std::string flags = cpu_isa_compiler_flags(isa);
+  return flags.empty() ? default_cpp_flags() : cpp_flags(flags);
+}
+
 JobStart start_job(const RunConfig& config, const std::string& config_path) {
   Target target = resolve_target(config.target.kind);
   if (target.kind != TargetKind::kCpu)
     throw std::invalid_argument(
         (config_path.empty() ? "" : config_path + ": ") + "target.kind: " + config.target.kind +
         " is a GPU target, and GPU candidates cannot be measured yet: " + "only target.kind cpu can be tuned");
+  if (target.cpu.isa != target_isa(config.target.isa)) target = with_cpu_isa(target, target_isa(config.target.isa));
+  if (!host_runs(target.cpu.isa))
+    throw std::invalid_argument((config_path.empty() ? "" : config_path + ": ") + "target.isa: " + config.target.isa +
+                                " code cannot run on this CPU (" + cpu_isa_name(host_cpu_isa()) +
+                                "), so its candidates cannot be measured here; `ingot lower` and `ingot run --isa` "
+                                "compile it");
   TuneOptions options = tune_options_from_config(config);
   options.config_path = config_path;
+  options.target_isa = target_isa_key(config.target.isa);
+  if (config.target.flags.empty()) options.builder.compile.flags = cpp_flags_for(target.cpu.isa);
   // Before the database is opened (the evolutionary search reads its seeds from it): nothing is created or recorded
   // for a toolchain that cannot build.
   check_toolchain(options.builder.compile);
@@ -127,7 +152,7 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
   // Opened (and checked) once, by the strategies that read it before the run: the random search reads nothing.
   std::optional<Database> db;
   if (evolutionary || search_config.strategy == "ranked") db = Database::open(options.database_path);
-  const std::string target_key = cpu_target_key(options.threads);
+  const std::string target_key = cpu_target_key(options.threads, options.target_isa);
   if (search_config.strategy == "ranked" || (evolutionary && search_config.cost_model == "xgboost")) {
     model = std::make_shared<XGBoostCostModel>(target, job_options.model);
     const std::string own = tuning_run_model_source(workload.name);

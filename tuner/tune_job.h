@@ -45,6 +45,14 @@ struct TuneJobOptions {
 // formatted config. The workload's inputs are make_tune_job's.
 TuneOptions tune_options_from_config(const RunConfig& config);
 
+// The ISA a target.isa setting names (native: this CPU's); std::invalid_argument for an unknown name.
+CpuIsa target_isa(const std::string& setting);
+// The ISA part of the target key (TuneOptions::target_isa) for a target.isa setting: "" for this CPU's own ISA.
+std::string target_isa_key(const std::string& setting);
+// The compiler flags of code for isa on this machine: the default flags, with the ISA's in place of -march=native
+// where it is another than this CPU's (analysis/target.h: cpu_isa_compiler_flags).
+std::string cpp_flags_for(CpuIsa isa);
+
 // What every tuning job of a config starts from: the resolved target (a CPU: a GPU target throws
 // std::invalid_argument naming target.kind and config_path), the loop's options (with the workload's input ranges and
 // fixed inputs), and the workload. The toolchain is checked (ToolchainError) before the workload is built and before

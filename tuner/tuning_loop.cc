@@ -59,12 +59,13 @@ CostModelRecord cost_model_record(const XGBoostCostModel& model, const std::stri
 
 std::string tuning_run_model_source(const std::string& workload_name) { return "tuning run of " + workload_name; }
 
-std::string cpu_target_key(int threads) {
-  return "cpu:" + cpu_model() + ":threads=" + std::to_string(effective_threads(threads));
+std::string cpu_target_key(int threads, const std::string& isa) {
+  return "cpu:" + cpu_model() + (isa.empty() ? "" : ":isa=" + isa) +
+         ":threads=" + std::to_string(effective_threads(threads));
 }
 
-std::string cpu_target_description(int threads, const CompileOptions& compile) {
-  return cpu_target_key(threads) + "; compiler: " + (compile.compiler.empty() ? "$CXX or c++" : compile.compiler) +
+std::string cpu_target_description(int threads, const std::string& isa, const CompileOptions& compile) {
+  return cpu_target_key(threads, isa) + "; compiler: " + (compile.compiler.empty() ? "$CXX or c++" : compile.compiler) +
          " " + compile.flags;
 }
 
@@ -83,8 +84,8 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   check_toolchain(options.builder.compile);
   Database db = Database::open(options.database_path);
   TuneSummary summary;
-  summary.target = cpu_target_key(options.threads);
-  const std::string description = cpu_target_description(options.threads, options.builder.compile);
+  summary.target = cpu_target_key(options.threads, options.target_isa);
+  const std::string description = cpu_target_description(options.threads, options.target_isa, options.builder.compile);
   summary.workload_hash = workload_key(program);
   db.add_workload(WorkloadRecord{summary.workload_hash, workload_name, program.to_string(), ""});
   RunInfo info;

@@ -31,8 +31,9 @@ struct TuneOptions {
   // The interpreter's outputs for these inputs when the caller has them already (a bench tuning one program in
   // many short calls); empty: computed by each call.
   TensorMap expected_outputs;
-  int batch_size = 0;  // candidates built together before they are measured; 0 = 2 per build worker
-  int threads = 0;     // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
+  int batch_size = 0;      // candidates built together before they are measured; 0 = 2 per build worker
+  int threads = 0;         // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
+  std::string target_isa;  // the ISA the code is written for where it is not this CPU's own; part of the target
   BuilderOptions builder;
   RunnerOptions runner;
   std::string config_text, config_path;  // recorded with the run
@@ -73,15 +74,16 @@ struct TuneSummary {
   std::string best_schedule_json;
 };
 
-// The database key of the CPU target this process measures on: CPU model and thread count.
-std::string cpu_target_key(int threads);
+// The database key of the CPU target this process measures on: CPU model and thread count, and the ISA where code
+// is written for another than this CPU's own (isa: its cpu_isa_name; "" for this CPU's).
+std::string cpu_target_key(int threads, const std::string& isa = "");
 // The database row of a trained model (its held-out metrics, or "{}" without them) for a target key.
 CostModelRecord cost_model_record(const XGBoostCostModel& model, const std::string& target,
                                   const std::string& trained_on);
 // What a model a tuning run of the workload trained and stored says it was trained on (CostModelRecord::trained_on).
 std::string tuning_run_model_source(const std::string& workload_name);
 // The full description stored with each measurement: target key, compiler command and flags.
-std::string cpu_target_description(int threads, const CompileOptions& compile);
+std::string cpu_target_description(int threads, const std::string& isa, const CompileOptions& compile);
 
 // Tunes `program` (named workload_name in the database) with the candidates `search` proposes for it. After each
 // batch, search.tell gets every candidate of the batch that counted towards the budget, in sequence order: those

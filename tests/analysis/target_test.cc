@@ -95,6 +95,7 @@ TEST(Target, HostCpuIsReadFromThisMachine) {
 #if defined(__x86_64__)
   int64_t lanes = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx2") ? 8 : 4;
   EXPECT_EQ(cpu.cpu.simd_fp32_lanes, lanes);
+  EXPECT_EQ(cpu.cpu.isa, cpu_isa_of_lanes(lanes));
 #endif
   // Cache sizes as the kernel presents them (sysfs), which in a VM may be less than cpuid says.
   for (int index = 0; index < 8; ++index) {
@@ -162,7 +163,81 @@ TEST(Target, ParsesACompleteCpuFile) {
   EXPECT_EQ(t.name, "laptop");
   EXPECT_EQ(t.kind, TargetKind::kCpu);
   EXPECT_EQ(t.peak_fp32_gflops, 300.5);
-  EXPECT_EQ(t.cpu, (CpuLimits{4, 8, 8, 32768, 262144, 0}));
+  EXPECT_EQ(t.cpu, (CpuLimits{4, 8, 8, 32768, 262144, 0, CpuIsa::kAvx2}));  // the ISA of 8 lanes
+}
+
+TEST(Target, CpuFilesNameAnIsaThatAgreesWithTheirLanes) {
+  auto cpu_file = [](const std::string& lanes, const std::string& isa) {
+    std::vector<std::string> lines{"name: box",
+                                   "kind: cpu",
+                                   "peak_fp32_gflops: 100",
+                                   "memory_bandwidth_gb_s: 20",
+                                   "cpu:",
+                                   "  cores: 2",
+                                   "  threads: 2",
+                                   "  simd_fp32_lanes: " + lanes,
+                                   "  l1d_bytes: 32768",
+                                   "  l2_bytes: 1048576",
+                                   "  l3_bytes: 0"};
+    if (!isa.empty()) lines.push_back("  isa: " + isa);
+    return yaml(lines);
+  };
+  EXPECT_EQ(parse_target(cpu_file("16", ""), "t.yaml").cpu.isa, CpuIsa::kAvx512);
+  EXPECT_EQ(parse_target(cpu_file("8", "avx2"), "t.yaml").cpu.isa, CpuIsa::kAvx2);
+  EXPECT_EQ(parse_target(cpu_file("4", ""), "t.yaml").cpu.isa, CpuIsa::kGeneric);
+  EXPECT_EQ(parse_target(cpu_file("16", "generic"), "t.yaml").cpu.isa, CpuIsa::kGeneric);
+  auto error_of_file = [](const std::string& text) {
+    try {
+      parse_target(text, "t.yaml");
+    } catch (const TargetError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of_file(cpu_file("16", "avx2")),
+            "t.yaml:12:8: cpu.isa: avx2 has 8 fp32 lanes, but cpu.simd_fp32_lanes is 16");
+  EXPECT_EQ(error_of_file(cpu_file("16", "sse9")),
+            "t.yaml:12:8: cpu.isa: unknown ISA 'sse9' (known: generic, avx2, avx512)");
+  Target t = parse_target(cpu_file("8", "avx2"), "t.yaml");
+  EXPECT_EQ(parse_target(format_target(t), "t.yaml"), t);
+}
+
+TEST(Target, AnotherIsaKeepsTheMachineAndScalesLanesAndPeak) {
+  Target avx512 = parse_target(
+      yaml({"name: box", "kind: cpu", "peak_fp32_gflops: 200", "memory_bandwidth_gb_s: 20", "cpu:", "  cores: 2",
+            "  threads: 2", "  simd_fp32_lanes: 16", "  l1d_bytes: 32768", "  l2_bytes: 1048576", "  l3_bytes: 0"}),
+      "t.yaml");
+  Target avx2 = with_cpu_isa(avx512, CpuIsa::kAvx2);
+  EXPECT_EQ(avx2.cpu.isa, CpuIsa::kAvx2);
+  EXPECT_EQ(avx2.cpu.simd_fp32_lanes, 8);
+  EXPECT_EQ(avx2.peak_fp32_gflops, 100);
+  EXPECT_EQ(avx2.cpu.l2_bytes, avx512.cpu.l2_bytes);
+  EXPECT_EQ(with_cpu_isa(avx2, CpuIsa::kAvx512), avx512);
+  EXPECT_EQ(cpu_isa_vector_registers(CpuIsa::kAvx512), 32);
+  EXPECT_EQ(cpu_isa_vector_registers(CpuIsa::kAvx2), 16);
+  for (CpuIsa isa : {CpuIsa::kGeneric, CpuIsa::kAvx2, CpuIsa::kAvx512})
+    EXPECT_EQ(parse_cpu_isa(cpu_isa_name(isa)), isa);
+  EXPECT_FALSE(parse_cpu_isa("avx"));
+}
+
+TEST(Target, CodeOfThisCpusIsaCompilesNativeAndOtherIsasByTheirX86Level) {
+  const CpuIsa host = host_cpu_isa();
+  EXPECT_EQ(find_target("cpu")->cpu.isa, host);
+  EXPECT_TRUE(host_runs(host));
+  EXPECT_TRUE(host_runs(CpuIsa::kGeneric));
+  EXPECT_EQ(cpu_isa_compiler_flags(host), "");
+#if defined(__x86_64__)
+  if (host != CpuIsa::kAvx2) {
+    EXPECT_EQ(cpu_isa_compiler_flags(CpuIsa::kAvx2), "-march=x86-64-v3 -mtune=native");
+  }
+  if (host != CpuIsa::kAvx512) {
+    EXPECT_EQ(cpu_isa_compiler_flags(CpuIsa::kAvx512), "-march=x86-64-v4 -mtune=native -mprefer-vector-width=512");
+  }
+  // An ISA runs where every wider one does.
+  if (host_runs(CpuIsa::kAvx512)) {
+    EXPECT_TRUE(host_runs(CpuIsa::kAvx2));
+  }
+#endif
 }
 
 TEST(Target, BaseSuppliesTheFiguresNotGiven) {

@@ -236,6 +236,14 @@ TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {
   expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
 }
 
+// The flags that compile a printed kernel without the ISA of its explicit vectors of `lanes` lanes, so that their
+// fallback loops run.
+CompileOptions without_vector_isa(int64_t lanes) {
+  CompileOptions options;
+  options.flags += lanes == kAvx512VectorLanes ? " -mno-avx512f" : " -mno-avx2";
+  return options;
+}
+
 // A register tile: unrolled row loops inside the vectorized reduction loop fold, with AVX-512, into one vector
 // accumulator per row (GCC vector extensions), each loading x once per iteration for the four rows; then each
 // accumulator is summed across its lanes, the 72 - 64 iterations left run in scalars, and the sums are right.
@@ -246,7 +254,7 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
   Expr row = ro * 4 + ri;
   // y[row] = sum_k term, four rows at a time: the rows zeroed, then folded inside the vectorized k loop, whose
   // register tile is held in explicit vectors of `lanes` lanes (an explicit_vectors decision), or 0 for none.
-  auto four_row_tiles = [&](const Expr& term, int64_t lanes = kExplicitVectorLanes) {
+  auto four_row_tiles = [&](const Expr& term, int64_t lanes = kAvx512VectorLanes) {
     return for_loop(ro, rows / 4, LoopKind::kSerial,
                     seq({for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
                          for_loop(k, n, LoopKind::kVectorized,
@@ -300,9 +308,18 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
                                 "      float ingot_acc0 = y[ro * 4];\n"),
             std::string::npos)
       << printed.source;
-  CompileOptions avx2;
-  avx2.flags += " -mno-avx512f";
-  expect_exact_gemv(compile_cpp(printed.source, avx2).path, f, rows, n);
+  expect_exact_gemv(compile_cpp(printed.source, without_vector_isa(kAvx512VectorLanes)).path, f, rows, n);
+
+  // The AVX2 form: the same tile in 8-lane vectors (4 accumulators and 5 operands of AVX2's 16 registers), and its
+  // fallback without AVX2.
+  LoopFunction f8{"tiled_gemv", {w, x}, {y}, {}, four_row_tiles(load(w, row * n + k) * load(x, k), kAvx2VectorLanes)};
+  std::string avx2_source = print_cpp(f8);
+  for (const char* line : {"#if defined(__AVX2__) && defined(__FMA__)\n", "#define INGOT_F32_LANES 8\n",
+                           "ingot_vacc3 += ingot_v4 * ingot_v1;\n", "float ingot_acc0 = y[ro * 4] + ingot_sum_f32xN("})
+    EXPECT_NE(avx2_source.find(line), std::string::npos) << line << avx2_source;
+  EXPECT_EQ(avx2_source.find("__AVX512F__"), std::string::npos) << avx2_source;
+  expect_exact_gemv(compile_cpp(avx2_source).path, f8, rows, n);
+  expect_exact_gemv(compile_cpp(avx2_source, without_vector_isa(kAvx2VectorLanes)).path, f8, rows, n);
 
   // Operands invariant in k (a scale per row) and constants broadcast across the lanes.
   Buffer scale = global_buffer("s", {rows});
@@ -344,12 +361,16 @@ TEST(CppPrinter, FoldsARegisterTileIntoOneVectorAccumulatorPerElement) {
   EXPECT_THROW(print_cpp(LoopFunction{"exp_tile", {w, x}, {y}, {}, exp_tile}), std::invalid_argument);
 }
 
-// A padded 3 x 3 convolution, four output channels x three rows of a 20-wide map at a time: serial reduction loops
-// around unrolled channels and rows around the vectorized row. It prints as explicit vectors held across the whole
-// reduction (2 x 3 x 2 chunks of 16 lanes, the second chunk of each row masked to its 4 lanes), the border guards as
-// lane masks; without AVX-512 the same source runs the loops. Small integers keep every sum exact either way.
-TEST(CppPrinter, HoldsASpatialTileInVectorRegistersAcrossItsReduction) {
-  const int64_t C = 4, R = 2, H = 6, W = 20;
+// A padded 3 x 3 convolution over a map `width` wide, four output channels x three rows at a time: serial reduction
+// loops around unrolled channels and rows around the vectorized row, its tile held in explicit vectors of `lanes`.
+struct StencilTile {
+  static constexpr int64_t C = 4, R = 2, H = 6;
+  int64_t width;
+  LoopFunction f;
+};
+
+StencilTile stencil_tile(int64_t width, int64_t lanes) {
+  const int64_t C = StencilTile::C, R = StencilTile::R, H = StencilTile::H, W = width;
   Buffer x = global_buffer("X", {R, H, W}), k = global_buffer("K", {C, R, 3, 3}), y = global_buffer("y", {C, H, W});
   Expr co = var("co"), ci = var("ci"), ho = var("ho"), hi = var("hi"), w = var("w");
   Expr rc = var("rc"), ry = var("ry"), rx = var("rx");
@@ -357,28 +378,23 @@ TEST(CppPrinter, HoldsASpatialTileInVectorRegistersAcrossItsReduction) {
   Expr inside = logical_and(logical_and(ge(yy, 0), lt(yy, H)), logical_and(ge(xx, 0), lt(xx, W)));
   Expr tap = select(inside, load(x, (rc * H + yy) * W + xx), Expr(0.0)) * load(k, ((c * R + rc) * 3 + ry) * 3 + rx);
   Expr element = (c * H + h) * W + w;
-  Stmt tile = for_loop(
-      rc, R, LoopKind::kSerial,
-      for_loop(
-          ry, 3, LoopKind::kSerial,
-          for_loop(rx, 3, LoopKind::kSerial,
-                   for_loop(ci, 2, LoopKind::kUnrolled,
-                            for_loop(hi, 3, LoopKind::kUnrolled,
-                                     for_loop(w, W, LoopKind::kVectorized, store(y, element, load(y, element) + tap),
-                                              kExplicitVectorLanes))))));
+  Stmt tile =
+      for_loop(rc, R, LoopKind::kSerial,
+               for_loop(ry, 3, LoopKind::kSerial,
+                        for_loop(rx, 3, LoopKind::kSerial,
+                                 for_loop(ci, 2, LoopKind::kUnrolled,
+                                          for_loop(hi, 3, LoopKind::kUnrolled,
+                                                   for_loop(w, W, LoopKind::kVectorized,
+                                                            store(y, element, load(y, element) + tap), lanes))))));
   Expr flat = var("flat");
   Stmt body = seq({for_loop(flat, C * H * W, LoopKind::kSerial, store(y, flat, Expr(0.0))),
                    for_loop(co, C / 2, LoopKind::kSerial, for_loop(ho, H / 3, LoopKind::kSerial, tile))});
-  LoopFunction f{"stencil", {x, k}, {y}, {}, body};
-  std::string source = print_cpp(f);
-  for (const char* line :
-       {"ingot_f32xN ingot_t11 = ingot_load_masked_f32xN((__mmask16)0xF, &y[",
-        "ingot_v0 = ingot_load_masked_f32xN(ingot_lane_range(rx * -1 + 1, (ho * 3 + ry >= 1 && ho * 3 + ry < 7 ? "
-        "ingot_min_i64(16, rx * -1 + 21) : 0)), &X[",
-        "ingot_t0 += ingot_v0 * K[", "ingot_store_masked_f32xN((__mmask16)0xFFFF, &y[", "#else"})
-    EXPECT_NE(source.find(line), std::string::npos) << line << "\n" << source;
-  EXPECT_EQ(source.find("ingot_t12"), std::string::npos) << source;  // 12 accumulators, no more
+  return StencilTile{W, LoopFunction{"stencil", {x, k}, {y}, {}, body}};
+}
 
+// Runs the printed stencil compiled with and without its vectors' ISA; small integers keep every sum exact.
+void expect_exact_stencil(const StencilTile& t, const std::string& source, int64_t lanes) {
+  const int64_t C = StencilTile::C, R = StencilTile::R, H = StencilTile::H, W = t.width;
   HostTensor xs(DType::kFloat32, {R, H, W}), ks(DType::kFloat32, {C, R, 3, 3});
   for (int64_t i = 0; i < R * H * W; ++i) xs.f32()[i] = float(i % 5) - 2.0f;
   for (int64_t i = 0; i < C * R * 9; ++i) ks.f32()[i] = float(i % 3) - 1.0f;
@@ -394,23 +410,56 @@ TEST(CppPrinter, HoldsASpatialTileInVectorRegistersAcrossItsReduction) {
                 want[(oc * H + oh) * W + ow] +=
                     xs.f32()[(ic * H + iy) * W + ix] * ks.f32()[((oc * R + ic) * 3 + dy) * 3 + dx];
             }
-  CompileOptions avx2;
-  avx2.flags += " -mno-avx512f";
-  for (const CompiledLibrary& library : {compile_cpp(source), compile_cpp(source, avx2)}) {
-    KernelModule module(library.path, f);
+  for (const CompiledLibrary& library : {compile_cpp(source), compile_cpp(source, without_vector_isa(lanes))}) {
+    KernelModule module(library.path, t.f);
     HostTensor ys(DType::kFloat32, {C, H, W});
     module.run({&xs, &ks}, {&ys});
     for (int64_t i = 0; i < C * H * W; ++i) ASSERT_EQ(ys.f32()[i], want[i]) << i;
   }
 }
 
-// Runs a printed y = f(X) kernel compiled with and without AVX-512 and checks y against `want` exactly (small
-// integers keep every sum exact in any order).
+// Four channels x three rows of a 20-wide map: explicit vectors held across the whole reduction (2 x 3 x 2 chunks of
+// 16 lanes, the second chunk of each row masked to its 4 lanes), the border guards as lane masks; without AVX-512 the
+// same source runs the loops.
+TEST(CppPrinter, HoldsASpatialTileInVectorRegistersAcrossItsReduction) {
+  StencilTile t = stencil_tile(20, kAvx512VectorLanes);
+  std::string source = print_cpp(t.f);
+  for (const char* line :
+       {"ingot_f32xN ingot_t11 = ingot_load_masked_f32xN((__mmask16)0xF, &y[",
+        "ingot_v0 = ingot_load_masked_f32xN(ingot_lane_range(rx * -1 + 1, (ho * 3 + ry >= 1 && ho * 3 + ry < 7 ? "
+        "ingot_min_i64(16, rx * -1 + 21) : 0)), &X[",
+        "ingot_t0 += ingot_v0 * K[", "ingot_store_masked_f32xN((__mmask16)0xFFFF, &y[", "#else"})
+    EXPECT_NE(source.find(line), std::string::npos) << line << "\n" << source;
+  EXPECT_EQ(source.find("ingot_t12"), std::string::npos) << source;  // 12 accumulators, no more
+  expect_exact_stencil(t, source, kAvx512VectorLanes);
+}
+
+// The AVX2 form, over a 12-wide map: 2 x 3 x 2 chunks of 8 lanes (12 of the 16 ymm registers), whole chunks loaded and
+// stored plainly, the last of each row and the border through masks made vectors (vmaskmovps).
+TEST(CppPrinter, HoldsASpatialTileInAvx2Registers) {
+  StencilTile t = stencil_tile(12, kAvx2VectorLanes);
+  std::string source = print_cpp(t.f);
+  for (const char* line :
+       {"#if defined(__AVX2__) && defined(__FMA__)", "#define INGOT_F32_LANES 8",
+        "ingot_f32xN ingot_t0 = ingot_load_f32xN(&y[",
+        "ingot_f32xN ingot_t11 = ingot_load_masked_f32xN((ingot_mask)0xF, &y[",
+        "ingot_v0 = ingot_load_masked_f32xN(ingot_lane_range(rx * -1 + 1, (ho * 3 + ry >= 1 && ho * 3 + ry < 7 ? "
+        "ingot_min_i64(8, rx * -1 + 13) : 0)), &X[",
+        "ingot_store_f32xN(&y[", "ingot_store_masked_f32xN((ingot_mask)0xF, &y[", "#else"})
+    EXPECT_NE(source.find(line), std::string::npos) << line << "\n" << source;
+  EXPECT_EQ(source.find("__AVX512F__"), std::string::npos) << source;
+  EXPECT_EQ(source.find("ingot_t12"), std::string::npos) << source;
+  expect_exact_stencil(t, source, kAvx2VectorLanes);
+  // 3 chunks of a 20-wide row make 18 accumulators, more than AVX2's registers hold: no tile.
+  StencilTile wide = stencil_tile(20, kAvx2VectorLanes);
+  EXPECT_EQ(explicit_vector_problems(wide.f.body).size(), 1u);
+}
+
+// Runs a printed y = f(X) kernel compiled with and without the ISA of its vectors of `lanes` lanes and checks y against
+// `want` exactly (small integers keep every sum exact in any order).
 void expect_exact_both_ways(const std::string& source, const LoopFunction& f, const HostTensor& x,
-                            const std::vector<float>& want) {
-  CompileOptions avx2;
-  avx2.flags += " -mno-avx512f";
-  for (const CompiledLibrary& library : {compile_cpp(source), compile_cpp(source, avx2)}) {
+                            const std::vector<float>& want, int64_t lanes) {
+  for (const CompiledLibrary& library : {compile_cpp(source), compile_cpp(source, without_vector_isa(lanes))}) {
     KernelModule module(library.path, f);
     HostTensor y(DType::kFloat32, {int64_t(want.size())});
     module.run({&x}, {&y});
@@ -419,8 +468,11 @@ void expect_exact_both_ways(const std::string& source, const LoopFunction& f, co
 }
 
 // Spatial tiles whose chunks share an operand or whose accumulators would overlap, and a padded stride-2 window
-// whose border comparisons move backwards.
-TEST(CppPrinter, SpatialTilesKeepEveryLaneTheyRead) {
+// whose border comparisons move backwards, in AVX-512's vectors and in AVX2's.
+class SpatialTiles : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(SpatialTiles, KeepEveryLaneTheyRead) {
+  const int64_t vector_lanes = GetParam();
   Expr ci = var("ci"), v = var("v"), r = var("r"), flat = var("flat");
   auto tile_of = [&](const Buffer& y, int64_t copies, int64_t lanes, int64_t taps, const Expr& element,
                      const Expr& term) {
@@ -428,13 +480,13 @@ TEST(CppPrinter, SpatialTilesKeepEveryLaneTheyRead) {
                 for_loop(r, taps, LoopKind::kSerial,
                          for_loop(ci, copies, LoopKind::kUnrolled,
                                   for_loop(v, lanes, LoopKind::kVectorized, store(y, element, load(y, element) + term),
-                                           kExplicitVectorLanes)))});
+                                           vector_lanes)))});
   };
   HostTensor xs(DType::kFloat32, {48});
   for (int64_t i = 0; i < 48; ++i) xs.f32()[i] = float(i % 7) - 3.0f;
 
-  // Rows of 20 lanes (a chunk of 16 and one of 4) reading X at 16 ci + v + r: the second chunk of row 0 and the
-  // first chunk of row 1 both read X[r + 16 ..], which must be loaded with the wider chunk's 16 lanes.
+  // Rows of 20 lanes (chunks of 16 and 4, or 8, 8 and 4) reading X at 16 ci + v + r: the last chunk of row 0 and the
+  // first chunk of row 1 both read X[r + 16 ..], which must be loaded with the wider chunk's lanes.
   Buffer x = global_buffer("X", {48}), y = global_buffer("y", {40});
   LoopFunction shared{"shared", {x}, {y}, {}, tile_of(y, 2, 20, 2, ci * 20 + v, load(x, ci * 16 + v + r))};
   std::string source = print_cpp(shared);
@@ -443,7 +495,7 @@ TEST(CppPrinter, SpatialTilesKeepEveryLaneTheyRead) {
   for (int64_t c = 0; c < 2; ++c)
     for (int64_t l = 0; l < 20; ++l)
       for (int64_t t = 0; t < 2; ++t) want[c * 20 + l] += xs.f32()[c * 16 + l + t];
-  expect_exact_both_ways(source, shared, xs, want);
+  expect_exact_both_ways(source, shared, xs, want, vector_lanes);
 
   // Rows 8 elements apart but 16 lanes wide overlap: no spatial tile (lowering refuses the decision), the loops as
   // written.
@@ -457,7 +509,7 @@ TEST(CppPrinter, SpatialTilesKeepEveryLaneTheyRead) {
   for (int64_t c = 0; c < 2; ++c)
     for (int64_t l = 0; l < 16; ++l)
       for (int64_t t = 0; t < 2; ++t) want[c * 8 + l] += xs.f32()[l + t];
-  expect_exact_both_ways(source, overlap, xs, want);
+  expect_exact_both_ways(source, overlap, xs, want, vector_lanes);
 
   // A padded stride-2 window of 3 taps over a row of 40 (18 outputs, one chunk): X[2 v + r - 1] inside
   // 0 <= 2 v + r - 1 <= 39, written as comparisons that move forwards and backwards by two lanes.
@@ -477,8 +529,10 @@ TEST(CppPrinter, SpatialTilesKeepEveryLaneTheyRead) {
     for (int64_t l = 0; l < 18; ++l)
       for (int64_t t = 0; t < 3; ++t)
         if (2 * l + t - 1 >= 0 && 2 * l + t - 1 <= 39) want[c * 18 + l] += xs.f32()[2 * l + t - 1] * xs.f32()[c + 40];
-  expect_exact_both_ways(source, strided, xs, want);
+  expect_exact_both_ways(source, strided, xs, want, vector_lanes);
 }
+
+INSTANTIATE_TEST_SUITE_P(Avx512AndAvx2, SpatialTiles, ::testing::Values(kAvx512VectorLanes, kAvx2VectorLanes));
 
 // A tile of one element (an unrolled loop of extent 1, as hand-written IR may have) still names no loop variable
 // that the printed code does not declare.

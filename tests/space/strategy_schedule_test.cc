@@ -7,6 +7,7 @@
 
 #include "analysis/strategies.h"
 #include "codegen/pipeline.h"
+#include "compile/cpp_compiler.h"
 #include "interp/interpreter.h"
 #include "lower/kernels.h"
 #include "lower/lower.h"
@@ -18,6 +19,10 @@
 #include "workloads/registry.h"
 
 namespace ingot {
+
+// Test parameters print as the ISA's name (ADL finds it in CpuIsa's namespace).
+void PrintTo(CpuIsa isa, std::ostream* os) { *os << cpu_isa_name(isa); }
+
 namespace {
 
 // A fixed AVX-512 CPU: the schedules must not depend on the machine running the test. Their code still runs
@@ -249,10 +254,15 @@ TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
     EXPECT_NE(cpp.find("ingot_vacc15 += "), std::string::npos) << strategy << cpp;
     EXPECT_EQ(cpp.find("ingot_vacc16"), std::string::npos) << strategy << cpp;
     expect_matches_interpreter(p, s);
-    // With 8-lane vectors (AVX2) there are no explicit vectors to write: the same tile is a simd reduction.
+    // With 8-lane vectors (AVX2: 16 registers) the tile has 2 rows of A by 4 of W, 8 accumulators and 6 operands, held
+    // in explicit vectors of 8 lanes.
     Schedule narrow = make_strategy_program(p, strategy, test_support::avx2_cpu()).schedule;
-    EXPECT_FALSE(has_decision(narrow, DecisionKind::kExplicitVectors, "C", "k")) << strategy << narrow.to_json();
-    EXPECT_EQ(compile_to_cpp_source(p, narrow).source.find("ingot_vacc"), std::string::npos) << strategy;
+    EXPECT_TRUE(has_decision(narrow, DecisionKind::kExplicitVectors, "C", "k")) << strategy << narrow.to_json();
+    std::string narrow_cpp = compile_to_cpp_source(p, narrow).source;
+    EXPECT_NE(narrow_cpp.find("#define INGOT_F32_LANES 8"), std::string::npos) << strategy << narrow_cpp;
+    EXPECT_NE(narrow_cpp.find("ingot_vacc7 += "), std::string::npos) << strategy << narrow_cpp;
+    EXPECT_EQ(narrow_cpp.find("ingot_vacc8"), std::string::npos) << strategy << narrow_cpp;
+    expect_matches_interpreter(p, narrow);
   }
   // Four rows in all: tiling them would leave the parallel loop one iteration per column tile only, so they stay
   // an outer loop of their own.
@@ -334,31 +344,54 @@ TEST(StrategySchedule, LstmStepsHaveOneBarrierEach) {
   expect_matches_interpreter(p, global.schedule);
 }
 
-class EveryStrategyOnEveryModel : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+// Model, strategy, and the ISA the code is written and compiled for (on the fixed targets, with the flags that select
+// it: both forms are compiled on every machine and run where the CPU has the ISA; elsewhere the code runs as this
+// CPU compiles it, its explicit vectors' fallback loops).
+class EveryStrategyOnEveryModel : public ::testing::TestWithParam<std::tuple<std::string, std::string, CpuIsa>> {};
 
 TEST_P(EveryStrategyOnEveryModel, MatchesTheInterpreter) {
-  auto [model, strategy] = GetParam();
+  auto [model, strategy, isa] = GetParam();
   const WorkloadInfo* info = find_workload(model);
   ASSERT_NE(info, nullptr);
   Program p = make_workload(model, info->small);
-  StrategyProgram sp = make_strategy_program(p, strategy, cpu());
-  TensorMap inputs = random_inputs(p, 7, workload_input_ranges(model, info->small));
-  TensorMap expected = interpret(p, inputs);
+  const Target target = isa == CpuIsa::kAvx2 ? test_support::avx2_cpu() : cpu();
+  StrategyProgram sp = make_strategy_program(p, strategy, target);
   LocalRunOptions options;
   options.warmup_runs = 0;
   options.min_repeat_ms = 0;
   options.min_repeats = 1;
+  const std::string isa_flags = cpu_isa_compiler_flags(isa);
+  if (!isa_flags.empty()) {
+    CompileOptions compile = options.compile;
+    compile.flags = cpp_flags(isa_flags);
+    if (host_runs(isa))
+      options.compile = compile;
+    else  // compiled with the ISA's flags (CompileError when it fails), run with this CPU's
+      compile_cpp(compile_to_cpp_source(p, sp.schedule).source, compile);
+  }
+  TensorMap inputs = random_inputs(p, 7, workload_input_ranges(model, info->small));
+  TensorMap expected = interpret(p, inputs);
   LocalRunResult r = local_run(p, sp.schedule, inputs, expected, options);
   for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << model << " " << strategy << ": " << c.message;
   EXPECT_TRUE(r.correct);
   EXPECT_EQ(kernel_traffic(r.function).kernel_count(), sp.plan.kernel_count());
 }
 
-INSTANTIATE_TEST_SUITE_P(SmallModels, EveryStrategyOnEveryModel,
+std::string model_strategy_isa(const ::testing::TestParamInfo<std::tuple<std::string, std::string, CpuIsa>>& info) {
+  return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" + cpu_isa_name(std::get<2>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SmallModels, EveryStrategyOnEveryModel,
+    ::testing::Combine(::testing::Values("lstm", "mmoe", "bert", "resnext", "efficientnet", "swin"),
+                       ::testing::Values("unfused", "rules", "subgraph", "global"), ::testing::Values(CpuIsa::kAvx512)),
+    model_strategy_isa);
+// The AVX2 form (8-lane explicit vectors, 16 registers) under the plans with the most and the fewest kernels.
+INSTANTIATE_TEST_SUITE_P(SmallModelsAvx2, EveryStrategyOnEveryModel,
                          ::testing::Combine(::testing::Values("lstm", "mmoe", "bert", "resnext", "efficientnet",
                                                               "swin"),
-                                            ::testing::Values("unfused", "rules", "subgraph", "global")),
-                         [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
+                                            ::testing::Values("unfused", "global"), ::testing::Values(CpuIsa::kAvx2)),
+                         model_strategy_isa);
 
 }  // namespace
 }  // namespace ingot

@@ -124,5 +124,44 @@ TEST_F(TuneJobTest, RefusesGpuTargetsBeforeAnythingRuns) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
 }
 
+// target.isa picks the ISA the code is written for: another than this CPU's has its lanes, its compiler flags and a
+// target key of its own, and is measured where this CPU runs it; where it does not, nothing is recorded.
+TEST_F(TuneJobTest, AnotherIsaIsPlannedCompiledAndKeyedApart) {
+  const CpuIsa host = host_cpu_isa();
+  const CpuIsa other = host == CpuIsa::kAvx512 ? CpuIsa::kAvx2 : CpuIsa::kAvx512;
+  RunConfig config = parse_run_config(config_text(), "job.yaml");
+  config.target.isa = cpu_isa_name(other);
+  if (!host_runs(other)) {
+    try {
+      make_tune_job(config, "job.yaml");
+      FAIL() << "an ISA this CPU cannot run was not refused";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "job.yaml: target.isa: avx512 code cannot run on this CPU (" +
+                                           std::string(cpu_isa_name(host)) +
+                                           "), so its candidates cannot be measured here; `ingot lower` and `ingot "
+                                           "run --isa` compile it");
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
+    return;
+  }
+  TuneJob job = make_tune_job(config, "job.yaml");
+  EXPECT_EQ(job.target.cpu.isa, other);
+  EXPECT_EQ(job.target.cpu.simd_fp32_lanes, cpu_isa_lanes(other));
+  EXPECT_EQ(job.options.target_isa, cpu_isa_name(other));
+  EXPECT_EQ(job.options.builder.compile.flags, cpp_flags(cpu_isa_compiler_flags(other)));
+  TuneSummary s = run_tune_job(job);
+  EXPECT_EQ(s.measured_now, 3);
+  EXPECT_EQ(s.errors_now, 0);
+  EXPECT_NE(s.target.find(std::string(":isa=") + cpu_isa_name(other) + ":"), std::string::npos) << s.target;
+  // This CPU's own ISA, named or native, keeps the plain key and flags.
+  for (const std::string& native : {std::string("native"), std::string(cpu_isa_name(host))}) {
+    config.target.isa = native;
+    TuneJob own = make_tune_job(config, "job.yaml");
+    EXPECT_EQ(own.options.target_isa, "");
+    EXPECT_EQ(own.options.builder.compile.flags, default_cpp_flags());
+    EXPECT_EQ(cpu_target_key(1, own.options.target_isa), cpu_target_key(1));
+  }
+}
+
 }  // namespace
 }  // namespace ingot
