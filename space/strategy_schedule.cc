@@ -203,8 +203,13 @@ class StrategyScheduler {
     if (!r || t->axes.empty() || t->axes.back().extent < 2) return;
     if (auto plane = hosted_planes_.find(t->name); plane != hosted_planes_.end())
       return hosted_tile_loops(t, plane_loops(t, plane->second, s), s);
-    if (auto stencil = hosted_stencils_.find(t->name); stencil != hosted_stencils_.end())
-      return hosted_tile_loops(t, stencil_loops(t, stencil->second, s), s);
+    if (auto stencil = hosted_stencils_.find(t->name); stencil != hosted_stencils_.end()) {
+      TileLoops loops = stencil_loops(t, stencil->second, s);
+      hosted_tile_loops(t, loops, s);
+      if (!stencil->second.packed.empty())
+        s.cache_read(t->name, stencil->second.packed, MemoryScope::kLocal, loops.outer[0]);
+      return;
+    }
     InnerLoops inner = inner_loops(t);
     std::vector<std::string> order;
     auto rows = hosted_rows_.find(t->name);
@@ -596,14 +601,37 @@ class StrategyScheduler {
   // vector registers across the whole reduction (the C++ printer's spatial tile: 16 lanes per vector, the last one
   // masked, padded borders masked lane by lane). A ResNeXt 3 x 3 grouped convolution of 1024 channels on a 14 x 14
   // map ran at 12 GFLOP/s one row at a time and at 167 four channels x seven rows at once (hand-written, 2 cores).
+  //
+  // A row wider than the registers hold (a GEMM C[i, j] = sum_k A[i, k] B[k, j] whose B moves along j: BERT's
+  // projections as ONNX exports them, 768 or 3072 columns) is cut into panels of a few vectors (`panel` columns, the
+  // panel loop outermost, so that each thread's B panel stays in its L2 while the rows of A pass), and the rows of A
+  // (axis n - 2) are the tile's other side: 8 rows x 3 vectors of 16 lanes with AVX-512, each B vector loaded once per
+  // k for 8 FMAs with A's elements broadcast (the BLIS micro-kernel's shape, without packing). A 512^3 matmul ran in
+  // 4.2 ms with one row of C at a time and 1.2 ms with an 8 x 16 tile (the evolutionary search's best, docs/search.md).
   struct StencilTile {
     int64_t channels = 1;  // of the channel axis (n - 3), computed together
     int64_t rows = 1;      // of the plane's rows (axis n - 2), computed together
+    int64_t panel = 0;     // columns of w per iteration of its panel loop; 0: w whole
+    // A panel's operand moving along w (B), copied into a contiguous panel once per iteration of the panel loop,
+    // which is then the parallel loop, the rows a serial loop inside it; empty: no copy, the loops fused. Strided by
+    // B's whole rows, a panel's k loop touched a new page every iteration: a 128 x 768 x 3072 GEMM ran at 60 GFLOP/s
+    // on one core so and at 138 with B copied (cache_read) into a 768 x 48 panel.
+    std::string packed;
   };
+
+  // The panel of a row of `width` columns too wide for the registers: 3 vectors with AVX-512 (24 of 28 accumulators
+  // then hold 8 rows), 2 with AVX2 (6 rows of its 12, BLIS's 6 x 16 on Haswell), or fewer where that divides the row;
+  // 0 when no whole number of vectors divides it.
+  int64_t panel_columns(int64_t width) const {
+    const int64_t lanes = options_.simd_fp32_lanes;
+    for (int64_t vectors = lanes == kAvx512VectorLanes ? 3 : 2; vectors >= 1; --vectors)
+      if (width % (vectors * lanes) == 0) return vectors * lanes;
+    return 0;
+  }
 
   std::optional<StencilTile> stencil_tile(const Tensor& t, const Tensor& r) {
     size_t n = t->axes.size();
-    if (n < 3 || !knobs().stencil_tiles || !same_extents(t, r) || !is_explicit_vector_width(options_.simd_fp32_lanes) ||
+    if (n < 2 || !knobs().stencil_tiles || !same_extents(t, r) || !is_explicit_vector_width(options_.simd_fp32_lanes) ||
         r->reduction()->op != ReduceOp::kSum)
       return std::nullopt;
     const std::string& w = r->axes[n - 1].name();
@@ -632,29 +660,61 @@ class StrategyScheduler {
       Expr step = simplify(substitute(indices.back(), {{w, r->axes[n - 1].var + int64_t(1)}}) - indices.back());
       if (!is_const_int(step, 1) && !is_const_int(step, 2)) return std::nullopt;
     }
-    const int64_t lanes = options_.simd_fp32_lanes;
-    const int64_t chunks = (t->axes[n - 1].extent + lanes - 1) / lanes;
+    const int64_t lanes = options_.simd_fp32_lanes, width = t->axes[n - 1].extent;
+    StencilTile tile;
+    int64_t chunks = (width + lanes - 1) / lanes;
+    if (chunks > accumulator_vectors()) {
+      tile.panel = panel_columns(width);
+      if (tile.panel == 0) return std::nullopt;
+      chunks = tile.panel / lanes;
+    } else if (n < 3) {
+      return std::nullopt;
+    }
     const int64_t budget = accumulator_vectors() / chunks;
     if (budget < 1) return std::nullopt;
-    StencilTile tile;
-    const int64_t channel_extent = t->axes[n - 3].extent, height = t->axes[n - 2].extent;
+    const int64_t channel_extent = n >= 3 ? t->axes[n - 3].extent : 1, height = t->axes[n - 2].extent;
     tile.channels = largest_divisor_up_to(channel_extent, std::min<int64_t>(knobs().register_tile, budget));
     if (tile.channels == channel_extent) tile.channels = 1;  // split only: whole, it would leave few iterations
     tile.rows = largest_divisor_up_to(height, budget / tile.channels);
-    int64_t iterations = t->num_elements() / t->axes[n - 1].extent / tile.channels / tile.rows;
+    const int64_t panels = tile.panel ? width / tile.panel : 1;
+    int64_t iterations = t->num_elements() / width * panels / tile.channels / tile.rows;
     while (tile.rows > 1 && iterations < knobs().min_stencil_iterations) {
       tile.rows = largest_divisor_up_to(height, tile.rows - 1);
-      iterations = t->num_elements() / t->axes[n - 1].extent / tile.channels / tile.rows;
+      iterations = t->num_elements() / width * panels / tile.channels / tile.rows;
     }
     if (tile.channels * tile.rows == 1) return std::nullopt;
+    if (tile.panel > 0) tile.packed = panel_operand(r, folded, reads);
     return tile;
   }
 
+  // The operand a GEMM's panel copies: the one placeholder that r reads along w, when every axis of r before its rows
+  // has one iteration (a GEMM, or a batch of one); "" otherwise.
+  std::string panel_operand(const Tensor& r, const std::set<std::string>& folded,
+                            const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads) const {
+    const size_t n = r->axes.size();
+    for (size_t d = 0; d + 2 < n; ++d)
+      if (r->axes[d].extent != 1) return "";
+    std::string operand;
+    for (const auto& [tensor, indices] : reads) {
+      if (indices.empty() || !uses_var(indices.back(), r->axes[n - 1].name())) continue;
+      if (!tensor->is_placeholder() || folded.count(tensor->name) || (!operand.empty() && operand != tensor->name))
+        return "";
+      operand = tensor->name;
+    }
+    return operand;
+  }
+
   // t's loops for a stencil tile: the channel axis split by the tile's channels and the plane's rows by its rows,
-  // both inner parts in the tile; w whole.
+  // both inner parts in the tile; w whole, or split into panels whose loop is the outermost.
   static TileLoops stencil_loops(const Tensor& t, const StencilTile& tile, Schedule& s) {
     size_t n = t->axes.size();
     TileLoops loops;
+    const std::string& w = t->axes[n - 1].name();
+    const bool panels = tile.panel > 0 && tile.panel < t->axes[n - 1].extent;
+    if (panels) {
+      s.split(t->name, w, tile.panel);
+      loops.outer.push_back(w + ".o");
+    }
     for (size_t d = 0; d + 1 < n; ++d) {
       const std::string& axis = t->axes[d].name();
       int64_t inner = d == n - 3 ? tile.channels : d == n - 2 ? tile.rows : 1;
@@ -668,13 +728,54 @@ class StrategyScheduler {
         loops.tile.push_back(axis + ".i");
       }
     }
-    loops.lanes = t->axes[n - 1].name();
+    loops.lanes = panels ? w + ".i" : w;
     return loops;
   }
 
   void stencil_root(const Tensor& t, const Tensor& r, const StencilTile& tile, Schedule& s) {
-    tiled_root(t, r, stencil_loops(t, tile, s), s);
     if (!r.same_as(t)) hosted_stencils_[r->name] = tile;
+    if (!tile.packed.empty()) return packed_panel_root(t, r, tile, s);
+    tiled_root(t, r, stencil_loops(t, tile, s), s);
+  }
+
+  // A root over panels whose operand is copied: the panel loop (with the leading axes of one iteration) parallel, the
+  // copy at its top (t is r), or r computed there, its panel of rows whole (hosted_tile_loops, then the copy in
+  // attached_loops); inside, the rows serial, r's reduction, the tile's rows unrolled and the lanes vectorized.
+  void packed_panel_root(const Tensor& t, const Tensor& r, const StencilTile& tile, Schedule& s) {
+    const std::string& name = t->name;
+    const size_t n = t->axes.size();
+    const std::string w = t->axes[n - 1].name();
+    std::vector<std::string> order;
+    std::string parallel = w + ".o";
+    if (r.same_as(t)) {
+      TileLoops loops = stencil_loops(t, tile, s);
+      order = loops.outer;
+      for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
+      for (const std::string& inner : loops.tile) order.push_back(inner);
+      order.push_back(loops.lanes);
+      s.reorder(name, order);
+      for (size_t d = 0; d + 2 < n; ++d) {
+        s.fuse(name, parallel, t->axes[d].name());
+        parallel += "+" + t->axes[d].name();
+      }
+      s.parallel(name, parallel);
+      s.cache_read(name, tile.packed, MemoryScope::kLocal, parallel);
+      for (const std::string& inner : loops.tile) s.unroll(name, inner);
+      s.vectorize(name, loops.lanes);
+    } else {
+      s.split(name, w, tile.panel);
+      order.push_back(w + ".o");
+      for (size_t d = 0; d + 1 < n; ++d) order.push_back(t->axes[d].name());
+      order.push_back(w + ".i");
+      s.reorder(name, order);
+      for (size_t d = 0; d + 2 < n; ++d) {
+        s.fuse(name, parallel, t->axes[d].name());
+        parallel += "+" + t->axes[d].name();
+      }
+      s.parallel(name, parallel);
+      s.vectorize(name, w + ".i");
+    }
+    attach_loop_[name] = parallel;
   }
 
   void cpu_root(const Tensor& t, Schedule& s) {

@@ -477,14 +477,21 @@ TEST(ScheduleMutation, ComputeLocationMovesAStageWithinItsReader) {
   EXPECT_FALSE(mutate(p, Schedule(), MutationKind::kComputeLocation, rng));
 }
 
-// The fixed schedule of a 512^3 GEMM under the global plan keeps 64 columns in the vectorized loop and fuses the rows
-// with the column blocks into its parallel loop. A split adds a tile level: of j.o (plain), where the fuse, parallel
+FixedScheduleOptions without_stencil_tiles() {
+  FixedScheduleOptions options;
+  options.knobs.stencil_tiles = false;
+  return options;
+}
+
+// Without stencil tiles (their knob off: the fixed schedule's panels of register tiles are a stencil tile's), the fixed
+// schedule of a 512^3 GEMM under the global plan keeps 64 columns in the vectorized loop and fuses the rows with the
+// column blocks into its parallel loop. A split adds a tile level: of j.o (plain), where the fuse, parallel
 // loop and cache_write that name what j.o made follow it; or of i into the 2-D register tile (the tile variant): i.i
 // moved just inside k and unrolled, 4 rows x 64 columns accumulated across k, held in explicit vectors. (A plain split
 // of i leaves i.i between the fuse's loops and never lowers.)
 TEST(ScheduleMutation, SplitInsertsATileLevelAndRenamesWhatFollows) {
   Program p = matmul(512, 512, 512);
-  Schedule s = make_strategy_program(p, "global", test_support::avx512_cpu()).schedule;
+  Schedule s = make_strategy_program(p, "global", test_support::avx512_cpu(), without_stencil_tiles()).schedule;
   EXPECT_EQ(text(s),
             "split C [j] by 64\n"
             "reorder C [i, j.o, k, j.i]\n"
@@ -530,11 +537,11 @@ TEST(ScheduleMutation, SplitInsertsATileLevelAndRenamesWhatFollows) {
   EXPECT_EQ(split_loops, (std::set<std::string>{"i", "j.o", "k"}));
 }
 
-// The 2-D register tile of the GEMM is one split away from its fixed schedule: among 64 seeds, some split of i moves
-// i.i inside k, just outside the vectorized columns, and unrolls it.
+// The 2-D register tile of the GEMM is one split away from that schedule: among 64 seeds, some split of i moves i.i
+// inside k, just outside the vectorized columns, and unrolls it.
 TEST(ScheduleMutation, SplitReachesTheRegisterTileOfAGemm) {
   Program p = matmul(512, 512, 512);
-  Schedule s = make_strategy_program(p, "global", test_support::avx512_cpu()).schedule;
+  Schedule s = make_strategy_program(p, "global", test_support::avx512_cpu(), without_stencil_tiles()).schedule;
   std::set<int64_t> rows;
   for (const Schedule& r : results_of(p, s, MutationKind::kSplit, 64)) {
     bool tile = false, unrolled = false;

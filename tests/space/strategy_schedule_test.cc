@@ -226,6 +226,44 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
   }
 }
 
+// A GEMM whose B moves along the output's columns (C[i, j] = sum_k A[i, k] B[k, j] + b[j], as ONNX exports a linear
+// layer): rows far wider than the registers are cut into panels, the panel loop outermost and parallel, B's panel
+// copied once per panel, and each step computes 8 rows of A by 3 vectors of 16 lanes (AVX-512) or 6 rows by 2 vectors
+// of 8 (AVX2), held in explicit vectors across k; alone and under its bias add.
+TEST(StrategySchedule, WideGemmRowsRunAsPanelsOfRegisterTiles) {
+  const int64_t rows = 96, cols = 768, K = 64;
+  Tensor A = placeholder("A", {rows, K}), B = placeholder("B", {K, cols}), b = placeholder("b", {cols});
+  IterVar k = reduce_axis(K, "k");
+  Tensor C =
+      compute("C", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * B(k.var, i[1]), {k}); });
+  Tensor y = compute("y", {rows, cols}, [&](const std::vector<Expr>& i) { return C(i[0], i[1]) + b(i[1]); });
+  Program p({y}, "linear_kn");
+  for (const Target& target : {cpu(), test_support::avx2_cpu()}) {
+    const bool avx512 = target.cpu.simd_fp32_lanes == 16;
+    for (const char* strategy : {"unfused", "global"}) {
+      Schedule s = make_strategy_program(p, strategy, target).schedule;
+      const std::string host = std::string(strategy) == "unfused" ? "C" : "y";
+      std::string json = s.to_json();
+      const std::string panel = std::string("{\"axis\":\"j\",\"factor\":") + (avx512 ? "48" : "16") +
+                                ",\"kind\":\"split\",\"stage\":\"" + host + "\"";
+      const std::string tile_rows =
+          std::string("{\"axis\":\"i\",\"factor\":") + (avx512 ? "8" : "6") + ",\"kind\":\"split\",\"stage\":\"C\"";
+      EXPECT_NE(json.find(panel), std::string::npos) << strategy << " " << json;
+      EXPECT_NE(json.find(tile_rows), std::string::npos) << strategy << " " << json;
+      // The panel loop is the parallel one; B's panel is copied at its top, once per panel.
+      EXPECT_TRUE(has_decision(s, DecisionKind::kParallel, host, "j.o")) << strategy << " " << json;
+      EXPECT_TRUE(has_decision(s, DecisionKind::kCacheRead, "C", "j.o")) << strategy << " " << json;
+      EXPECT_NE(json.find("\"tensor\":\"B\""), std::string::npos) << strategy << " " << json;
+      EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "C", "j.i")) << strategy << " " << json;
+      std::string cpp = compile_to_cpp_source(p, s).source;
+      const int accumulators = avx512 ? 24 : 12;
+      EXPECT_NE(cpp.find("ingot_t" + std::to_string(accumulators - 1) + " += "), std::string::npos) << strategy << cpp;
+      EXPECT_EQ(cpp.find("ingot_t" + std::to_string(accumulators) + " "), std::string::npos) << strategy << cpp;
+      expect_matches_interpreter(p, s);
+    }
+  }
+}
+
 // A linear layer y[i, j] = sum_k A[i, k] W[j, k] + b[j], alone (unfused) or under its bias add (global): the
 // parallel loop visits W's rows outermost and A's rows inside them, so a tile of W stays in cache for every row of
 // A, and the dot products run as a 4 x 4 register tile, four rows of A by four rows of W (16 accumulators).
