@@ -682,23 +682,30 @@ class StrategyScheduler {
       tile.rows = largest_divisor_up_to(height, tile.rows - 1);
       iterations = t->num_elements() / width * panels / tile.channels / tile.rows;
     }
-    if (tile.channels * tile.rows == 1) return std::nullopt;
     if (tile.panel > 0) tile.packed = panel_operand(r, folded, reads);
+    if (!tile.packed.empty()) {
+      // The axes before the rows are more rows of A (a 14 x 14 map of tokens times W): serial loops inside the panel,
+      // the tile all rows.
+      tile.channels = 1;
+      tile.rows = largest_divisor_up_to(height, budget);
+    }
+    if (tile.channels * tile.rows == 1) return std::nullopt;
     return tile;
   }
 
-  // The operand a GEMM's panel copies: the one placeholder that r reads along w, when every axis of r before its rows
-  // has one iteration (a GEMM, or a batch of one); "" otherwise.
+  // The operand a GEMM's panel copies: the one placeholder that r reads along w, when its reads use no axis of r before
+  // the rows (the same weights for every token); "" otherwise.
   std::string panel_operand(const Tensor& r, const std::set<std::string>& folded,
                             const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads) const {
     const size_t n = r->axes.size();
-    for (size_t d = 0; d + 2 < n; ++d)
-      if (r->axes[d].extent != 1) return "";
     std::string operand;
     for (const auto& [tensor, indices] : reads) {
       if (indices.empty() || !uses_var(indices.back(), r->axes[n - 1].name())) continue;
       if (!tensor->is_placeholder() || folded.count(tensor->name) || (!operand.empty() && operand != tensor->name))
         return "";
+      for (const Expr& index : indices)
+        for (size_t d = 0; d + 2 < n; ++d)
+          if (uses_var(index, r->axes[d].name())) return "";
       operand = tensor->name;
     }
     return operand;
@@ -738,43 +745,43 @@ class StrategyScheduler {
     tiled_root(t, r, stencil_loops(t, tile, s), s);
   }
 
-  // A root over panels whose operand is copied: the panel loop (with the leading axes of one iteration) parallel, the
-  // copy at its top (t is r), or r computed there, its panel of rows whole (hosted_tile_loops, then the copy in
-  // attached_loops); inside, the rows serial, r's reduction, the tile's rows unrolled and the lanes vectorized.
+  // A root over panels whose operand is copied: the panel loop (fused with the axes of one iteration before the rows)
+  // parallel, the copy at its top (t is r), or r computed there for the panel's rows (hosted_tile_loops, then the copy
+  // in attached_loops); inside, the other axes before the rows and the rows serial, r's reduction, the tile's rows
+  // unrolled and the lanes vectorized.
   void packed_panel_root(const Tensor& t, const Tensor& r, const StencilTile& tile, Schedule& s) {
     const std::string& name = t->name;
     const size_t n = t->axes.size();
     const std::string w = t->axes[n - 1].name();
-    std::vector<std::string> order;
     std::string parallel = w + ".o";
+    std::vector<std::string> order{parallel}, single, serial;
+    for (size_t d = 0; d + 2 < n; ++d) (t->axes[d].extent == 1 ? single : serial).push_back(t->axes[d].name());
+    order.insert(order.end(), single.begin(), single.end());
+    order.insert(order.end(), serial.begin(), serial.end());
+    TileLoops loops;
     if (r.same_as(t)) {
-      TileLoops loops = stencil_loops(t, tile, s);
-      order = loops.outer;
+      loops = stencil_loops(t, tile, s);  // outer: w.o, the axes before the rows, the rows' outer part
+      for (const std::string& loop : loops.outer)
+        if (std::find(order.begin(), order.end(), loop) == order.end()) order.push_back(loop);
       for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
       for (const std::string& inner : loops.tile) order.push_back(inner);
-      order.push_back(loops.lanes);
-      s.reorder(name, order);
-      for (size_t d = 0; d + 2 < n; ++d) {
-        s.fuse(name, parallel, t->axes[d].name());
-        parallel += "+" + t->axes[d].name();
-      }
-      s.parallel(name, parallel);
-      s.cache_read(name, tile.packed, MemoryScope::kLocal, parallel);
-      for (const std::string& inner : loops.tile) s.unroll(name, inner);
-      s.vectorize(name, loops.lanes);
     } else {
       s.split(name, w, tile.panel);
-      order.push_back(w + ".o");
-      for (size_t d = 0; d + 1 < n; ++d) order.push_back(t->axes[d].name());
-      order.push_back(w + ".i");
-      s.reorder(name, order);
-      for (size_t d = 0; d + 2 < n; ++d) {
-        s.fuse(name, parallel, t->axes[d].name());
-        parallel += "+" + t->axes[d].name();
-      }
-      s.parallel(name, parallel);
-      s.vectorize(name, w + ".i");
+      order.push_back(t->axes[n - 2].name());
+      loops.lanes = w + ".i";
     }
+    order.push_back(loops.lanes);
+    s.reorder(name, order);
+    for (const std::string& axis : single) {
+      s.fuse(name, parallel, axis);
+      parallel += "+" + axis;
+    }
+    s.parallel(name, parallel);
+    if (r.same_as(t)) {
+      s.cache_read(name, tile.packed, MemoryScope::kLocal, parallel);
+      for (const std::string& inner : loops.tile) s.unroll(name, inner);
+    }
+    s.vectorize(name, loops.lanes);
     attach_loop_[name] = parallel;
   }
 

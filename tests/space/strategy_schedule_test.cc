@@ -264,6 +264,28 @@ TEST(StrategySchedule, WideGemmRowsRunAsPanelsOfRegisterTiles) {
   }
 }
 
+// Tokens on a map (A[h, w, k], as Swin's ONNX file multiplies its [1, 14, 14, 512] activations by W[512, 2048]): the
+// same weights for every token, so the panel of W is copied once per panel and the map's rows are serial inside it.
+TEST(StrategySchedule, PanelsOfAMapOfTokensCopyTheWeightsOnce) {
+  const int64_t H = 6, W = 14, K = 32, N = 768;
+  Tensor A = placeholder("A", {1, H, W, K}), B = placeholder("B", {K, N});
+  IterVar k = reduce_axis(K, "k");
+  Tensor C = compute("C", {1, H, W, N},
+                     [&](const std::vector<Expr>& i) { return sum(A(i[0], i[1], i[2], k.var) * B(k.var, i[3]), {k}); });
+  Tensor y =
+      compute("y", {1, H, W, N}, [&](const std::vector<Expr>& i) { return C(i[0], i[1], i[2], i[3]) * Expr(2.0); });
+  Program p({y}, "tokens");
+  for (const char* strategy : {"unfused", "global"}) {
+    Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
+    const std::string host = std::string(strategy) == "unfused" ? "C" : "y";
+    // The panel loop fused with the batch of one, the map's rows serial; rows of 7 tokens by 3 vectors.
+    EXPECT_TRUE(has_decision(s, DecisionKind::kParallel, host, "m.o+i")) << strategy << " " << s.to_json();
+    EXPECT_TRUE(has_decision(s, DecisionKind::kCacheRead, "C")) << strategy << " " << s.to_json();
+    EXPECT_NE(compile_to_cpp_source(p, s).source.find("ingot_t20 += "), std::string::npos) << strategy;
+    expect_matches_interpreter(p, s);
+  }
+}
+
 // A linear layer y[i, j] = sum_k A[i, k] W[j, k] + b[j], alone (unfused) or under its bias add (global): the
 // parallel loop visits W's rows outermost and A's rows inside them, so a tile of W stays in cache for every row of
 // A, and the dot products run as a 4 x 4 register tile, four rows of A by four rows of W (16 accumulators).
