@@ -89,12 +89,13 @@ int run(int argc, char** argv) {
   std::printf("CPU: %s (%s), %lld cores; load average before: %s\n", cpu_target_key(0).c_str(),
               cpu_isa_name(host.cpu.isa), static_cast<long long>(host.cpu.cores), load_average().c_str());
   std::vector<std::unique_ptr<Form>> forms;
+  std::vector<std::unique_ptr<TensorMap>> model_inputs;  // the forms point at them
   for (const std::string& model : models) {
     WorkloadParams params = size == "small" ? find_workload(model)->small : WorkloadParams{};
     Program program = make_workload(model, params);
-    static std::vector<std::unique_ptr<TensorMap>> keep;  // inputs outlive the forms that point at them
-    keep.push_back(std::make_unique<TensorMap>(random_inputs(program, 1, workload_input_ranges(model, params))));
-    const TensorMap& inputs = *keep.back();
+    model_inputs.push_back(
+        std::make_unique<TensorMap>(random_inputs(program, 1, workload_input_ranges(model, params))));
+    const TensorMap& inputs = *model_inputs.back();
     std::fprintf(stderr, "%s: interpreting for the reference outputs...\n", model.c_str());
     TensorMap expected = interpret(program, inputs);
     for (CpuIsa isa : isas) {

@@ -606,8 +606,9 @@ class StrategyScheduler {
   // projections as ONNX exports them, 768 or 3072 columns) is cut into panels of a few vectors (`panel` columns, the
   // panel loop outermost, so that each thread's B panel stays in its L2 while the rows of A pass), and the rows of A
   // (axis n - 2) are the tile's other side: 8 rows x 3 vectors of 16 lanes with AVX-512, each B vector loaded once per
-  // k for 8 FMAs with A's elements broadcast (the BLIS micro-kernel's shape, without packing). A 512^3 matmul ran in
-  // 4.2 ms with one row of C at a time and 1.2 ms with an 8 x 16 tile (the evolutionary search's best, docs/search.md).
+  // k for 8 FMAs with A's elements broadcast (the BLIS micro-kernel's shape; B's panel copied, `packed` below). A 512^3
+  // matmul ran in 4.2 ms with one row of C at a time and 1.2 ms with an 8 x 16 tile (the evolutionary search's best,
+  // docs/search.md).
   struct StencilTile {
     int64_t channels = 1;  // of the channel axis (n - 3), computed together
     int64_t rows = 1;      // of the plane's rows (axis n - 2), computed together
@@ -673,21 +674,21 @@ class StrategyScheduler {
     const int64_t budget = accumulator_vectors() / chunks;
     if (budget < 1) return std::nullopt;
     const int64_t channel_extent = n >= 3 ? t->axes[n - 3].extent : 1, height = t->axes[n - 2].extent;
-    tile.channels = largest_divisor_up_to(channel_extent, std::min<int64_t>(knobs().register_tile, budget));
-    if (tile.channels == channel_extent) tile.channels = 1;  // split only: whole, it would leave few iterations
-    tile.rows = largest_divisor_up_to(height, budget / tile.channels);
-    const int64_t panels = tile.panel ? width / tile.panel : 1;
-    int64_t iterations = t->num_elements() / width * panels / tile.channels / tile.rows;
-    while (tile.rows > 1 && iterations < knobs().min_stencil_iterations) {
-      tile.rows = largest_divisor_up_to(height, tile.rows - 1);
-      iterations = t->num_elements() / width * panels / tile.channels / tile.rows;
-    }
     if (tile.panel > 0) tile.packed = panel_operand(r, folded, reads);
     if (!tile.packed.empty()) {
       // The axes before the rows are more rows of A (a 14 x 14 map of tokens times W): serial loops inside the panel,
-      // the tile all rows.
-      tile.channels = 1;
+      // which alone is parallel, the tile all rows.
       tile.rows = largest_divisor_up_to(height, budget);
+    } else {
+      tile.channels = largest_divisor_up_to(channel_extent, std::min<int64_t>(knobs().register_tile, budget));
+      if (tile.channels == channel_extent) tile.channels = 1;  // split only: whole, it would leave few iterations
+      tile.rows = largest_divisor_up_to(height, budget / tile.channels);
+      const int64_t panels = tile.panel ? width / tile.panel : 1;
+      int64_t iterations = t->num_elements() / width * panels / tile.channels / tile.rows;
+      while (tile.rows > 1 && iterations < knobs().min_stencil_iterations) {
+        tile.rows = largest_divisor_up_to(height, tile.rows - 1);
+        iterations = t->num_elements() / width * panels / tile.channels / tile.rows;
+      }
     }
     if (tile.channels * tile.rows == 1) return std::nullopt;
     return tile;
