@@ -10,6 +10,7 @@
 #include "analysis/access.h"
 #include "space/explicit_vectors.h"
 #include "space/gpu_binding.h"
+#include "space/root_loop_nest.h"
 
 namespace ingot {
 
@@ -251,47 +252,43 @@ class Sampler {
         last_extent /= f;
       }
     }
-    std::vector<std::string> order = outer;
-    order.insert(order.end(), red_outer.begin(), red_outer.end());
-    order.insert(order.end(), inner.begin(), inner.end());
-    if (reduction_vectorized && !last.empty()) order.push_back(last);
-    order.insert(order.end(), red_inner.begin(), red_inner.end());
-    if (!register_tile.empty()) order.push_back(register_tile);
-    if (!reduction_vectorized && !last.empty()) order.push_back(last);
-    s.reorder(name, order);
-    if (outer.size() >= 2 && chance(0.5)) {
-      s.fuse(name, outer[0], outer[1]);
-      std::string fused = outer[0] + "+" + outer[1];
-      outer.erase(outer.begin(), outer.begin() + 2);
-      outer.insert(outer.begin(), fused);
-      order.erase(order.begin(), order.begin() + 2);
-      order.insert(order.begin(), fused);
-    }
-    bool first_is_spatial =
-        !outer.empty() || (red_outer.empty() && (!inner.empty() || (reduction_vectorized && !last.empty())));
-    if (first_is_spatial && chance(0.8)) s.parallel(name, order[0]);
+    RootLoopNest nest;
+    nest.outer = outer;
+    nest.reduction_outer = red_outer;
+    nest.inner = inner;
+    if (reduction_vectorized && !last.empty()) nest.inner.push_back(last);
+    nest.reduction_inner = red_inner;
+    if (!register_tile.empty()) nest.tile.push_back(register_tile);
+    if (!reduction_vectorized) nest.innermost = last;
+    if (outer.size() >= 2 && chance(0.5)) nest.fused = 2;
+    std::vector<std::string> order = root_loop_order(nest);
+    size_t loops = order.size() - (nest.fused - 1);
+    bool first_is_spatial = !outer.empty() || (red_outer.empty() && !nest.inner.empty());
+    nest.parallel = first_is_spatial && chance(0.8);
+    nest.vectorize_reduction = reduction_vectorized;
     bool vectorized = false;
-    if (reduction_vectorized) {
-      s.vectorize(name, red_inner.back());
-      if (!register_tile.empty()) s.unroll(name, register_tile);
-    } else {
-      if (!last.empty() && order.size() > 1 && last_extent <= options_.max_vector_lanes && chance(0.8)) {
-        s.vectorize(name, last);
+    if (!reduction_vectorized) {
+      if (!last.empty() && loops > 1 && last_extent <= options_.max_vector_lanes && chance(0.8)) {
+        nest.innermost_kind = RootLoopNest::Innermost::kVectorized;
         vectorized = true;
       }
-      if (!red_inner.empty() && chance(0.4)) s.unroll(name, red_inner.back());
+      nest.unroll_reduction_inner = !red_inner.empty() && chance(0.4);
     }
+    // The sampler always wrote a loop order, even of one loop: kept, so that its candidates keep their hashes (their
+    // identities in existing databases).
+    if (order.size() == 1) s.reorder(name, order);
+    std::vector<std::string> points = arrange_root_loop_nest(name, nest, s);
+    mark_root_loop_nest(name, nest, s);
+    // A tile outside the reduction holds whole sums; one inside it (after a reduction loop) holds partial sums.
+    if (t->reduction() && !red_outer.empty() && chance(0.2))
+      s.cache_write(name, red_outer.back());
+    else if (t->reduction() && !points.empty() && chance(0.5))
+      s.cache_write(name, points.back());
     // Attach points for producers: spatial loops outside the reduction, never the vectorized loop.
-    std::vector<std::string> points = outer;
     if (red_outer.empty() && red_inner.empty())
       for (const std::string& n : inner) points.push_back(n);
     if (!vectorized && !last.empty()) points.push_back(last);
     attach_points_[name] = points;
-    // A tile outside the reduction holds whole sums; one inside it (after a reduction loop) holds partial sums.
-    if (t->reduction() && !red_outer.empty() && chance(0.2))
-      s.cache_write(name, red_outer.back());
-    else if (t->reduction() && !outer.empty() && chance(0.5))
-      s.cache_write(name, outer.back());
     if (!red_outer.empty() && chance(0.3)) {
       std::vector<Tensor> inputs = t->inputs();
       std::vector<std::string> placeholders;

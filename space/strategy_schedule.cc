@@ -22,6 +22,7 @@
 #include "lower/vector_tiles.h"
 #include "space/explicit_vectors.h"
 #include "space/gpu_binding.h"
+#include "space/root_loop_nest.h"
 
 namespace ingot {
 
@@ -863,39 +864,31 @@ class StrategyScheduler {
       if (!row_loop.empty()) hosted_rows_[hosted->name] = size_t(row_axis);
     }
     InnerLoops inner = t->reduction() ? inner_loops(t) : InnerLoops::kVectorizeSpatial;
-    std::vector<std::string> order = outer;
+    RootLoopNest nest;
+    nest.outer = outer;
+    nest.fused = outer.size();
+    nest.parallel = !outer.empty();
     std::string tile;  // kVectorizeReduction: the unrolled spatial loop inside the reduction
     if (inner == InnerLoops::kVectorizeReduction && !vector_axis.empty())
-      tile = register_tile(t, vector_axis, vector_extent, s, order);
+      tile = register_tile(t, vector_axis, vector_extent, s, nest.inner);
     bool rows_inside_reduction = inner == InnerLoops::kVectorizeReduction && !tile.empty();
-    if (!row_loop.empty() && !rows_inside_reduction) order.push_back(row_loop);
+    if (!row_loop.empty()) (rows_inside_reduction ? nest.tile : nest.inner).push_back(row_loop);
     if (auto* r = t->reduction())
-      for (const IterVar& k : r->axes) order.push_back(k.name());
-    if (!row_loop.empty() && rows_inside_reduction) order.push_back(row_loop);
-    if (!tile.empty()) order.push_back(tile);
-    if (inner != InnerLoops::kVectorizeReduction && !vector_axis.empty()) order.push_back(vector_axis);
-    if (order.size() > 1) s.reorder(name, order);
-    std::string parallel;
-    if (!outer.empty()) {
-      parallel = outer[0];
-      for (size_t n = 1; n < outer.size(); ++n) {
-        s.fuse(name, parallel, outer[n]);
-        parallel += "+" + outer[n];
-      }
-      s.parallel(name, parallel);
-      attach_loop_[name] = parallel;
-      if (t->reduction() && !vector_axis.empty() && knobs().cache_write) s.cache_write(name, parallel);
+      for (const IterVar& k : r->axes) nest.reduction_inner.push_back(k.name());
+    if (!tile.empty()) nest.tile.push_back(tile);
+    nest.vectorize_reduction = inner == InnerLoops::kVectorizeReduction;
+    if (!nest.vectorize_reduction && !vector_axis.empty()) {
+      nest.innermost = vector_axis;
+      if (vector_extent > 1)
+        nest.innermost_kind = inner == InnerLoops::kUnrollSpatial ? RootLoopNest::Innermost::kUnrolled
+                                                                  : RootLoopNest::Innermost::kVectorized;
     }
-    if (inner == InnerLoops::kVectorizeReduction) {
-      s.vectorize(name, t->reduction()->axes.back().name());
-      if (rows_inside_reduction && !row_loop.empty()) s.unroll(name, row_loop);
-      if (!tile.empty()) s.unroll(name, tile);
-    } else if (!vector_axis.empty() && vector_extent > 1) {
-      if (inner == InnerLoops::kUnrollSpatial)
-        s.unroll(name, vector_axis);
-      else
-        s.vectorize(name, vector_axis);
+    std::vector<std::string> parallel = arrange_root_loop_nest(name, nest, s);
+    if (!parallel.empty()) {
+      attach_loop_[name] = parallel.front();
+      if (t->reduction() && !vector_axis.empty() && knobs().cache_write) s.cache_write(name, parallel.front());
     }
+    mark_root_loop_nest(name, nest, s);
   }
 
   const TemplateKnobs& knobs() const { return options_.knobs; }
