@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analysis/target.h"
+#include "configs/run_config.h"
 #include "ir/program.h"
 #include "ir/schedule.h"
 #include "workloads/registry.h"
@@ -25,8 +26,20 @@ void add_costmodel_command(CLI::App& app);  // the learned cost model: train, ev
 // exits with 128 + the signal (130, 143), as a shell reports a process the signal killed. main returns it; 0 otherwise.
 int& command_exit_status();
 
-// The workload named `name` (workloads/registry.h) at `size`: "small" or "default" parameters.
-Program workload_program(const std::string& name, const std::string& size);
+// Whether a --workload argument names an ONNX model file (it ends in .onnx, in any case) rather than a registry
+// workload.
+bool is_onnx_file(const std::string& workload);
+// The workload a --workload argument names: a registry workload (workloads/registry.h) at `size` ("small", "default"
+// or NAME=VALUE,...), or an ONNX model file, imported with its weights as fixed inputs (stored under the file's stem,
+// as a run config's workload.onnx). An ONNX model's shapes are its file's, so size_given (the user passed --size) is
+// refused for one. Throws std::invalid_argument for an unknown workload or size, and what the importer throws.
+ConfiguredWorkload command_line_workload(const std::string& workload, const std::string& size, bool size_given);
+// The workload's inputs as `ingot run` and the tuner feed it: random values of its ranges from seed, its fixed inputs
+// (an ONNX model's weights) as they are.
+TensorMap workload_inputs(const ConfiguredWorkload& workload, uint64_t seed);
+// For a --workload flag that names stored results (best, history, export, costmodel): an ONNX model file given there
+// becomes its stem, the name `ingot tune` stores the model's results under.
+CLI::Validator onnx_file_as_stored_name();
 // The parameters of that size ({} for the defaults); throws for an unknown workload or size.
 WorkloadParams workload_size_params(const std::string& name, const std::string& size);
 // A schedule from a spec: "naive" (no decisions), "hand" (the hand-written one, for AVX-512), "random:SEED" (sampled,

@@ -25,7 +25,9 @@ struct DatasetOptions {
 
 void add_dataset_options(CLI::App* cmd, DatasetOptions& o) {
   cmd->add_option("--db", o.db, "Database file")->capture_default_str();
-  cmd->add_option("--workload", o.workload, "Only this workload (name or hash); default: every workload");
+  cmd->add_option("--workload", o.workload,
+                  "Only this workload (name or hash, or the ONNX file tuned); default: every workload")
+      ->transform(onnx_file_as_stored_name());
   cmd->add_option("--target", o.target, "Target key of the measurements (default: this machine's CPU, all cores)");
   cmd->add_option("--params", o.params,
                   "XGBoost parameters as a JSON object, e.g. '{\"max_depth\": 6, \"rounds\": 100}' (keys: "
@@ -157,13 +159,14 @@ void add_features(CLI::App& parent) {
   CLI::App* cmd = parent.add_subcommand("features", "The named feature table of one candidate: one column per store");
   static std::string workload = "matmul", size = "small", schedule = "naive";
   static bool candidate = false;
-  cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
+  cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
+      ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,...")->capture_default_str();
   cmd->add_option("--schedule", schedule, "naive, hand, random:SEED, strategy:NAME or a schedule JSON file")
       ->capture_default_str();
   cmd->add_flag("--candidate", candidate, "Print the candidate's aggregated row instead of the stores' rows");
-  cmd->callback([] {
-    Program program = workload_program(workload, size);
+  cmd->callback([cmd] {
+    Program program = command_line_workload(workload, size, cmd->count("--size") > 0).program;
     Schedule s = schedule_from_spec(schedule, program);
     const Target target = detect_host_cpu();
     LoopFunction f = lower_as_compiled(program, s, target);

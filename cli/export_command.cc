@@ -22,7 +22,9 @@ void add_export_command(CLI::App& app) {
   static std::string db = "ingot.db", workload, out, target, isa = "native";
   static int threads = 0;
   cmd->add_option("--db", db, "Database file")->capture_default_str();
-  cmd->add_option("--workload", workload, "Workload name or hash")->required();
+  cmd->add_option("--workload", workload, "Workload name or hash, or the ONNX file tuned")
+      ->transform(onnx_file_as_stored_name())
+      ->required();
   cmd->add_option("--out", out, "Output directory")->required();
   cmd->add_option("--target", target, "Target key (default: this machine's CPU target)");
   cmd->add_option("--threads", threads, "Threads of the CPU target, when --target is not given")->capture_default_str();

@@ -10,7 +10,8 @@ void add_lower_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("lower", "Print the loop IR or generated source of a workload");
   static std::string workload = "matmul_bias_relu", size = "small", schedule = "naive", emit = "loop", isa = "native";
   static bool dump_passes = false;
-  cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
+  cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
+      ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
       ->capture_default_str();
   cmd->add_option("--schedule", schedule, "naive, hand, random:SEED, strategy:NAME or a schedule JSON file")
@@ -25,8 +26,8 @@ void add_lower_command(CLI::App& app) {
   cmd->add_flag("--dump-passes", dump_passes,
                 "Print the loop IR after each pass of codegen's pipeline before the output (loop: lower; cpp: lower, "
                 "merge_parallel_stages; cuda: lower, split_kernels)");
-  cmd->callback([] {
-    Program program = workload_program(workload, size);
+  cmd->callback([cmd] {
+    Program program = command_line_workload(workload, size, cmd->count("--size") > 0).program;
     Schedule s = schedule_from_spec(schedule, program, emit == "cuda", isa);
     if (emit == "program") {
       std::cout << program.to_string();

@@ -37,7 +37,9 @@ void add_results_commands(CLI::App& app) {
 
   CLI::App* best = app.add_subcommand("best", "The best measured schedule of a workload, or of every workload");
   best->add_option("--db", db, "Database file")->capture_default_str();
-  best->add_option("--workload", workload, "Workload name or hash (default: one line per workload)");
+  best->add_option("--workload", workload,
+                   "Workload name or hash, or the ONNX file tuned (default: one line per workload)")
+      ->transform(onnx_file_as_stored_name());
   best->add_option("--config", config_path,
                    "A run config: the best of exactly its workload (whatever else shares the name), in its database "
                    "(unless --db) and for its threads (unless --threads)")
@@ -113,7 +115,8 @@ void add_results_commands(CLI::App& app) {
 
   CLI::App* history = app.add_subcommand("history", "Measurements in the order they were made");
   history->add_option("--db", db, "Database file")->capture_default_str();
-  history->add_option("--workload", workload, "Workload name or hash (default: all)");
+  history->add_option("--workload", workload, "Workload name or hash, or the ONNX file tuned (default: all)")
+      ->transform(onnx_file_as_stored_name());
   history->add_option("--limit", limit, "Only the latest N (0: all)")->capture_default_str();
   history->callback([] {
     int64_t latest = integer_flag("--limit", limit, 0, INT64_MAX);  // checked before the database is opened

@@ -24,7 +24,8 @@ void add_run_command(CLI::App& app) {
   static double min_repeat_ms = 200;
   static bool gpu = false;
   static std::string isa = "native";
-  cmd->add_option("--workload", workload, "Workload (see `ingot workloads`)")->capture_default_str();
+  cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
+      ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
       ->capture_default_str();
   cmd->add_option("--schedule", schedules,
@@ -38,15 +39,16 @@ void add_run_command(CLI::App& app) {
                   "The CPU's ISA to write and compile code for: native (this CPU's), avx512, avx2 or generic "
                   "(strategy and random schedules plan with its vectors; compiled with its flags)")
       ->capture_default_str();
-  cmd->callback([] {
+  cmd->callback([cmd] {
     const CpuIsa code_isa = target_isa(isa);
     if (!gpu && !host_runs(code_isa))
       throw std::invalid_argument("--isa " + isa + ": this CPU (" + cpu_isa_name(host_cpu_isa()) +
                                   ") cannot run that code; `ingot lower --isa " + isa + " --emit cpp` prints it");
-    Program program = workload_program(workload, size);
-    TensorMap inputs =
-        random_inputs(program, seed, workload_input_ranges(workload, workload_size_params(workload, size)));
-    std::cout << "program " << program.name() << " (" << size << "): interpreting for the reference output...\n";
+    ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0);
+    const Program& program = w.program;
+    TensorMap inputs = workload_inputs(w, seed);
+    std::cout << "program " << program.name() << " (" << (is_onnx_file(workload) ? workload : size)
+              << "): interpreting for the reference output...\n";
     TensorMap expected = interpret(program, inputs);
     double flops = double(program_flops(program));
     LocalRunOptions options;

@@ -1,10 +1,14 @@
 // Turns the --workload / --size / --schedule flags shared by several commands into a program and schedule.
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "interp/interpreter.h"
 #include "space/hand_schedules.h"
 #include "space/schedule_sampler.h"
 #include "space/strategy_schedule.h"
@@ -37,8 +41,41 @@ WorkloadParams workload_size_params(const std::string& name, const std::string& 
   return complete_workload_params(name, params);  // throws for an unknown parameter, naming the known ones
 }
 
-Program workload_program(const std::string& name, const std::string& size) {
-  return make_workload(name, workload_size_params(name, size));
+bool is_onnx_file(const std::string& workload) {
+  std::string extension = std::filesystem::path(workload).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return extension == ".onnx";
+}
+
+ConfiguredWorkload command_line_workload(const std::string& workload, const std::string& size, bool size_given) {
+  WorkloadConfig config;
+  if (is_onnx_file(workload)) {
+    if (size_given)
+      throw std::invalid_argument("--size " + size + ": " + workload +
+                                  " is an ONNX model, whose shapes are its file's; --size applies to the built-in "
+                                  "workloads (`ingot workloads`)");
+    config.onnx = workload;
+  } else {
+    config.name = workload;
+    config.params = workload_size_params(workload, size);
+  }
+  return make_configured_workload(config);
+}
+
+CLI::Validator onnx_file_as_stored_name() {
+  return CLI::Validator(
+      [](std::string& workload) {
+        if (is_onnx_file(workload)) workload = std::filesystem::path(workload).stem().string();
+        return std::string();
+      },
+      "", "ONNX file as its stem");
+}
+
+TensorMap workload_inputs(const ConfiguredWorkload& workload, uint64_t seed) {
+  TensorMap inputs = random_inputs(workload.program, seed, workload.input_ranges);
+  for (const auto& [name, value] : workload.fixed_inputs) inputs.insert_or_assign(name, value);
+  return inputs;
 }
 
 Target cpu_target_for(const std::string& isa) {

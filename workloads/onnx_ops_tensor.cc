@@ -412,11 +412,18 @@ void convert_trilu(OnnxNode& node) {
                   }));
 }
 
+// An identity in inference. In training mode too when nothing is dropped (a constant ratio of 0), as torchvision's
+// Swin exports its attention dropout.
 void convert_dropout(OnnxNode& node) {
   node.attr_int("seed", 0);
   node.attr_float("ratio", 0.5);  // an attribute before opset 12; irrelevant in inference
-  if (node.has_input(2) && (!node.input_is_constant(2) || node.constant_scalar(2, "training_mode") != 0))
-    node.unsupported("training_mode must be a constant false (ingot imports inference graphs)");
+  if (node.has_input(2) && (!node.input_is_constant(2) || node.constant_scalar(2, "training_mode") != 0)) {
+    // Opset 12 on: ratio is input 1, 0.5 when left out.
+    bool drops_nothing = node.has_input(1) && node.input_is_constant(1) && node.constant_scalar(1, "ratio") == 0;
+    if (!drops_nothing)
+      node.unsupported("training_mode must be a constant false, or ratio a constant 0 (ingot imports inference "
+                       "graphs; a training-mode Dropout that drops elements is random)");
+  }
   if (node.has_input(1)) node.constant_input(1, "ratio");
   if (node.has_output(1)) node.set_output(1, fill(node.output_name(1), node.input_shape(0), 1, DType::kBool));
   node.alias_output(0, 0);

@@ -1,8 +1,13 @@
 // ONNX tensor operators of workloads/onnx_ops_tensor.cc that exported models need beyond the basic ones:
-// ScatterND, and Slice / Concat of constant shape vectors whose results may be empty (PyTorch's Swin export).
+// ScatterND, Slice / Concat of constant shape vectors whose results may be empty (PyTorch's Swin export), and Dropout
+// in training mode with nothing dropped (torchvision's Swin export).
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "interp/interpreter.h"
 #include "onnx_test_models.h"
@@ -133,6 +138,53 @@ TEST(OnnxShapeVectors, BackwardSliceOfAConstantVectorKeepsInt64Extremes) {
   EXPECT_EQ(picked.i64()[0], -big);
   EXPECT_EQ(picked.i64()[1], 4);
   EXPECT_EQ(picked.i64()[2], big);
+}
+
+// x -> Dropout(x, ratio, training_mode) -> y, mask; ratio and training_mode are constants when given.
+OnnxModelBuilder dropout_model(std::optional<float> ratio, std::optional<bool> training_mode) {
+  OnnxModelBuilder b;
+  b.input("x", {2, 3});
+  std::vector<std::string> inputs = {"x"};
+  if (ratio || training_mode) {
+    inputs.push_back(ratio ? "ratio" : "");
+    if (ratio) b.floats("ratio", {}, {*ratio});
+  }
+  if (training_mode) {
+    HostTensor training(DType::kBool, {});
+    training.set(0, *training_mode ? 1 : 0);
+    b.initializer("training_mode", training);
+    inputs.push_back("training_mode");
+  }
+  b.node("Dropout", inputs, {"y", "mask"});
+  b.output("y");
+  b.output("mask", onnx::TensorProto::BOOL);
+  return b;
+}
+
+TEST(OnnxDropout, IsAnIdentityInInferenceAndInTrainingModeWithRatioZero) {
+  for (auto [ratio, training] : std::vector<std::pair<std::optional<float>, std::optional<bool>>>{
+           {std::nullopt, std::nullopt}, {0.3f, std::nullopt}, {0.3f, false}, {0.0f, true}}) {
+    ImportedModel m = import_onnx_model(dropout_model(ratio, training).model());
+    HostTensor x = iota_tensor({2, 3}, 0.5f, -1.0f);
+    std::vector<HostTensor> out = run_model(m, {x});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(values_of(out[0]), values_of(x));
+    EXPECT_EQ(values_of(out[1]), std::vector<double>(6, 1.0));  // nothing dropped: every element kept
+  }
+}
+
+TEST(OnnxDropout, TrainingModeThatDropsIsRefused) {
+  for (std::optional<float> ratio : {std::optional<float>(0.1f), std::optional<float>()}) {
+    try {
+      import_onnx_model(dropout_model(ratio, true).model());
+      ADD_FAILURE() << "a training-mode Dropout with ratio " << (ratio ? std::to_string(*ratio) : "0.5 (default)")
+                    << " was imported";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("training_mode must be a constant false, or ratio a constant 0"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace
