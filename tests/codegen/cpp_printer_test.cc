@@ -34,6 +34,19 @@ TEST(CppPrinter, PrintsTinyTwoStageFunctionExactly) {
 #include <cstring>
 #include <omp.h>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+struct ingot_flush_denormals {
+  const unsigned saved = _mm_getcsr();
+  ingot_flush_denormals() { _mm_setcsr(saved | 0x8040u); }  // FTZ (bit 15) and DAZ (bit 6)
+  ~ingot_flush_denormals() { _mm_setcsr(saved); }
+};
+#else
+struct ingot_flush_denormals {
+  ingot_flush_denormals() {}
+};
+#endif
+
 // Helpers: integer / and % round toward negative infinity; min and max pick as std::min and std::max do.
 static inline int64_t ingot_floordiv_i64(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -61,6 +74,7 @@ __attribute__((noinline)) static void ingot_stage_1(const float* t, float* y) {
 extern "C" void ingot_run(void* const* args, void* workspace) {
   #pragma omp parallel
   {
+    const ingot_flush_denormals ingot_denormals_flushed;
     const float* x_in = static_cast<const float*>(args[0]);
     float* y = static_cast<float*>(args[1]);
     float* t = reinterpret_cast<float*>(static_cast<char*>(workspace) + 0);
