@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <numeric>
 
 #include "cli/commands.h"
 #include "codegen/pipeline.h"
@@ -15,6 +16,62 @@
 
 namespace ingot::cli {
 
+namespace {
+
+// The profile of one run: its stage intervals, slowest first (the first `top`, or all when 0), each with its time,
+// share of the intervals' total, GFLOP/s, share of the roofline (the time at the target's peak FLOP/s or bandwidth,
+// whichever binds, over the time measured) and the buffers it stores.
+std::string format_profile(const LocalRunResult& r, const Target& cpu, int threads, size_t top) {
+  const double used = threads > 0 && cpu.cpu.cores > 0 ? std::min(1.0, double(threads) / double(cpu.cpu.cores)) : 1.0;
+  const double peak = cpu.peak_fp32_gflops * used * 1e9, bandwidth = cpu.memory_bandwidth_gb_s * 1e9;
+  double total = 0;
+  for (double t : r.interval_seconds) total += t;
+  std::vector<size_t> order(r.intervals.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return r.interval_seconds[a] > r.interval_seconds[b]; });
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "  profile: %zu stage intervals in %lld kernels, %.3f ms in all (median of each over the runs); "
+                "roofline at %.0f GFLOP/s and %.1f GB/s\n",
+                r.intervals.size(), static_cast<long long>(kernel_traffic(r.function).kernel_count()), total * 1e3,
+                peak * 1e-9, bandwidth * 1e-9);
+  out += line;
+  std::snprintf(line, sizeof line, "  %4s %6s %9s %10s %6s %9s %8s %9s  %s\n", "rank", "kernel", "interval", "ms",
+                "share", "GFLOP/s", "roofline", "MB", "stores");
+  out += line;
+  double shown = 0;
+  for (size_t rank = 0; rank < order.size() && (top == 0 || rank < top); ++rank) {
+    const StageInterval& interval = r.intervals[order[rank]];
+    const double seconds = r.interval_seconds[order[rank]];
+    shown += seconds;
+    const double roofline = std::max(double(interval.flops) / peak, double(interval.bytes) / bandwidth);
+    std::string stores;
+    for (size_t n = 0; n < interval.stores.size() && n < 3; ++n) stores += (n ? ", " : "") + interval.stores[n];
+    if (interval.stores.size() > 3) stores += ", ... (" + std::to_string(interval.stores.size()) + ")";
+    std::snprintf(line, sizeof line, "  %4zu %6zu %9zu %10.4f %5.1f%% %9.1f %7.1f%% %9.2f  %s\n", rank + 1,
+                  interval.kernel, order[rank], seconds * 1e3, total > 0 ? 100 * seconds / total : 0.0,
+                  seconds > 0 ? double(interval.flops) / seconds * 1e-9 : 0.0,
+                  seconds > 0 ? 100 * roofline / seconds : 0.0, double(interval.bytes) * 1e-6, stores.c_str());
+    out += line;
+  }
+  if (shown < total) {
+    std::snprintf(line, sizeof line, "  %4s %6s %9s %10.4f %5.1f%%  (the other %zu intervals)\n", "", "", "",
+                  (total - shown) * 1e3, 100 * (total - shown) / total, order.size() - std::min(order.size(), top));
+    out += line;
+  }
+  if (r.statistics.median > total) {
+    std::snprintf(line, sizeof line,
+                  "  %4s %6s %9s %10.4f  outside the intervals (starting and ending parallel regions)\n", "", "", "",
+                  (r.statistics.median - total) * 1e3);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace
+
 void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "Compile, verify against the interpreter and time a workload");
   static std::string workload = "matmul_bias_relu", size = "default";
@@ -24,6 +81,8 @@ void add_run_command(CLI::App& app) {
   static double min_repeat_ms = 200;
   static bool gpu = false;
   static std::string isa = "native";
+  static bool profile = false;
+  static int top = 15;
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
       ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
@@ -39,7 +98,14 @@ void add_run_command(CLI::App& app) {
                   "The CPU's ISA to write and compile code for: native (this CPU's), avx512, avx2 or generic "
                   "(strategy and random schedules plan with its vectors; compiled with its flags)")
       ->capture_default_str();
+  cmd->add_flag("--profile", profile,
+                "Also time each stage interval (the stages between two barriers) and print where the time goes: "
+                "milliseconds, share, GFLOP/s and share of this CPU's roofline (CPU only)");
+  cmd->add_option("--top", top, "With --profile: print this many intervals, the slowest first (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->callback([cmd] {
+    if (profile && gpu) throw std::invalid_argument("--profile times CPU programs; it does not combine with --gpu");
     const CpuIsa code_isa = target_isa(isa);
     if (!gpu && !host_runs(code_isa))
       throw std::invalid_argument("--isa " + isa + ": this CPU (" + cpu_isa_name(host_cpu_isa()) +
@@ -55,6 +121,7 @@ void add_run_command(CLI::App& app) {
     options.threads = threads;
     options.min_repeat_ms = min_repeat_ms;
     options.compile.flags = cpp_flags_for(code_isa);
+    options.profile = profile;
     CudaRunOptions gpu_options;
     gpu_options.min_repeat_ms = min_repeat_ms;
     bool all_correct = true;
@@ -64,6 +131,7 @@ void add_run_command(CLI::App& app) {
       double median = 0, min = 0;
       size_t runs = 0;
       std::vector<Comparison> checks;
+      std::string profile_table;
       if (gpu) {
         LoopFunction f = lower_program(program, s);
         CudaRunResult r = cuda_run(program, f, inputs, expected, gpu_options);
@@ -88,6 +156,7 @@ void add_run_command(CLI::App& app) {
                     r.library.cache_hit ? " (cached)" : "");
         correct = r.correct, median = r.statistics.median, min = r.statistics.min, runs = r.seconds.size();
         checks = r.checks;
+        if (profile && r.correct) profile_table = format_profile(r, cpu_target_for(isa), threads, size_t(top));
       }
       all_correct &= correct;
       if (correct) {
@@ -97,7 +166,7 @@ void add_run_command(CLI::App& app) {
         for (const Comparison& c : checks)
           if (!c.ok) std::printf("  %s", c.message.c_str());
       }
-      std::printf("\n");
+      std::printf("\n%s", profile_table.c_str());
     }
     if (!all_correct) throw std::runtime_error("a generated program did not match the interpreter");
   });

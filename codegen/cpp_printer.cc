@@ -19,6 +19,7 @@
 #include "ir/functor.h"
 #include "ir/simplify.h"
 #include "lower/kernels.h"
+#include "lower/stage_intervals.h"
 #include "lower/vector_tiles.h"
 
 namespace ingot {
@@ -172,7 +173,7 @@ bool loop_is_parallel(LoopKind k) { return k == LoopKind::kParallel || is_gpu_bl
 
 class CppPrinter {
  public:
-  explicit CppPrinter(const LoopFunction& f) : f_(f) {}
+  CppPrinter(const LoopFunction& f, const CppPrintOptions& options) : f_(f), options_(options) {}
 
   PrintedCpp print() {
     declare_global_buffers();
@@ -844,6 +845,32 @@ class CppPrinter {
     head.push_back("#endif");
   }
 
+  // The marks' store and the ABI's profile entry point (cpp_printer.h), sized for every mark one run makes.
+  void push_profile_marks(std::vector<std::string>& head) const {
+    size_t marks = 0, kernels = 0;
+    for (const StageInterval& interval : stage_intervals(f_)) {
+      ++marks;
+      kernels = std::max(kernels, interval.kernel + 1);
+    }
+    const std::string capacity = std::to_string(marks + kernels);
+    head.push_back("");
+    head.push_back(
+        "// Profile marks: thread 0's wall-clock time at each kernel's start, after each grid barrier and at its end.");
+    head.push_back("static double ingot_profile_seconds[" + capacity + "];");
+    head.push_back("static int ingot_profile_count = 0;");
+    head.push_back("static inline void ingot_profile_mark() {");
+    head.push_back("  if (omp_get_thread_num() == 0 && ingot_profile_count < " + capacity + ")");
+    head.push_back("    ingot_profile_seconds[ingot_profile_count++] = omp_get_wtime();");
+    head.push_back("}");
+    head.push_back("extern \"C\" int ingot_profile_read(double* seconds) {");
+    head.push_back("  const int n = ingot_profile_count;");
+    head.push_back("  for (int i = 0; i < n; ++i) seconds[i] = ingot_profile_seconds[i];");
+    head.push_back("  ingot_profile_count = 0;");
+    head.push_back("  return n;");
+    head.push_back("}");
+    head.push_back("extern \"C\" int ingot_profile_capacity(void) { return " + capacity + "; }");
+  }
+
   static void push_plain_vector_load(std::vector<std::string>& head) {
     head.push_back("static inline ingot_f32xN ingot_load_f32xN(const float* p) {");
     head.push_back("  ingot_f32xN v;");
@@ -993,7 +1020,9 @@ class CppPrinter {
       emit("#pragma omp parallel");
       open("{");
       emit("const ingot_flush_denormals ingot_denormals_flushed;");
+      emit_profile_mark();
       print_region(s);
+      emit_region_end_mark();
       close();
     } else if (auto* loop = as<ForNode>(s); loop && loop_is_parallel(loop->loop_kind)) {
       print_parallel_loop(loop);
@@ -1060,7 +1089,10 @@ class CppPrinter {
         print_allocate(as<AllocateNode>(s), false, [&](const Stmt& b) { print_region(b); });
         return;
       case StmtKind::kBarrier:
-        if (as<BarrierNode>(s)->barrier_kind == BarrierKind::kGrid) emit("#pragma omp barrier");
+        if (as<BarrierNode>(s)->barrier_kind == BarrierKind::kGrid) {
+          emit("#pragma omp barrier");
+          emit_profile_mark();
+        }
         if (as<BarrierNode>(s)->barrier_kind == BarrierKind::kKernel)
           fail("kernel barrier inside an allocation of function '" + f_.name +
                "' (kernel barriers may only separate top-level stages)");
@@ -1075,6 +1107,17 @@ class CppPrinter {
       default: break;
     }
     print_single({s});
+  }
+
+  // Profile marks (CppPrintOptions::profile): thread 0 notes the time where a kernel's region starts, after each grid
+  // barrier and, after one more barrier, where the region ends, so that consecutive marks bound one stage interval.
+  void emit_profile_mark() {
+    if (options_.profile) emit("ingot_profile_mark();");
+  }
+  void emit_region_end_mark() {
+    if (!options_.profile) return;
+    emit("#pragma omp barrier");
+    emit("ingot_profile_mark();");
   }
 
   // Each thread prefetches into its L2 the lines a static schedule gives it: the share of a weight's rows that the
@@ -1122,7 +1165,9 @@ class CppPrinter {
       open("{");
       emit("const ingot_flush_denormals ingot_denormals_flushed;");
       print_pointer_declarations(kernel);
+      emit_profile_mark();
       print_region(kernel);
+      emit_region_end_mark();
       close();
     }
   }
@@ -1178,6 +1223,7 @@ class CppPrinter {
     for (const char* inc : {"cmath", "cstdint", "cstdlib", "cstring", "omp.h"})
       head.push_back(std::string("#include <") + inc + ">");
     push_denormal_flush(head);
+    if (options_.profile) push_profile_marks(head);
     bool any_vectorized = !vectorized_body_lines_.empty();
     for (const StageFunction& f : stage_functions_) any_vectorized |= !f.vectorized.empty();
     if (any_vectorized) {
@@ -1291,6 +1337,7 @@ class CppPrinter {
   }
 
   const LoopFunction& f_;
+  const CppPrintOptions options_;
   NameTable names_;
   std::map<std::string, BufferInfo> buffers_;  // IR name -> declaration in scope
   std::set<std::string> stored_;               // IR names of buffers the body writes
@@ -1326,8 +1373,12 @@ CppWorkspaceLayout cpp_workspace_layout(const LoopFunction& f) {
   return layout;
 }
 
-PrintedCpp print_cpp_with_lines(const LoopFunction& f) { return CppPrinter(f).print(); }
+PrintedCpp print_cpp_with_lines(const LoopFunction& f, const CppPrintOptions& options) {
+  return CppPrinter(f, options).print();
+}
 
-std::string print_cpp(const LoopFunction& f) { return print_cpp_with_lines(f).source; }
+std::string print_cpp(const LoopFunction& f, const CppPrintOptions& options) {
+  return print_cpp_with_lines(f, options).source;
+}
 
 }  // namespace ingot

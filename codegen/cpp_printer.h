@@ -42,12 +42,23 @@ struct PrintedCpp {
   std::vector<SourceLines> vectorized_loops;
 };
 
+struct CppPrintOptions {
+  // Profile marks: thread 0 notes omp_get_wtime() where each kernel's parallel region starts, after each of its grid
+  // barriers and, after one more barrier, where it ends: one more mark per kernel than the kernel has stage intervals
+  // (lower/stage_intervals.h), in their order. The source then also defines
+  //   extern "C" int ingot_profile_capacity(void);      // the most marks one run makes
+  //   extern "C" int ingot_profile_read(double* seconds);  // copies the marks made since the last read, returns
+  //                                                         // their count and forgets them
+  // Off: the source is exactly the ABI above.
+  bool profile = false;
+};
+
 // Prints f as it is: the CPU recipe (codegen/pipeline.h, cpp_source) merges its parallel stages first. Throws
 // std::invalid_argument (naming the buffer, loop or expression) for what the CPU backend cannot print: f16/bf16
 // values, tensor reads or reductions (not loop IR), unbound variables, unknown buffers, global allocations, and
 // grid barriers that not every thread reaches (inside a loop or a condition).
-PrintedCpp print_cpp_with_lines(const LoopFunction& f);
-std::string print_cpp(const LoopFunction& f);
+PrintedCpp print_cpp_with_lines(const LoopFunction& f, const CppPrintOptions& options = {});
+std::string print_cpp(const LoopFunction& f, const CppPrintOptions& options = {});
 
 // Byte offset of each workspace buffer (LoopFunction::workspace order) and the total, as ingot_run expects.
 struct CppWorkspaceLayout {

@@ -47,7 +47,7 @@ LoopFunction prepare_for_cpu(const LoopFunction& lowered, const PipelineOptions&
 }
 
 PrintedCpp cpp_source(const LoopFunction& lowered, const PipelineOptions& options) {
-  return print_cpp_with_lines(prepare_for_cpu(lowered, options));
+  return print_cpp_with_lines(prepare_for_cpu(lowered, options), options.cpp);
 }
 
 std::vector<LoopFunction> prepare_for_gpu(const LoopFunction& lowered, const PipelineOptions& options) {
@@ -62,7 +62,7 @@ LoopFunction lower_for_cpu(const Program& program, const Schedule& schedule, con
 }
 
 PrintedCpp compile_to_cpp_source(const Program& program, const Schedule& schedule, const PipelineOptions& options) {
-  return print_cpp_with_lines(lower_for_cpu(program, schedule, options));
+  return print_cpp_with_lines(lower_for_cpu(program, schedule, options), options.cpp);
 }
 
 std::vector<LoopFunction> lower_for_gpu(const Program& program, const Schedule& schedule,

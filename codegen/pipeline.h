@@ -25,6 +25,8 @@ struct PipelineOptions {
   std::ostream* dump_after_each_pass = nullptr;
   // Runs verify_loop_function after each pass: a broken IR throws LoopIrError naming the pass.
   bool verify = verify_loop_ir_by_default();
+  // How the C++ printer prints (its profile marks).
+  CppPrintOptions cpp;
 };
 
 // ---- The passes' steps, for callers that keep the function between them ----

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -69,6 +70,17 @@ void KernelModule::unload() {
   if (handle_) ::dlclose(handle_);
   handle_ = nullptr;
   run_ = nullptr;
+}
+
+std::vector<double> KernelModule::read_profile_marks() {
+  ::dlerror();
+  auto capacity = reinterpret_cast<int (*)(void)>(::dlsym(handle_, "ingot_profile_capacity"));
+  auto read = reinterpret_cast<int (*)(double*)>(::dlsym(handle_, "ingot_profile_read"));
+  if (!capacity || !read)
+    throw std::runtime_error("kernel library '" + path_ + "' has no profile marks (it was printed without them)");
+  std::vector<double> marks(size_t(std::max(capacity(), 0)));
+  marks.resize(size_t(read(marks.data())));
+  return marks;
 }
 
 void* KernelModule::symbol(const char* name) {

@@ -43,6 +43,10 @@ class KernelModule {
   // false when the library has no OpenMP runtime (compiled without -fopenmp): it always runs on one thread.
   bool set_num_threads(int n);
 
+  // The profile marks (codegen/cpp_printer.h, CppPrintOptions::profile) made since the last call, in order, and
+  // forgets them. Throws std::runtime_error for a library printed without profile marks.
+  std::vector<double> read_profile_marks();
+
  private:
   struct BufferSignature {
     std::string name;

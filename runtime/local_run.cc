@@ -10,11 +10,39 @@
 
 namespace ingot {
 
+namespace {
+
+// Each interval's median time over the runs: in a run's marks, kernel k's intervals lie between its marks, one more
+// than it has intervals.
+std::vector<double> median_interval_seconds(const std::vector<StageInterval>& intervals,
+                                            const std::vector<std::vector<double>>& runs) {
+  std::vector<std::vector<double>> samples(intervals.size());
+  for (const std::vector<double>& marks : runs) {
+    size_t mark = 0;
+    for (size_t n = 0; n < intervals.size(); ++n) {
+      if (n > 0 && intervals[n].kernel != intervals[n - 1].kernel) ++mark;  // the kernel's end mark
+      if (mark + 1 >= marks.size())
+        throw std::runtime_error("the profiled program made " + std::to_string(marks.size()) +
+                                 " profile marks, fewer than its stage intervals need");
+      samples[n].push_back(marks[mark + 1] - marks[mark]);
+      ++mark;
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& s : samples) medians.push_back(s.empty() ? 0.0 : run_statistics(s).median);
+  return medians;
+}
+
+}  // namespace
+
 LocalRunResult local_run(const Program& program, const Schedule& schedule, const TensorMap& inputs,
                          const TensorMap& expected, const LocalRunOptions& options) {
   LocalRunResult result;
   result.function = lower_program(program, schedule);
-  result.library = compile_cpp(cpp_source(result.function).source, options.compile);
+  PipelineOptions printing;
+  printing.cpp.profile = options.profile;
+  result.library = compile_cpp(cpp_source(result.function, printing).source, options.compile);
+  if (options.profile) result.intervals = stage_intervals(prepare_for_cpu(result.function));
   KernelModule module(result.library.path, result.function);
   if (options.threads > 0) module.set_num_threads(options.threads);
 
@@ -40,9 +68,20 @@ LocalRunResult local_run(const Program& program, const Schedule& schedule, const
   }
   if (!result.correct) return result;
 
-  result.seconds = time_repeats([&] { module.run(in, out); },
-                                {options.warmup_runs, options.min_repeat_ms, options.min_repeats, options.max_repeats});
+  std::vector<std::vector<double>> marks;            // per run, warm-up runs first
+  if (options.profile) module.read_profile_marks();  // the check's run
+  result.seconds = time_repeats(
+      [&] {
+        module.run(in, out);
+        if (options.profile) marks.push_back(module.read_profile_marks());
+      },
+      {options.warmup_runs, options.min_repeat_ms, options.min_repeats, options.max_repeats});
   result.statistics = run_statistics(result.seconds);
+  if (options.profile) {
+    marks.erase(marks.begin(),
+                marks.begin() + std::min<std::ptrdiff_t>(options.warmup_runs, std::ptrdiff_t(marks.size())));
+    result.interval_seconds = median_interval_seconds(result.intervals, marks);
+  }
   return result;
 }
 

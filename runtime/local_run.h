@@ -13,6 +13,7 @@
 #include "ir/program.h"
 #include "ir/schedule.h"
 #include "ir/stmt.h"
+#include "lower/stage_intervals.h"
 #include "results/run_statistics.h"
 
 namespace ingot {
@@ -29,6 +30,8 @@ struct LocalRunOptions {
   // order than the interpreter, and f32 rounding grows with the size of the partial sums, not of the result.
   double rtol = 1e-4;
   double atol = 1e-5;
+  // Prints the program with profile marks (codegen/cpp_printer.h) and times each stage interval in every timed run.
+  bool profile = false;
 };
 
 struct LocalRunResult {
@@ -38,6 +41,10 @@ struct LocalRunResult {
   bool correct = false;
   std::vector<double> seconds;  // every timed run; empty when the first run was wrong
   RunStatistics statistics;     // of seconds
+  // With LocalRunOptions::profile: the stage intervals of the function as printed (lower/stage_intervals.h), and
+  // each one's median seconds over the timed runs (same order).
+  std::vector<StageInterval> intervals;
+  std::vector<double> interval_seconds;
 };
 
 // Throws ScheduleError for an invalid schedule and CompileError when the compiler fails. A wrong answer is

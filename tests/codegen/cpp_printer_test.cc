@@ -90,6 +90,32 @@ extern "C" void ingot_run(void* const* args, void* workspace) {
   EXPECT_EQ(print_cpp(cpu_test::tiny_two_stage_function()), expected);
 }
 
+// With profile marks, thread 0 notes the time at the region's start, after each grid barrier and, after one more
+// barrier, at its end: one mark more than the function has stage intervals; the store holds exactly that many.
+TEST(CppPrinter, ProfileMarksBoundEachStageInterval) {
+  CppPrintOptions options;
+  options.profile = true;
+  std::string source = print_cpp(cpu_test::tiny_two_stage_function(), options);
+  const char* region = R"(    float* t = reinterpret_cast<float*>(static_cast<char*>(workspace) + 0);
+    ingot_profile_mark();
+    ingot_stage_0(x_in, t);
+    #pragma omp barrier
+    ingot_profile_mark();
+    #pragma omp single nowait
+    {
+      ingot_stage_1(t, y);
+    }
+    #pragma omp barrier
+    ingot_profile_mark();
+  }
+}
+)";
+  EXPECT_NE(source.find(region), std::string::npos) << source;
+  EXPECT_NE(source.find("static double ingot_profile_seconds[3];"), std::string::npos) << source;
+  EXPECT_NE(source.find("extern \"C\" int ingot_profile_capacity(void) { return 3; }"), std::string::npos) << source;
+  EXPECT_EQ(print_cpp(cpu_test::tiny_two_stage_function()).find("ingot_profile"), std::string::npos);
+}
+
 // Stages that differ only in the buffers they touch share one function, called with each stage's buffers;
 // a stage that differs in anything else (here a constant) gets its own.
 TEST(CppPrinter, PrintsIdenticalStagesOnce) {

@@ -6,9 +6,13 @@
 
 #include <random>
 
+#include "codegen/pipeline.h"
 #include "interp/interpreter.h"
+#include "lower/kernels.h"
 #include "space/hand_schedules.h"
 #include "space/schedule_sampler.h"
+#include "space/strategy_schedule.h"
+#include "tests/support/fixed_targets.h"
 #include "workloads/examples.h"
 #include "workloads/registry.h"
 
@@ -79,6 +83,39 @@ TEST(LocalRun, AWrongProgramIsReportedNotTimed) {
   EXPECT_FALSE(r.correct);
   EXPECT_TRUE(r.seconds.empty());
   EXPECT_NE(r.checks[0].message.find("element 5"), std::string::npos) << r.checks[0].message;
+}
+
+// A profiled run times every stage interval of the printed function, in one kernel (global: intervals between grid
+// barriers) and in many (unfused: one region per kernel), and still checks the answer first.
+TEST(LocalRun, ProfileTimesEveryStageInterval) {
+  WorkloadParams small = find_workload("bert")->small;
+  Program p = make_workload("bert", small);
+  TensorMap inputs = random_inputs(p, 3, workload_input_ranges("bert", small));
+  TensorMap expected = interpret(p, inputs);
+  LocalRunOptions options = quick();
+  options.profile = true;
+  options.warmup_runs = 1;
+  options.min_repeats = 3;
+  for (const char* strategy : {"global", "unfused"}) {
+    SCOPED_TRACE(strategy);
+    Schedule s = make_strategy_program(p, strategy, test_support::avx512_cpu()).schedule;
+    LocalRunResult r = local_run(p, s, inputs, expected, options);
+    ASSERT_TRUE(r.correct);
+    EXPECT_EQ(r.intervals, stage_intervals(prepare_for_cpu(r.function)));
+    ASSERT_EQ(r.interval_seconds.size(), r.intervals.size());
+    EXPECT_GT(r.intervals.size(), 1u);
+    EXPECT_EQ(r.intervals.back().kernel + 1, size_t(kernel_traffic(r.function).kernel_count()));
+    double sum = 0;
+    for (double seconds : r.interval_seconds) {
+      EXPECT_GE(seconds, 0.0);
+      sum += seconds;
+    }
+    EXPECT_GT(sum, 0.0);
+  }
+  // Without profile marks, nothing is profiled.
+  LocalRunResult plain = local_run(p, Schedule(), inputs, expected, quick());
+  EXPECT_TRUE(plain.intervals.empty());
+  EXPECT_TRUE(plain.interval_seconds.empty());
 }
 
 TEST(RunStatistics, MedianMeanStddev) {
