@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "codegen/pipeline.h"
+#include "configs/flag_values.h"
 #include "interp/interpreter.h"
 #include "ir/flops.h"
 #include "lower/kernels.h"
@@ -83,6 +84,7 @@ void add_run_command(CLI::App& app) {
   static std::string isa = "native";
   static bool profile = false;
   static int top = 15;
+  static std::string rtol = "1e-4", atol = "1e-5";
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
       ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
@@ -98,6 +100,13 @@ void add_run_command(CLI::App& app) {
                   "The CPU's ISA to write and compile code for: native (this CPU's), avx512, avx2 or generic "
                   "(strategy and random schedules plan with its vectors; compiled with its flags)")
       ->capture_default_str();
+  cmd->add_option("--rtol", rtol,
+                  "Verification: relative tolerance per element (as measure.rtol: |got - expected| <= atol * max(1, "
+                  "max |expected|) + rtol * |expected|)")
+      ->capture_default_str();
+  cmd->add_option("--atol", atol,
+                  "Verification: absolute tolerance, scaled by the output's magnitude (as measure.atol)")
+      ->capture_default_str();
   cmd->add_flag("--profile", profile,
                 "Also time each stage interval (the stages between two barriers) and print where the time goes: "
                 "milliseconds, share, GFLOP/s and share of this CPU's roofline (CPU only)");
@@ -106,6 +115,7 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([cmd] {
     if (profile && gpu) throw std::invalid_argument("--profile times CPU programs; it does not combine with --gpu");
+    const double rtol_value = number_flag("--rtol", rtol, 0, false), atol_value = number_flag("--atol", atol, 0, false);
     const CpuIsa code_isa = target_isa(isa);
     if (!gpu && !host_runs(code_isa))
       throw std::invalid_argument("--isa " + isa + ": this CPU (" + cpu_isa_name(host_cpu_isa()) +
@@ -122,8 +132,12 @@ void add_run_command(CLI::App& app) {
     options.min_repeat_ms = min_repeat_ms;
     options.compile.flags = cpp_flags_for(code_isa);
     options.profile = profile;
+    options.rtol = rtol_value;
+    options.atol = atol_value;
     CudaRunOptions gpu_options;
     gpu_options.min_repeat_ms = min_repeat_ms;
+    gpu_options.rtol = rtol_value;
+    gpu_options.atol = atol_value;
     bool all_correct = true;
     for (const std::string& spec : schedules) {
       Schedule s = schedule_from_spec(spec, program, gpu, isa);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
@@ -686,6 +687,33 @@ class CppPrinter {
     return "ingot_load_masked_f32xN(" + lane_mask(vector_lanes, lanes) + ", " + address + ")";
   }
 
+  // The terms in row order when they form an outer product with more rows than operands: each term reads one operand
+  // and its other factors (its row's scalar part) are those of exactly as many terms as there are operands, one per
+  // operand. nullopt otherwise. Needs vector_loop_var_ set (the terms print their operands as ingot_vN).
+  std::optional<std::vector<size_t>> outer_product_rows(const std::vector<Expr>& terms,
+                                                        const std::vector<std::vector<size_t>>& uses) {
+    const size_t operands = vector_operands_.size();
+    if (operands < 2) return std::nullopt;
+    static const std::regex operand_name("ingot_v[0-9]+");
+    std::vector<std::string> row_keys;  // in order of first appearance
+    std::map<std::string, std::vector<size_t>> rows;
+    for (size_t n = 0; n < terms.size(); ++n) {
+      if (uses[n].size() != 1) return std::nullopt;
+      std::string key = std::regex_replace(expr(terms[n]).text, operand_name, "ingot_v");
+      if (!rows.count(key)) row_keys.push_back(key);
+      rows[key].push_back(n);
+    }
+    if (row_keys.size() <= operands) return std::nullopt;
+    std::vector<size_t> order;
+    for (const std::string& key : row_keys) {
+      std::set<size_t> seen;
+      for (size_t n : rows[key]) seen.insert(uses[n][0]);
+      if (rows[key].size() != operands || seen.size() != operands) return std::nullopt;
+      order.insert(order.end(), rows[key].begin(), rows[key].end());
+    }
+    return order;
+  }
+
   void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
     const int64_t width = vector_width(tile.lanes);
     const std::string& v = tile.lanes->name();
@@ -788,13 +816,24 @@ class CppPrinter {
     // The FMAs grouped by the first operand they read, each operand loaded just before its first FMA: an operand is
     // then live only while its group runs (a stencil's input row across its channels), and the accumulators keep
     // the registers. Loaded all at once, a 4 x 7 stencil tile spilled 4 accumulators.
+    // An outer product (every scalar factor times every operand: a GEMM tile's rows times its vectors) with fewer
+    // operands than rows goes the other way: the operands loaded first, then the FMAs row by row, so that one
+    // broadcast row element is live at a time. Grouped by operand, g++ kept every row's broadcast live across the
+    // groups: Swin's 14 x 32 tiles (28 accumulators + 14 broadcasts + 1 operand) spilled 11 accumulators to the stack.
+    vector_loop_var_ = v;
     std::vector<size_t> order(tile.terms.size());
     std::iota(order.begin(), order.end(), size_t(0));
     auto first_operand = [&](size_t n) { return uses[n].empty() ? size_t(0) : uses[n][0]; };
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return first_operand(a) < first_operand(b); });
     std::vector<bool> loaded(vector_operands_.size());
-    vector_loop_var_ = v;
+    if (std::optional<std::vector<size_t>> rows = outer_product_rows(tile.terms, uses)) {
+      order = *rows;
+      for (size_t i = 0; i < vector_operands_.size(); ++i) {
+        emit(operand_loads[i]);
+        loaded[i] = true;
+      }
+    }
     for (size_t n : order) {
       for (size_t i : uses[n])
         if (!loaded[i]) {
@@ -823,7 +862,6 @@ class CppPrinter {
     emit("#endif");
   }
 
-  // ingot_load_f32xN: a whole vector from unaligned memory, kept in a register.
   // Every thread of a parallel region flushes denormal floats to zero (FTZ) and reads them as zero (DAZ) until the
   // region ends, when the thread's own mode comes back: on x86 an operation on a denormal takes a microcode assist
   // of about a hundred cycles, and masked attention's softmax makes them (e^-100 in Swin's shifted windows, where the
@@ -871,6 +909,7 @@ class CppPrinter {
     head.push_back("extern \"C\" int ingot_profile_capacity(void) { return " + capacity + "; }");
   }
 
+  // ingot_load_f32xN: a whole vector from unaligned memory, kept in a register.
   static void push_plain_vector_load(std::vector<std::string>& head) {
     head.push_back("static inline ingot_f32xN ingot_load_f32xN(const float* p) {");
     head.push_back("  ingot_f32xN v;");
