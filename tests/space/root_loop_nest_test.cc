@@ -26,8 +26,8 @@ struct SplitMatmul {
   }
 };
 
-TEST(RootLoopNest, ArrangesThePartsInOrderAndFusesTheLeadingLoops) {
-  SplitMatmul m;
+// A nest with a part of each kind: i.o and j.o fused and parallel, k.o, i.i, k.i, and j.i vectorized.
+RootLoopNest nest_of_every_part(const SplitMatmul& m) {
   RootLoopNest nest;
   nest.outer = {m.i + ".o", m.j + ".o"};
   nest.fused = 2;
@@ -37,6 +37,12 @@ TEST(RootLoopNest, ArrangesThePartsInOrderAndFusesTheLeadingLoops) {
   nest.reduction_inner = {m.k + ".i"};
   nest.innermost = m.j + ".i";
   nest.innermost_kind = RootLoopNest::Innermost::kVectorized;
+  return nest;
+}
+
+TEST(RootLoopNest, ArrangesThePartsInOrderAndFusesTheLeadingLoops) {
+  SplitMatmul m;
+  RootLoopNest nest = nest_of_every_part(m);
   nest.unroll_reduction_inner = true;
   Schedule s = m.splits();
   std::vector<std::string> outer = arrange_root_loop_nest(m.c->name, nest, s);
@@ -88,15 +94,7 @@ TEST(RootLoopNest, ASingleLoopIsNotReorderedAndAnUnsplitNestParallelizesItsFirst
 
 TEST(RootLoopNest, TheArrangedNestComputesWhatTheInterpreterComputes) {
   SplitMatmul m;
-  RootLoopNest nest;
-  nest.outer = {m.i + ".o", m.j + ".o"};
-  nest.fused = 2;
-  nest.parallel = true;
-  nest.reduction_outer = {m.k + ".o"};
-  nest.inner = {m.i + ".i"};
-  nest.reduction_inner = {m.k + ".i"};
-  nest.innermost = m.j + ".i";
-  nest.innermost_kind = RootLoopNest::Innermost::kVectorized;
+  RootLoopNest nest = nest_of_every_part(m);
   Schedule s = m.splits();
   std::vector<std::string> outer = arrange_root_loop_nest(m.c->name, nest, s);
   s.cache_write(m.c->name, outer.back());
