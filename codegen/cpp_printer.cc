@@ -687,11 +687,12 @@ class CppPrinter {
     return "ingot_load_masked_f32xN(" + lane_mask(vector_lanes, lanes) + ", " + address + ")";
   }
 
-  // The terms in row order when they form an outer product with more rows than operands: each term reads one operand
-  // and its other factors (its row's scalar part) are those of exactly as many terms as there are operands, one per
-  // operand. nullopt otherwise. Needs vector_loop_var_ set (the terms print their operands as ingot_vN).
+  // The terms in row order when they form an outer product with more rows than operands that does not fit the
+  // registers in operand order: each term reads one operand and its other factors (its row's scalar part) are those
+  // of exactly as many terms as there are operands, one per operand. nullopt otherwise. Needs vector_loop_var_ set (the
+  // terms print their operands as ingot_vN).
   std::optional<std::vector<size_t>> outer_product_rows(const std::vector<Expr>& terms,
-                                                        const std::vector<std::vector<size_t>>& uses) {
+                                                        const std::vector<std::vector<size_t>>& uses, int64_t lanes) {
     const size_t operands = vector_operands_.size();
     if (operands < 2) return std::nullopt;
     static const std::regex operand_name("ingot_v[0-9]+");
@@ -703,7 +704,11 @@ class CppPrinter {
       if (!rows.count(key)) row_keys.push_back(key);
       rows[key].push_back(n);
     }
-    if (row_keys.size() <= operands) return std::nullopt;
+    // Grouped by operand, the tile holds its accumulators, every row's broadcast and one operand; only where that
+    // is more than the ISA's vector registers (and rows outnumber operands) does row order pay: elsewhere it was
+    // measured slower (ResNeXt's AVX2 stencils, 4 rows x 2 operands, 5% in one run).
+    if (row_keys.size() <= operands || terms.size() + row_keys.size() + 1 <= size_t(vector_registers(lanes)))
+      return std::nullopt;
     std::vector<size_t> order;
     for (const std::string& key : row_keys) {
       std::set<size_t> seen;
@@ -817,9 +822,10 @@ class CppPrinter {
     // then live only while its group runs (a stencil's input row across its channels), and the accumulators keep
     // the registers. Loaded all at once, a 4 x 7 stencil tile spilled 4 accumulators.
     // An outer product (every scalar factor times every operand: a GEMM tile's rows times its vectors) with fewer
-    // operands than rows goes the other way: the operands loaded first, then the FMAs row by row, so that one
-    // broadcast row element is live at a time. Grouped by operand, g++ kept every row's broadcast live across the
-    // groups: Swin's 14 x 32 tiles (28 accumulators + 14 broadcasts + 1 operand) spilled 11 accumulators to the stack.
+    // operands than rows, too large for the registers grouped by operand, goes the other way: the operands loaded
+    // first, then the FMAs row by row, so that one broadcast row element is live at a time. Grouped by operand, g++
+    // kept every row's broadcast live across the groups: Swin's 14 x 32 tiles (28 accumulators + 14 broadcasts + 1
+    // operand) spilled 11 accumulators to the stack.
     vector_loop_var_ = v;
     std::vector<size_t> order(tile.terms.size());
     std::iota(order.begin(), order.end(), size_t(0));
@@ -827,7 +833,7 @@ class CppPrinter {
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return first_operand(a) < first_operand(b); });
     std::vector<bool> loaded(vector_operands_.size());
-    if (std::optional<std::vector<size_t>> rows = outer_product_rows(tile.terms, uses)) {
+    if (std::optional<std::vector<size_t>> rows = outer_product_rows(tile.terms, uses, width)) {
       order = *rows;
       for (size_t i = 0; i < vector_operands_.size(); ++i) {
         emit(operand_loads[i]);

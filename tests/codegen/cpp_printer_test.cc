@@ -495,11 +495,12 @@ TEST(CppPrinter, HoldsASpatialTileInAvx2Registers) {
   EXPECT_EQ(explicit_vector_problems(wide.f.body).size(), 1u);
 }
 
-// A GEMM tile is an outer product: 8 rows of A times 2 vectors of B's row k. With more rows than vectors its operands
-// are loaded first and its FMAs run row by row, so that one broadcast of A is live at a time (grouped by operand, g++
-// kept all 8 broadcasts live and spilled accumulators of larger tiles).
-TEST(CppPrinter, RunsAnOuterProductTileRowByRow) {
-  const int64_t K = 5, rows = 8, cols = 32;
+// A GEMM tile is an outer product: rows of A times 2 vectors of B's row k. Grouped by operand it holds every row's
+// broadcast at once; where that overflows the 32 registers (14 rows: 28 accumulators + 14 broadcasts + 1 operand) its
+// operands are loaded first and its FMAs run row by row, one broadcast live at a time. 8 rows (25 registers) keep the
+// operand order. Both compute exactly what a plain loop does, with and without AVX-512.
+LoopFunction gemm_tile(int64_t rows) {
+  const int64_t K = 5, cols = 32;
   Buffer a = global_buffer("A", {rows, K}), b = global_buffer("B", {K, cols}), c = global_buffer("C", {rows, cols});
   Expr k = var("k"), r = var("r"), j = var("j"), flat = var("flat");
   Expr element = r * cols + j;
@@ -508,33 +509,46 @@ TEST(CppPrinter, RunsAnOuterProductTileRowByRow) {
       for_loop(r, rows, LoopKind::kUnrolled,
                for_loop(j, cols, LoopKind::kVectorized,
                         store(c, element, load(c, element) + load(a, r * K + k) * load(b, k * cols + j)), 16)));
-  LoopFunction f{"gemm_tile",
-                 {a, b},
-                 {c},
-                 {},
-                 seq({for_loop(flat, rows * cols, LoopKind::kSerial, store(c, flat, Expr(0.0))), tile})};
-  std::string source = print_cpp(f);
-  const char* expected = R"(      const ingot_f32xN ingot_v0 = ingot_load_masked_f32xN((__mmask16)0xFFFF, &B[k * 32]);
+  return LoopFunction{"gemm_tile",
+                      {a, b},
+                      {c},
+                      {},
+                      seq({for_loop(flat, rows * cols, LoopKind::kSerial, store(c, flat, Expr(0.0))), tile})};
+}
+
+TEST(CppPrinter, RunsAnOuterProductTileThatOverflowsTheRegistersRowByRow) {
+  const char* row_order = R"(      const ingot_f32xN ingot_v0 = ingot_load_masked_f32xN((__mmask16)0xFFFF, &B[k * 32]);
       const ingot_f32xN ingot_v1 = ingot_load_masked_f32xN((__mmask16)0xFFFF, &B[k * 32 + 16]);
       ingot_t0 += A[k] * ingot_v0;
       ingot_t1 += A[k] * ingot_v1;
       ingot_t2 += A[k + 5] * ingot_v0;
       ingot_t3 += A[k + 5] * ingot_v1;
 )";
-  EXPECT_NE(source.find(expected), std::string::npos) << source;
-  HostTensor as(DType::kFloat32, {rows, K}), bs(DType::kFloat32, {K, cols});
-  for (int64_t i = 0; i < rows * K; ++i) as.f32()[i] = float(i % 7) - 3.0f;
-  for (int64_t i = 0; i < K * cols; ++i) bs.f32()[i] = float(i % 5) - 2.0f;
-  for (const CompiledLibrary& library : {compile_cpp(source), compile_cpp(source, without_vector_isa(16))}) {
-    KernelModule module(library.path, f);
-    HostTensor cs(DType::kFloat32, {rows, cols});
-    module.run({&as, &bs}, {&cs});
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t n = 0; n < cols; ++n) {
-        float want = 0;
-        for (int64_t step = 0; step < K; ++step) want += as.f32()[i * K + step] * bs.f32()[step * cols + n];
-        ASSERT_EQ(cs.f32()[i * cols + n], want) << i << ", " << n;
-      }
+  const char* operand_order =
+      R"(      const ingot_f32xN ingot_v0 = ingot_load_masked_f32xN((__mmask16)0xFFFF, &B[k * 32]);
+      ingot_t0 += A[k] * ingot_v0;
+      ingot_t2 += A[k + 5] * ingot_v0;
+)";
+  for (int64_t rows : {14, 8}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows");
+    LoopFunction f = gemm_tile(rows);
+    std::string source = print_cpp(f);
+    EXPECT_NE(source.find(rows == 14 ? row_order : operand_order), std::string::npos) << source;
+    const int64_t K = 5, cols = 32;
+    HostTensor as(DType::kFloat32, {rows, K}), bs(DType::kFloat32, {K, cols});
+    for (int64_t i = 0; i < rows * K; ++i) as.f32()[i] = float(i % 7) - 3.0f;
+    for (int64_t i = 0; i < K * cols; ++i) bs.f32()[i] = float(i % 5) - 2.0f;
+    for (const CompiledLibrary& library : {compile_cpp(source), compile_cpp(source, without_vector_isa(16))}) {
+      KernelModule module(library.path, f);
+      HostTensor cs(DType::kFloat32, {rows, cols});
+      module.run({&as, &bs}, {&cs});
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t n = 0; n < cols; ++n) {
+          float want = 0;
+          for (int64_t step = 0; step < K; ++step) want += as.f32()[i * K + step] * bs.f32()[step * cols + n];
+          ASSERT_EQ(cs.f32()[i * cols + n], want) << i << ", " << n;
+        }
+    }
   }
 }
 
