@@ -687,10 +687,10 @@ class CppPrinter {
     return "ingot_load_masked_f32xN(" + lane_mask(vector_lanes, lanes) + ", " + address + ")";
   }
 
-  // The terms in row order when they form an outer product with more rows than operands that does not fit the
-  // registers in operand order: each term reads one operand and its other factors (its row's scalar part) are those
-  // of exactly as many terms as there are operands, one per operand. nullopt otherwise. Needs vector_loop_var_ set (the
-  // terms print their operands as ingot_vN).
+  // The terms in row order when they form an outer product with more rows than operands (with AVX2: one that does not
+  // fit the registers in operand order): each term reads one operand and its other factors (its row's scalar part) are
+  // those of exactly as many terms as there are operands, one per operand. nullopt otherwise. Needs vector_loop_var_
+  // set (the terms print their operands as ingot_vN).
   std::optional<std::vector<size_t>> outer_product_rows(const std::vector<Expr>& terms,
                                                         const std::vector<std::vector<size_t>>& uses, int64_t lanes) {
     const size_t operands = vector_operands_.size();
@@ -704,11 +704,12 @@ class CppPrinter {
       if (!rows.count(key)) row_keys.push_back(key);
       rows[key].push_back(n);
     }
-    // Grouped by operand, the tile holds its accumulators, every row's broadcast and one operand; only where that
-    // is more than the ISA's vector registers (and rows outnumber operands) does row order pay: elsewhere it was
-    // measured slower (ResNeXt's AVX2 stencils, 4 rows x 2 operands, 5% in one run).
-    if (row_keys.size() <= operands || terms.size() + row_keys.size() + 1 <= size_t(vector_registers(lanes)))
-      return std::nullopt;
+    // Grouped by operand, the tile holds its accumulators, every row's broadcast and one operand. With AVX-512 row
+    // order paid even where that fits (the paper ResNeXt's ONNX program 196 against 208-214 ms, two A/B rounds); with
+    // AVX2's 16 registers it paid only where it does not (ResNeXt's AVX2 stencils, 4 rows x 2 operands in 13
+    // registers, ran 5% slower row by row in one A/B round).
+    const bool fits_by_operand = terms.size() + row_keys.size() + 1 <= size_t(vector_registers(lanes));
+    if (row_keys.size() <= operands || (lanes == kAvx2VectorLanes && fits_by_operand)) return std::nullopt;
     std::vector<size_t> order;
     for (const std::string& key : row_keys) {
       std::set<size_t> seen;
@@ -822,7 +823,7 @@ class CppPrinter {
     // then live only while its group runs (a stencil's input row across its channels), and the accumulators keep
     // the registers. Loaded all at once, a 4 x 7 stencil tile spilled 4 accumulators.
     // An outer product (every scalar factor times every operand: a GEMM tile's rows times its vectors) with fewer
-    // operands than rows, too large for the registers grouped by operand, goes the other way: the operands loaded
+    // operands than rows goes the other way (outer_product_rows says where): the operands loaded
     // first, then the FMAs row by row, so that one broadcast row element is live at a time. Grouped by operand, g++
     // kept every row's broadcast live across the groups: Swin's 14 x 32 tiles (28 accumulators + 14 broadcasts + 1
     // operand) spilled 11 accumulators to the stack.

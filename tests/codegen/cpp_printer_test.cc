@@ -495,10 +495,11 @@ TEST(CppPrinter, HoldsASpatialTileInAvx2Registers) {
   EXPECT_EQ(explicit_vector_problems(wide.f.body).size(), 1u);
 }
 
-// A GEMM tile is an outer product: rows of A times 2 vectors of B's row k. Grouped by operand it holds every row's
-// broadcast at once; where that overflows the 32 registers (14 rows: 28 accumulators + 14 broadcasts + 1 operand) its
-// operands are loaded first and its FMAs run row by row, one broadcast live at a time. 8 rows (25 registers) keep the
-// operand order. Both compute exactly what a plain loop does, with and without AVX-512.
+// A GEMM tile is an outer product: rows of A times 2 vectors of B's row k. Grouped by operand it would hold every row's
+// broadcast at once (14 rows: 28 accumulators + 14 broadcasts + 1 operand overflow AVX-512's 32 registers), so its
+// operands are loaded first and its FMAs run row by row, one broadcast live at a time; with AVX-512 also where it fits
+// (8 rows). Both compute exactly what a plain loop does, with and without AVX-512. (AVX2 tiles that fit keep operand
+// order: the AVX2 goldens.)
 LoopFunction gemm_tile(int64_t rows) {
   const int64_t K = 5, cols = 32;
   Buffer a = global_buffer("A", {rows, K}), b = global_buffer("B", {K, cols}), c = global_buffer("C", {rows, cols});
@@ -516,7 +517,7 @@ LoopFunction gemm_tile(int64_t rows) {
                       seq({for_loop(flat, rows * cols, LoopKind::kSerial, store(c, flat, Expr(0.0))), tile})};
 }
 
-TEST(CppPrinter, RunsAnOuterProductTileThatOverflowsTheRegistersRowByRow) {
+TEST(CppPrinter, RunsAnOuterProductTileRowByRow) {
   const char* row_order = R"(      const ingot_f32xN ingot_v0 = ingot_load_masked_f32xN((__mmask16)0xFFFF, &B[k * 32]);
       const ingot_f32xN ingot_v1 = ingot_load_masked_f32xN((__mmask16)0xFFFF, &B[k * 32 + 16]);
       ingot_t0 += A[k] * ingot_v0;
@@ -524,16 +525,11 @@ TEST(CppPrinter, RunsAnOuterProductTileThatOverflowsTheRegistersRowByRow) {
       ingot_t2 += A[k + 5] * ingot_v0;
       ingot_t3 += A[k + 5] * ingot_v1;
 )";
-  const char* operand_order =
-      R"(      const ingot_f32xN ingot_v0 = ingot_load_masked_f32xN((__mmask16)0xFFFF, &B[k * 32]);
-      ingot_t0 += A[k] * ingot_v0;
-      ingot_t2 += A[k + 5] * ingot_v0;
-)";
   for (int64_t rows : {14, 8}) {
     SCOPED_TRACE(std::to_string(rows) + " rows");
     LoopFunction f = gemm_tile(rows);
     std::string source = print_cpp(f);
-    EXPECT_NE(source.find(rows == 14 ? row_order : operand_order), std::string::npos) << source;
+    EXPECT_NE(source.find(row_order), std::string::npos) << source;
     const int64_t K = 5, cols = 32;
     HostTensor as(DType::kFloat32, {rows, K}), bs(DType::kFloat32, {K, cols});
     for (int64_t i = 0; i < rows * K; ++i) as.f32()[i] = float(i % 7) - 3.0f;
