@@ -47,8 +47,7 @@ void add_export_command(CLI::App& app) {
                                (config.workload.onnx.empty() ? "" : ", or " + config.workload.onnx + " changed") + ")");
     LoopFunction f = lower_program(w.program, Schedule::from_json(best->candidate.schedule_json));
     // As the tuning loop builds them; the run's seed, not the config's, which `ingot tune --seed` overrides.
-    TensorMap inputs = random_inputs(w.program, run->seed, w.input_ranges);
-    for (auto& [name, value] : w.fixed_inputs) inputs.insert_or_assign(name, std::move(value));
+    TensorMap inputs = workload_inputs(w, run->seed);
     TensorMap reference = interpret(w.program, inputs);
     ExportedProgram e = export_cpp(f, std::move(inputs), std::move(reference));
     std::vector<std::string> written = write_exported_program(e, out);

@@ -823,10 +823,10 @@ class CppPrinter {
     // then live only while its group runs (a stencil's input row across its channels), and the accumulators keep
     // the registers. Loaded all at once, a 4 x 7 stencil tile spilled 4 accumulators.
     // An outer product (every scalar factor times every operand: a GEMM tile's rows times its vectors) with fewer
-    // operands than rows goes the other way (outer_product_rows says where): the operands loaded
-    // first, then the FMAs row by row, so that one broadcast row element is live at a time. Grouped by operand, g++
-    // kept every row's broadcast live across the groups: Swin's 14 x 32 tiles (28 accumulators + 14 broadcasts + 1
-    // operand) spilled 11 accumulators to the stack.
+    // operands than rows goes the other way (outer_product_rows says where): the operands loaded first, then the FMAs
+    // row by row, so that one broadcast row element is live at a time. Grouped by operand, g++ kept every row's
+    // broadcast live across the groups: Swin's 14 x 32 tiles (28 accumulators + 14 broadcasts + 1 operand) spilled 11
+    // accumulators to the stack.
     vector_loop_var_ = v;
     std::vector<size_t> order(tile.terms.size());
     std::iota(order.begin(), order.end(), size_t(0));

@@ -73,7 +73,6 @@ void KernelModule::unload() {
 }
 
 std::vector<double> KernelModule::read_profile_marks() {
-  ::dlerror();
   auto capacity = reinterpret_cast<int (*)(void)>(::dlsym(handle_, "ingot_profile_capacity"));
   auto read = reinterpret_cast<int (*)(double*)>(::dlsym(handle_, "ingot_profile_read"));
   if (!capacity || !read)

@@ -39,10 +39,12 @@ LocalRunResult local_run(const Program& program, const Schedule& schedule, const
                          const TensorMap& expected, const LocalRunOptions& options) {
   LocalRunResult result;
   result.function = lower_program(program, schedule);
+  // Prepared once: the printer prints it and, when profiling, its stage intervals are what the marks bound.
   PipelineOptions printing;
   printing.cpp.profile = options.profile;
-  result.library = compile_cpp(cpp_source(result.function, printing).source, options.compile);
-  if (options.profile) result.intervals = stage_intervals(prepare_for_cpu(result.function));
+  const LoopFunction prepared = prepare_for_cpu(result.function, printing);
+  result.library = compile_cpp(print_cpp_with_lines(prepared, printing.cpp).source, options.compile);
+  if (options.profile) result.intervals = stage_intervals(prepared);
   KernelModule module(result.library.path, result.function);
   if (options.threads > 0) module.set_num_threads(options.threads);
 
