@@ -36,7 +36,7 @@ size_t stage_column(const std::string& name) {
 // counts they are made of: operations divided by the parallelism the target can use (threads, vector lanes), and
 // cache lines moved divided by the threads that move them. Raw values (not logged).
 struct StageEstimates {
-  double compute = 0, lines = 0, unique_lines = 0, parallelism = 1;
+  double compute = 0, lines = 0, unique_lines = 0, parallelism = 1, cycles = 0;
 };
 
 StageEstimates estimate_stage(const StageFeatures& stage) {
@@ -45,7 +45,8 @@ StageEstimates estimate_stage(const StageFeatures& stage) {
                       gpu_threads = stage_column("gpu_thread_extent_product"),
                       gpu_blocks = stage_column("gpu_block_extent_product"), threads = stage_column("target_threads"),
                       int_add = stage_column("int_add_sub"), int_mul = stage_column("int_mul"),
-                      int_div = stage_column("int_div_mod"), int_compare = stage_column("int_compare_logic");
+                      int_div = stage_column("int_div_mod"), int_compare = stage_column("int_compare_logic"),
+                      cycles = stage_column("estimated_cycles");
   static const std::vector<size_t> lines = [] {
     std::vector<size_t> columns;
     for (int slot = 0; slot < 5; ++slot) columns.push_back(stage_column("buf" + std::to_string(slot) + "_lines"));
@@ -68,6 +69,9 @@ StageEstimates estimate_stage(const StageFeatures& stage) {
   for (size_t c : lines) e.lines += raw(v[c]);
   for (size_t c : unique_lines) e.unique_lines += raw(v[c]);
   e.lines /= e.parallelism;
+  // Threads run whole iterations of the parallel loops: 3 iterations on 2 threads take as long as 4.
+  const double rounds = std::ceil(std::max(loops, 1.0) / std::max(raw(v[threads]), 1.0));
+  e.cycles = raw(v[cycles]) * rounds / std::max(loops, 1.0);
   return e;
 }
 float logged(double value) { return float(std::log2(1 + std::max(value, 0.0))); }
@@ -79,8 +83,8 @@ const std::vector<std::string>& candidate_feature_names() {
     std::vector<std::string> all;
     for (const char* prefix : {"sum.", "max.", "heaviest."})
       for (const std::string& name : stage_feature_names()) all.push_back(prefix + name);
-    for (const char* estimate :
-         {"estimated_compute", "estimated_lines", "estimated_unique_lines", "estimated_cost", "heaviest_parallelism"})
+    for (const char* estimate : {"estimated_compute", "estimated_lines", "estimated_unique_lines", "estimated_cost",
+                                 "heaviest_parallelism", "estimated_parallel_cycles"})
       all.push_back(estimate);
     all.push_back("stages");
     all.push_back("kernels");
@@ -108,6 +112,7 @@ std::vector<float> aggregate_stage_features(const std::vector<StageFeatures>& st
     total.compute += double(stage.multiplicity) * e.compute;
     total.lines += double(stage.multiplicity) * e.lines;
     total.unique_lines += double(stage.multiplicity) * e.unique_lines;
+    total.cycles += double(stage.multiplicity) * e.cycles;
     for (size_t i = 0; i < width; ++i) {
       sums[i] += double(stage.multiplicity) * raw(stage.values[i]);
       maxima[i] = std::max(maxima[i], stage.values[i]);
@@ -135,6 +140,7 @@ std::vector<float> aggregate_stage_features(const std::vector<StageFeatures>& st
   // A line from memory costs about as much as a few vector operations: one scale so the sum ranks by either.
   row.push_back(logged(total.compute + 4 * total.lines));
   row.push_back(logged(heaviest ? estimate_stage(*heaviest).parallelism : 0));
+  row.push_back(logged(total.cycles));
   row.push_back(logged(double(store_count)));
   row.push_back(logged(double(kernels)));
   return row;

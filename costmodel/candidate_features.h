@@ -15,8 +15,8 @@
 namespace ingot {
 
 // "sum.<feature>", "max.<feature>" and "heaviest.<feature>" for every stage feature, then the estimates
-// "estimated_compute", "estimated_lines", "estimated_unique_lines", "estimated_cost", "heaviest_parallelism", then
-// "stages", "kernels".
+// "estimated_compute", "estimated_lines", "estimated_unique_lines", "estimated_cost", "heaviest_parallelism",
+// "estimated_parallel_cycles", then "stages", "kernels".
 const std::vector<std::string>& candidate_feature_names();
 
 // The stage rows in one row, in candidate_feature_names() order:
@@ -27,7 +27,8 @@ const std::vector<std::string>& candidate_feature_names();
 //   counted), which dominates the run time of most candidates;
 // - estimates, summed over stages with multiplicity: operations over the parallelism the target can use (loop
 //   iterations up to its threads, times the vectorized share's lanes), cache lines over threads, unique lines, a
-//   cost that adds the two (a line as 4 operations), and the heaviest stage's parallelism (docs/costmodel.md);
+//   cost that adds the two (a line as 4 operations), the heaviest stage's parallelism, and the stages' estimated
+//   cycles over the rounds their parallel iterations take on the target's threads (docs/costmodel.md);
 // - stages: log2(1 + stores, with multiplicity); kernels: log2(1 + kernels of the function).
 std::vector<float> aggregate_stage_features(const std::vector<StageFeatures>& stages, int64_t kernels);
 

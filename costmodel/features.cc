@@ -92,6 +92,17 @@ enum Scalar : int {
   kGpuBlocks,
   kGpuRegistersPerThread,
   kGpuSharedBytesPerBlock,
+  kLaneLoopExtent,
+  kLaneContiguousStreams,
+  kLaneBroadcastStreams,
+  kLaneStridedStreams,
+  kLaneLoopIsReduction,
+  kReductionChains,
+  kLaneWidth,
+  kL1MissLines,
+  kL2MissLines,
+  kL3MissLines,
+  kEstimatedCycles,
   kScalarCount
 };
 constexpr const char* kScalarNames[] = {
@@ -113,23 +124,23 @@ constexpr const char* kScalarNames[] = {
     "parallel_float_ops",
     "vectorized_loops",
     "vectorized_extent_product",
-    "vectorized_innermost_extent",
+    "vectorized_lane_loop_extent",
     "vectorized_position",
     "unrolled_loops",
     "unrolled_extent_product",
-    "unrolled_innermost_extent",
+    "unrolled_lane_loop_extent",
     "unrolled_position",
     "parallel_loops",
     "parallel_extent_product",
-    "parallel_innermost_extent",
+    "parallel_lane_loop_extent",
     "parallel_position",
     "gpu_block_loops",
     "gpu_block_extent_product",
-    "gpu_block_innermost_extent",
+    "gpu_block_lane_loop_extent",
     "gpu_block_position",
     "gpu_thread_loops",
     "gpu_thread_extent_product",
-    "gpu_thread_innermost_extent",
+    "gpu_thread_lane_loop_extent",
     "gpu_thread_position",
     "serial_loops",
     "serial_extent_product",
@@ -159,6 +170,17 @@ constexpr const char* kScalarNames[] = {
     "gpu_blocks",
     "gpu_registers_per_thread",
     "gpu_shared_bytes_per_block",
+    "lane_loop_extent",
+    "lane_contiguous_streams",
+    "lane_broadcast_streams",
+    "lane_strided_streams",
+    "lane_loop_is_reduction",
+    "reduction_chains",
+    "lane_width",
+    "l1_miss_lines",
+    "l2_miss_lines",
+    "l3_miss_lines",
+    "estimated_cycles",
 };
 static_assert(std::size(kScalarNames) == kScalarCount, "one name per scalar feature");
 
@@ -474,6 +496,7 @@ struct IndexModel {
   int64_t constant = 0;              // affine only
   std::vector<bool> varies;          // per depth: the loop's variable appears and its extent is above 1
   std::vector<double> stride;        // per depth, elements per iteration; kUnknownStride where it cannot be told
+  std::vector<double> period;        // per depth, iterations before the index first moves (p / 32 moves every 32th)
 };
 
 size_t loop_depth(const std::vector<const ForNode*>& loops, const std::string& name) {
@@ -488,6 +511,7 @@ IndexModel model_index(const Expr& index, const std::vector<const ForNode*>& loo
   m.index = index;
   m.varies.assign(n, false);
   m.stride.assign(n, 0);
+  m.period.assign(n, 1);
   auto mark = [&](const Expr& x) {
     if (auto* v = x.as<VarNode>()) {
       size_t d = loop_depth(loops, v->name);
@@ -523,6 +547,7 @@ IndexModel model_index(const Expr& index, const std::vector<const ForNode*>& loo
       }
       if (*moved != *base) {
         m.stride[d] = std::abs(double(*moved - *base)) / double(k);
+        m.period[d] = double(k);
         break;
       }
     }
@@ -625,11 +650,11 @@ Footprint footprint(const BufferUse& use, const std::vector<const ForNode*>& loo
   return f;
 }
 
-// Elements a stream reads one after another before it jumps: strides of the moving loops, smallest first, that
-// continue the run (a stride of 1 over 64 iterations, then 64 over the next loop, ...).
-double contiguous_run(const IndexModel& m, const std::vector<const ForNode*>& loops) {
+// Elements a stream reads one after another before it jumps while the loops at depth >= level run: strides of the
+// moving loops, smallest first, that continue the run (a stride of 1 over 64 iterations, then 64 over the next loop).
+double contiguous_run(const IndexModel& m, const std::vector<const ForNode*>& loops, size_t level = 0) {
   std::vector<std::pair<double, double>> steps;  // stride, extent
-  for (size_t d = 0; d < loops.size(); ++d) {
+  for (size_t d = level; d < loops.size(); ++d) {
     if (!m.varies[d]) continue;
     if (m.stride[d] == kUnknownStride) return 1;
     if (m.stride[d] > 0) steps.emplace_back(m.stride[d], double(loops[d]->extent));
@@ -1196,6 +1221,8 @@ class StageFeatureExtractor {
       v[kBufBytesPerReuse] = v[kBufReuseCount] > 0 ? v[kBufBytes] / v[kBufReuseCount] : v[kBufBytes];
       buffer_rows.push_back({v[kBufBytes], std::move(v)});
     }
+    machine_estimates(uses, footprints, level_bytes, inner_product, is_reduction, total, x);
+
     std::stable_sort(buffer_rows.begin(), buffer_rows.end(),
                      [](const BufferRow& a, const BufferRow& b) { return a.bytes > b.bytes; });
     for (int slot = 0; slot < kBufferSlots && slot < int(buffer_rows.size()); ++slot)
@@ -1265,6 +1292,155 @@ class StageFeatureExtractor {
     std::vector<float> values(kColumnCount);
     for (int c = 0; c < kColumnCount; ++c) values[c] = signed_log2(x[c]);
     return values;
+  }
+
+  // What the core makes of the loop nest, for a model that learns from few samples: which loop the vector lanes run
+  // along and how wide (a vectorized loop, also one with a register tile of unrolled loops inside it, or a loop the
+  // compiler vectorizes unmarked because every stream is contiguous or invariant along it), how many independent
+  // accumulations a reduction step carries (fewer than FMA latency x pipes leaves the core waiting), the loads and
+  // stores left once a register tile keeps what its unrolled loops do not move, the cache lines each level of the
+  // hierarchy brings in (the outermost loop level whose working set fits the cache is loaded once per iteration of
+  // the loops outside it, except buffers those loops do not move), and the cycles all this implies on one core.
+  void machine_estimates(const std::vector<BufferUse>& uses, const std::vector<std::vector<Footprint>>& footprints,
+                         const std::vector<double>& level_bytes, const std::vector<double>& inner_product,
+                         const std::vector<bool>& is_reduction, const OpCounts& total, std::vector<double>& x) const {
+    const std::vector<const ForNode*>& loops = loops_;
+    const size_t n = loops.size();
+    const double executions = inner_product[0];
+    auto moves = [&](const BufferUse& u, size_t d) {
+      for (const IndexModel& m : u.streams)
+        if (m.varies[d]) return true;
+      return false;
+    };
+    // The register tile: the innermost loops that are unrolled or vectorized (or of one iteration).
+    size_t tile = n;
+    while (tile > 0 && (loops[tile - 1]->loop_kind == LoopKind::kUnrolled ||
+                        loops[tile - 1]->loop_kind == LoopKind::kVectorized || loops[tile - 1]->extent == 1))
+      --tile;
+    std::optional<size_t> lane;
+    for (size_t d = n; d-- > tile && !lane;)
+      if (loops[d]->loop_kind == LoopKind::kVectorized) lane = d;
+    for (size_t d = n; d-- > 0 && !lane;)
+      if (loops[d]->extent > 1) lane = d;
+    if (lane) tile = std::min(tile, *lane);
+
+    double contiguous = 0, broadcast = 0, strided = 0;
+    for (const BufferUse& u : uses)
+      for (const IndexModel& m : u.streams) {
+        if (!lane || !m.varies[*lane]) {
+          broadcast += 1;
+        } else if (m.stride[*lane] == 1) {
+          contiguous += 1;
+        } else {
+          strided += 1;
+        }
+      }
+    const double lanes = double(
+        std::max<int64_t>(target_.kind == TargetKind::kCpu ? target_.cpu.simd_fp32_lanes : target_.gpu.warp_size, 1));
+    double width = 1;
+    bool explicit_vector = false;
+    if (lane) {
+      const ForNode* loop = loops[*lane];
+      bool guarded = false;
+      for (const Guard& g : guards_) guarded = guarded || g.loops_outside > *lane;
+      // A vectorized reduction loop without explicit lanes is printed as `omp simd reduction`; g++ 12 leaves it
+      // scalar when an unrolled loop encloses it (each unrolled copy is a scalar chain: BERT's FFN at 3 GFLOP/s).
+      bool unrolled_around = false;
+      for (size_t d = 0; d < *lane; ++d)
+        unrolled_around = unrolled_around || loops[d]->loop_kind == LoopKind::kUnrolled;
+      const bool scalar_reduction = is_reduction[*lane] && loop->explicit_lanes == 0 && unrolled_around;
+      if (loop->loop_kind == LoopKind::kVectorized && !scalar_reduction) {
+        explicit_vector = true;
+        width =
+            double(loop->explicit_lanes > 0 ? loop->explicit_lanes : std::min<int64_t>(loop->extent, int64_t(lanes)));
+      } else if (loop->loop_kind != LoopKind::kVectorized && strided == 0 && !guarded && !is_reduction[*lane] &&
+                 loop->extent >= 4) {
+        width = std::min(double(loop->extent), lanes);
+      }
+      x[kLaneLoopExtent] = double(loop->extent);
+      x[kLaneLoopIsReduction] = is_reduction[*lane];
+    }
+    x[kLaneContiguousStreams] = contiguous;
+    x[kLaneBroadcastStreams] = broadcast;
+    x[kLaneStridedStreams] = strided;
+    x[kLaneWidth] = width;
+    std::optional<size_t> deepest_reduction;
+    for (size_t d = n; d-- > 0 && !deepest_reduction;)
+      if (is_reduction[d]) deepest_reduction = d;
+    if (deepest_reduction) {
+      // Lanes of a vectorized reduction loop sum apart (and meet once at its end).
+      x[kReductionChains] = inner_product[*deepest_reduction + 1] * (*deepest_reduction == lane ? width : 1);
+    }
+
+    // Loads and stores: in the register tile a stream is loaded once for all iterations of the tile's loops that do
+    // not move it; along the lane loop a contiguous stream is one vector access per `width` lanes, a strided one an
+    // access per lane (a gather). Local buffers live in registers.
+    double memory_ops = 0;
+    for (const BufferUse& u : uses) {
+      if (u.buffer->scope == MemoryScope::kLocal) continue;
+      const double per_stream = double(u.accesses) / double(std::max<size_t>(u.streams.size(), 1));
+      for (const IndexModel& m : u.streams) {
+        double kept = 1;
+        for (size_t d = tile; d < n; ++d)
+          if (!m.varies[d]) kept *= double(loops[d]->extent);
+        const bool vector_access = lane && m.varies[*lane] && m.stride[*lane] == 1;
+        memory_ops += per_stream * executions / kept / (vector_access ? width : 1);
+      }
+    }
+
+    // Lines each cache level brings in: for each buffer, its lines over the loops from the fit level in, once per
+    // iteration of the loops outside that move it. Local buffers live in registers or stay in L1. A store whose
+    // whole footprint fits a cache finds it there again on the next run of the program (a measurement repeats it, a
+    // model runs it again and again): no misses at that level.
+    auto lines_at = [&](size_t b, size_t level) {
+      const double element_bytes = dtype_bytes(uses[b].buffer->dtype);
+      double run = std::numeric_limits<double>::infinity();
+      for (const IndexModel& m : uses[b].streams) run = std::min(run, contiguous_run(m, loops, level));
+      const double run_bytes = std::min(kCacheLineBytes, run * element_bytes);
+      return std::max(1.0, std::min(std::ceil(footprints[b][level].elements * element_bytes / run_bytes),
+                                    std::ceil(footprints[b][level].span * element_bytes / kCacheLineBytes)));
+    };
+    auto misses = [&](double capacity) {
+      if (capacity <= 0 || level_bytes[0] <= capacity) return 0.0;
+      size_t level = 0;
+      while (level < n && level_bytes[level] > capacity) ++level;
+      double lines = 0;
+      for (size_t b = 0; b < uses.size(); ++b) {
+        if (uses[b].buffer->scope == MemoryScope::kLocal) continue;
+        // The innermost loop outside the fit level that moves the buffer brings its lines in again, each time it
+        // moves it (a fused loop's p / 32 every 32 iterations), and so does every iteration of the loops around it.
+        size_t moving = level;
+        while (moving > 0 && !moves(uses[b], moving - 1)) --moving;
+        double loads = executions / inner_product[moving];
+        if (moving > 0) {
+          double period = std::numeric_limits<double>::infinity();
+          for (const IndexModel& m : uses[b].streams)
+            if (m.varies[moving - 1]) period = std::min(period, m.period[moving - 1]);
+          loads /= std::max(period, 1.0);
+        }
+        lines += loads * lines_at(b, level);
+      }
+      return lines;
+    };
+    const double threads = double(std::max<int64_t>(target_.cpu.threads, 1));
+    const bool cpu = target_.kind == TargetKind::kCpu;
+    x[kL1MissLines] = cpu ? misses(double(target_.cpu.l1d_bytes)) : 0;
+    x[kL2MissLines] = cpu ? misses(double(target_.cpu.l2_bytes)) : 0;
+    x[kL3MissLines] = cpu ? misses(double(target_.cpu.l3_bytes) / threads) : 0;
+
+    // Cycles on one core: float instructions over two vector pipes (math calls about 10 cycles, per vector in a
+    // vectorized loop: libmvec), loads and stores over two ports, a reduction step no shorter than an FMA's latency,
+    // and lines from L2, L3 and memory at rough per-line costs; the largest bounds the store.
+    constexpr double kFmaLatency = 4, kMathCallCycles = 10, kL2LineCycles = 2, kL3LineCycles = 6,
+                     kMemoryLineCycles = 20;
+    const double instructions = total.float_ops() - total.float_math_calls;
+    const double compute = instructions / (2 * width) +
+                           total.float_math_calls * kMathCallCycles / (explicit_vector ? width : 1) +
+                           total.int_div_mod * 2 / width;
+    const double latency = deepest_reduction ? executions / std::max(x[kReductionChains], 1.0) * kFmaLatency : 0;
+    const double memory =
+        x[kL1MissLines] * kL2LineCycles + x[kL2MissLines] * kL3LineCycles + x[kL3MissLines] * kMemoryLineCycles;
+    x[kEstimatedCycles] = std::max({compute, memory_ops / 2, latency, memory});
   }
 
   const Target& target_;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the cost model's data set: builds ingot, then runs every config of configs/costmodel/ (random schedules of
-# each task workload under the unfused and the global plan, 2200 candidates, about half an hour on 2 cores) into one
-# SQLite database. Usage: scripts/make_costmodel_dataset.sh [DATABASE] (default: costmodel.db in the current
+# each task workload under the unfused and the global plan, and the evolutionary search without the model under the
+# global plan: 3200 candidates, about 30 minutes on 2 cores) into one SQLite database. Measure on an idle machine. Usage: scripts/make_costmodel_dataset.sh [DATABASE] (default: costmodel.db in the current
 # directory). Running it again resumes: each config skips the candidates it has measured already.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

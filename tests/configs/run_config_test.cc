@@ -199,7 +199,9 @@ TEST(RunConfig, TaskWorkloadNamesWithAColonParseQuotedOrNot) {
 
 // configs/costmodel/: the data set of scripts/make_costmodel_dataset.sh, random schedules of every task workload
 // under the unfused and the global plan, all into costmodel.db with short timing loops.
-TEST(RunConfig, CostModelConfigsCoverEveryTaskUnderBothPlans) {
+// Each task three ways: random schedules under the unfused and the global plan, and the evolutionary search without
+// the model (strategy-derived candidates, near the templates) under the global plan.
+TEST(RunConfig, CostModelConfigsCoverEveryTaskRandomlyAndEvolved) {
   std::set<std::string> covered, tasks;
   for (const WorkloadInfo& w : list_workloads())
     if (w.name.rfind("task:", 0) == 0) tasks.insert(w.name);
@@ -208,8 +210,15 @@ TEST(RunConfig, CostModelConfigsCoverEveryTaskUnderBothPlans) {
     RunConfig c = load_run_config(entry.path().string());
     EXPECT_EQ(tasks.count(c.workload.name), 1u) << file;
     EXPECT_TRUE(c.workload.params.empty()) << file << ": the paper's sizes are the defaults";
-    EXPECT_EQ(file, c.workload.name.substr(5) + "_" + c.search.fusion + ".yaml");
-    EXPECT_EQ(c.search.strategy, "random") << file;
+    const bool evolved = c.search.strategy == "evolutionary";
+    if (evolved) {
+      EXPECT_EQ(file, c.workload.name.substr(5) + "_evolved.yaml");
+      EXPECT_EQ(c.search.fusion, "global") << file;
+      EXPECT_EQ(c.search.cost_model, "none") << file << ": the data set must not depend on a model trained from it";
+    } else {
+      EXPECT_EQ(file, c.workload.name.substr(5) + "_" + c.search.fusion + ".yaml");
+      EXPECT_EQ(c.search.strategy, "random") << file;
+    }
     EXPECT_EQ(c.database, "costmodel.db") << file;
     EXPECT_EQ(c.target.kind, "cpu") << file;
     EXPECT_EQ(c.target.threads, 0) << file;
@@ -217,12 +226,12 @@ TEST(RunConfig, CostModelConfigsCoverEveryTaskUnderBothPlans) {
     EXPECT_EQ(c.measure.build_workers, 2) << file;
     EXPECT_GE(c.budget.trials, 75) << file;
     EXPECT_EQ(c.budget.minutes, 0) << file << ": a trial budget keeps the data set the same on every machine";
-    covered.insert(c.workload.name + " " + c.search.fusion);
+    covered.insert(c.workload.name + " " + (evolved ? "evolved" : c.search.fusion));
   }
   for (const std::string& task : tasks)
-    for (const char* fusion : {"unfused", "global"})
-      EXPECT_EQ(covered.count(task + " " + fusion), 1u) << task << " " << fusion;
-  EXPECT_EQ(covered.size(), 2 * tasks.size());
+    for (const char* kind : {"unfused", "global", "evolved"})
+      EXPECT_EQ(covered.count(task + " " + kind), 1u) << task << " " << kind;
+  EXPECT_EQ(covered.size(), 3 * tasks.size());
 }
 
 // One must-fail case per kind of mistake, each matched on the whole message: file, line, column, key, problem.

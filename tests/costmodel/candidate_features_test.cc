@@ -63,6 +63,25 @@ TEST(CandidateFeatures, EstimatesDivideWorkByTheParallelismTheTargetHas) {
   EXPECT_NEAR(candidate_value(row, "heaviest_parallelism"), std::log2(3), 1e-4);
 }
 
+TEST(CandidateFeatures, ParallelCyclesCountTheRoundsOfTheThreads) {
+  // 3000 cycles over 3 parallel iterations on 2 threads: one thread runs two of them, 2000 cycles; 3000 cycles over
+  // 4 iterations: 1500. A stage without a parallel loop keeps its cycles.
+  auto cycles = [](double parallel_extent) {
+    std::vector<std::pair<std::string, double>> values = {{"estimated_cycles", 3000}, {"target_threads", 2}};
+    if (parallel_extent > 0) values.push_back({"parallel_extent_product", parallel_extent});
+    std::vector<float> row = aggregate_stage_features({stage("out", 1, values)}, 1);
+    return std::exp2(double(candidate_value(row, "estimated_parallel_cycles"))) - 1;
+  };
+  EXPECT_NEAR(cycles(3), 2000, 0.5);
+  EXPECT_NEAR(cycles(4), 1500, 0.5);
+  EXPECT_NEAR(cycles(0), 3000, 0.5);
+  // Stores add up with their multiplicity.
+  std::vector<float> row = aggregate_stage_features(
+      {stage("a", 2, {{"estimated_cycles", 100}, {"target_threads", 2}}), stage("b", 1, {{"estimated_cycles", 50}})},
+      1);
+  EXPECT_NEAR(std::exp2(double(candidate_value(row, "estimated_parallel_cycles"))) - 1, 250, 0.1);
+}
+
 TEST(CandidateFeatures, RefusesARowOfAnotherWidth) {
   StageFeatures s{"x", 1, {1, 2, 3}};
   EXPECT_THROW(aggregate_stage_features({s}, 1), std::invalid_argument);

@@ -99,7 +99,7 @@ TEST(StageFeatures, TiledMatmulCountsItsComputeAndLoops) {
   EXPECT_TRUE(has_feature(r, "parallel_extent_product", 16));
   EXPECT_TRUE(has_feature(r, "parallel_position", 3));  // outermost
   EXPECT_TRUE(has_feature(r, "unrolled_loops", 1));
-  EXPECT_TRUE(has_feature(r, "unrolled_innermost_extent", 4));
+  EXPECT_TRUE(has_feature(r, "unrolled_lane_loop_extent", 4));
   EXPECT_TRUE(has_feature(r, "unrolled_position", 2));  // middle
   EXPECT_TRUE(has_feature(r, "vectorized_extent_product", 16));
   EXPECT_TRUE(has_feature(r, "vectorized_position", 1));  // innermost
@@ -222,6 +222,74 @@ TEST(StageFeatures, VectorizedLoopOpsAndLanes) {
   EXPECT_TRUE(has_feature(plain, "buf0_bytes_per_reuse", 8 * 64 * 4));
   const StageFeatures explicit16 = extract_stage_features(function_of({x}, {y}, axpb(16)), cpu()).at(0);
   EXPECT_TRUE(has_feature(explicit16, "vector_lanes", 16));
+}
+
+TEST(StageFeatures, MachineEstimatesOfARegisterTile) {
+  std::vector<StageFeatures> rows = extract_stage_features(tiled_matmul(), cpu());
+  const StageFeatures& r = rows.at(0);
+  const double runs = 64.0 * 64 * 64;
+  // Along j.i: C and B move one element at a time, A stays.
+  EXPECT_TRUE(has_feature(r, "lane_loop_extent", 16));
+  EXPECT_TRUE(has_feature(r, "lane_contiguous_streams", 2));
+  EXPECT_TRUE(has_feature(r, "lane_broadcast_streams", 1));
+  EXPECT_TRUE(has_feature(r, "lane_strided_streams", 0));
+  EXPECT_TRUE(has_feature(r, "lane_loop_is_reduction", 0));
+  EXPECT_TRUE(has_feature(r, "lane_width", 16));
+  // Each k step carries the 4 x 16 tile's independent sums.
+  EXPECT_TRUE(has_feature(r, "reduction_chains", 64));
+  // The 32 KiB L1 holds what the loops from j.o in touch (C's 4 x 64 strip, A's 4 rows, all of B: 18 KiB): C's and
+  // A's 16 lines come in once per i.o, B's 256 lines once, as i.o does not move B. The 1 MiB L2 holds all three
+  // 16 KiB matrices from one run to the next: nothing to bring in.
+  EXPECT_TRUE(has_feature(r, "l1_miss_lines", 16 * 16 + 16 * 16 + 256));
+  EXPECT_TRUE(has_feature(r, "l2_miss_lines", 0));
+  EXPECT_TRUE(has_feature(r, "l3_miss_lines", 0));
+  // Loads and stores bound it, over two ports: C loaded and stored 16 lanes at a time, A once per row of the tile
+  // (broadcast over j.i's 16 lanes), B once per k for all four rows. FMAs take runs / 32 cycles, the k chain
+  // runs / 64 x 4 and the lines from L2 768 x 2.
+  EXPECT_TRUE(has_feature(r, "estimated_cycles", (2 * runs / 16 + runs / 16 + runs / 4 / 16) / 2));
+}
+
+TEST(StageFeatures, MachineEstimatesOfAReductionInnermost) {
+  // C[8, 16] += A[8, 32] * B[32, 16] over i (8) > j (16) > k (32), all serial: every step waits for the last.
+  Buffer a = global_f32("A", {8, 32}), b = global_f32("B", {32, 16}), c = global_f32("C", {8, 16});
+  Expr i = var("i"), j = var("j"), k = var("k");
+  Stmt update = store(c, i * 16 + j, load(c, i * 16 + j) + load(a, i * 32 + k) * load(b, k * 16 + j));
+  Stmt nest =
+      for_loop(i, 8, LoopKind::kSerial, for_loop(j, 16, LoopKind::kSerial, for_loop(k, 32, LoopKind::kSerial, update)));
+  const StageFeatures r = extract_stage_features(function_of({a, b}, {c}, nest), cpu()).at(0);
+  EXPECT_TRUE(has_feature(r, "lane_loop_extent", 32));
+  EXPECT_TRUE(has_feature(r, "lane_contiguous_streams", 1));  // A
+  EXPECT_TRUE(has_feature(r, "lane_broadcast_streams", 1));   // C
+  EXPECT_TRUE(has_feature(r, "lane_strided_streams", 1));     // B, 16 apart
+  EXPECT_TRUE(has_feature(r, "lane_loop_is_reduction", 1));
+  EXPECT_TRUE(has_feature(r, "lane_width", 1));
+  EXPECT_TRUE(has_feature(r, "reduction_chains", 1));
+  // All three matrices (3.5 KiB) stay in L1 from one run to the next.
+  EXPECT_TRUE(has_feature(r, "l1_miss_lines", 0));
+  EXPECT_TRUE(has_feature(r, "l3_miss_lines", 0));
+  // One FMA latency (4 cycles) per step.
+  EXPECT_TRUE(has_feature(r, "estimated_cycles", 8 * 16 * 32 * 4));
+}
+
+TEST(StageFeatures, SerialLoopsVectorizeWhereTheCompilerCan) {
+  Buffer x = global_f32("X", {8, 64}), y = global_f32("Y", {8, 64});
+  Expr i = var("i"), j = var("j");
+  // Y = 2 X + 1 with j innermost: contiguous, so the compiler vectorizes it (16 lanes here) unmarked.
+  Stmt rows = for_loop(i, 8, LoopKind::kSerial,
+                       for_loop(j, 64, LoopKind::kSerial, store(y, i * 64 + j, load(x, i * 64 + j) * 2.0 + 1.0)));
+  const StageFeatures along = extract_stage_features(function_of({x}, {y}, rows), cpu()).at(0);
+  EXPECT_TRUE(has_feature(along, "lane_width", 16));
+  EXPECT_TRUE(has_feature(along, "lane_contiguous_streams", 2));
+  EXPECT_TRUE(has_feature(along, "vectorized_float_ops", 0));
+  // 512 FMAs over two 16-lane pipes, 1024 loads and stores 16 at a time over two ports.
+  EXPECT_TRUE(has_feature(along, "estimated_cycles", 1024 / 16 / 2));
+  // Transposed (i innermost, 64 floats apart): one element at a time.
+  Stmt columns = for_loop(j, 64, LoopKind::kSerial,
+                          for_loop(i, 8, LoopKind::kSerial, store(y, i * 64 + j, load(x, i * 64 + j) * 2.0 + 1.0)));
+  const StageFeatures across = extract_stage_features(function_of({x}, {y}, columns), cpu()).at(0);
+  EXPECT_TRUE(has_feature(across, "lane_width", 1));
+  EXPECT_TRUE(has_feature(across, "lane_strided_streams", 2));
+  EXPECT_TRUE(has_feature(across, "estimated_cycles", 1024 / 2));
 }
 
 TEST(StageFeatures, GuardsCountAsCompares) {
