@@ -1343,13 +1343,7 @@ class StageFeatureExtractor {
       const ForNode* loop = loops[*lane];
       bool guarded = false;
       for (const Guard& g : guards_) guarded = guarded || g.loops_outside > *lane;
-      // A vectorized reduction loop without explicit lanes is printed as `omp simd reduction`; g++ 12 leaves it
-      // scalar when an unrolled loop encloses it (each unrolled copy is a scalar chain: BERT's FFN at 3 GFLOP/s).
-      bool unrolled_around = false;
-      for (size_t d = 0; d < *lane; ++d)
-        unrolled_around = unrolled_around || loops[d]->loop_kind == LoopKind::kUnrolled;
-      const bool scalar_reduction = is_reduction[*lane] && loop->explicit_lanes == 0 && unrolled_around;
-      if (loop->loop_kind == LoopKind::kVectorized && !scalar_reduction) {
+      if (loop->loop_kind == LoopKind::kVectorized) {
         explicit_vector = true;
         width =
             double(loop->explicit_lanes > 0 ? loop->explicit_lanes : std::min<int64_t>(loop->extent, int64_t(lanes)));
