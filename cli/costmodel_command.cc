@@ -20,11 +20,15 @@ namespace ingot::cli {
 namespace {
 
 struct DatasetOptions {
-  std::string db = "ingot.db", workload, target, objective = "rank:pairwise", params;
+  std::vector<std::string> dbs = {"ingot.db"};
+  std::string workload, target, objective = "rank:pairwise", params;
 };
 
 void add_dataset_options(CLI::App* cmd, DatasetOptions& o) {
-  cmd->add_option("--db", o.db, "Database file")->capture_default_str();
+  cmd->add_option("--db", o.dbs,
+                  "Database file; more than one --db learns from all of them (two passes of a data set: a candidate "
+                  "measured in several counts once, at its least median; train stores its model in the first)")
+      ->capture_default_str();
   cmd->add_option("--workload", o.workload,
                   "Only this workload (name or hash, or the ONNX file tuned); default: every workload")
       ->transform(onnx_file_as_stored_name());
@@ -44,17 +48,28 @@ XGBoostParams params_of(const DatasetOptions& o, const std::string& objective) {
   return XGBoostParams::from_json(params.dump());
 }
 
-// The database's measurements of the target as the model's samples; throws when there are none.
-XGBoostCostModel load_samples(const Database& db, const DatasetOptions& o, const std::string& target_key,
+std::vector<Database> open_databases(const DatasetOptions& o) {
+  std::vector<Database> dbs;
+  for (const std::string& path : o.dbs) dbs.push_back(Database::open_existing(path));
+  return dbs;
+}
+
+// The databases' measurements of the target as the model's samples; throws when there are none.
+XGBoostCostModel load_samples(const std::vector<Database>& dbs, const DatasetOptions& o, const std::string& target_key,
                               const XGBoostParams& params) {
   XGBoostCostModelOptions options;
   options.params = params;
   XGBoostCostModel model(detect_host_cpu(), options);
-  const int64_t added = add_measured_dataset(model, db, DatasetFilter{target_key, o.workload}, std::cerr);
-  if (added == 0)
+  std::vector<const Database*> databases;
+  for (const Database& db : dbs) databases.push_back(&db);
+  const int64_t added = add_measured_dataset(model, databases, DatasetFilter{target_key, o.workload}, std::cerr);
+  if (added == 0) {
+    std::string paths;
+    for (const std::string& path : o.dbs) paths += (paths.empty() ? "" : ", ") + path;
     throw std::runtime_error("no correct measurement on target '" + target_key + "'" +
-                             (o.workload.empty() ? "" : " of workload '" + o.workload + "'") + " in " + o.db +
+                             (o.workload.empty() ? "" : " of workload '" + o.workload + "'") + " in " + paths +
                              " to learn from");
+  }
   return model;
 }
 
@@ -93,12 +108,12 @@ void add_train(CLI::App& parent) {
       ->check(CLI::IsMember({"rank:pairwise", "reg:squarederror"}))
       ->capture_default_str();
   cmd->callback([] {
-    Database db = Database::open_existing(o.db);
+    std::vector<Database> dbs = open_databases(o);
     const std::string target = target_or_default(o.target);
-    XGBoostCostModel model = load_samples(db, o, target, params_of(o, o.objective));
+    XGBoostCostModel model = load_samples(dbs, o, target, params_of(o, o.objective));
     model.retrain();
     const int64_t id =
-        db.add_cost_model(cost_model_record(model, target, o.workload.empty() ? "all workloads" : o.workload));
+        dbs.front().add_cost_model(cost_model_record(model, target, o.workload.empty() ? "all workloads" : o.workload));
     std::cout << "stored model " << id << " for " << target << ": " << model.sample_count() << " candidates of "
               << model.samples().size() << " workload" << (model.samples().size() == 1 ? "" : "s") << ", "
               << model.options().params.to_json() << "\n";
@@ -125,12 +140,12 @@ void add_eval(CLI::App& parent) {
   cmd->add_option("--seed", seed, "Seeds the held-out split")->capture_default_str();
   cmd->add_flag("--json", json, "Print JSON");
   cmd->callback([] {
-    Database db = Database::open_existing(o.db);
+    std::vector<Database> dbs = open_databases(o);
     const std::string target = target_or_default(o.target);
     std::vector<std::string> objectives = o.objective == "both"
                                               ? std::vector<std::string>{"rank:pairwise", "reg:squarederror"}
                                               : std::vector<std::string>{o.objective};
-    XGBoostCostModel model = load_samples(db, o, target, params_of(o, objectives.front()));
+    XGBoostCostModel model = load_samples(dbs, o, target, params_of(o, objectives.front()));
     nlohmann::json out;
     out["target"] = target;
     out["holdout"] = holdout;

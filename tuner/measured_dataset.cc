@@ -2,6 +2,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 
 #include "configs/run_config.h"
 #include "tuner/candidate.h"
@@ -65,17 +66,27 @@ std::optional<Program> rebuild_program(const Database& db, const WorkloadRecord&
 
 }  // namespace
 
-int64_t add_measured_dataset(XGBoostCostModel& model, const Database& db, const DatasetFilter& filter,
-                             std::ostream& messages) {
+int64_t add_measured_dataset(XGBoostCostModel& model, const std::vector<const Database*>& databases,
+                             const DatasetFilter& filter, std::ostream& messages) {
   int64_t added = 0;
-  for (const WorkloadRecord& workload : db.list_workloads()) {
-    if (!filter.workload.empty() && filter.workload != workload.name && filter.workload != workload.hash) continue;
-    std::vector<MeasuredCandidate> history = db.history(workload.hash);
-    auto measured = best_correct_medians(history, filter.target_key);
-    if (measured.empty()) continue;
-    std::optional<Program> program = rebuild_program(db, workload, history, messages);
-    if (!program) continue;
-    added += add_history(model, measured, *program, workload.name, messages);
+  std::set<std::string> done;
+  for (const Database* db : databases) {
+    for (const WorkloadRecord& workload : db->list_workloads()) {
+      if (!filter.workload.empty() && filter.workload != workload.name && filter.workload != workload.hash) continue;
+      if (!done.insert(workload.hash).second) continue;  // read with the first database that holds it
+      // Every database's measurements of the workload: a candidate measured in several counts once, with its least
+      // median, as within one database.
+      std::vector<MeasuredCandidate> history;
+      for (const Database* other : databases) {
+        std::vector<MeasuredCandidate> more = other->history(workload.hash);
+        history.insert(history.end(), more.begin(), more.end());
+      }
+      auto measured = best_correct_medians(history, filter.target_key);
+      if (measured.empty()) continue;
+      std::optional<Program> program = rebuild_program(*db, workload, db->history(workload.hash), messages);
+      if (!program) continue;
+      added += add_history(model, measured, *program, workload.name, messages);
+    }
   }
   return added;
 }

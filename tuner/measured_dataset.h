@@ -25,11 +25,13 @@ struct DatasetFilter {
 std::map<std::string, std::pair<std::string, double>> best_correct_medians(
     const std::vector<MeasuredCandidate>& history, const std::string& target);
 
-// Adds to model every distinct candidate of db with a correct measurement on filter.target_key (a candidate measured
-// more than once counts once, with its least median), workload by workload. A workload whose program cannot be
-// rebuilt (an ONNX file gone or changed, a workload this ingot builds differently) and a schedule that no longer
-// lowers are skipped, each with one line on `messages`. Returns the number of candidates added.
-int64_t add_measured_dataset(XGBoostCostModel& model, const Database& db, const DatasetFilter& filter,
-                             std::ostream& messages);
+// Adds to model every distinct candidate of the databases with a correct measurement on filter.target_key, workload
+// by workload (a workload is the same in every database: its key is its program's hash). A candidate measured more
+// than once, in one database or in several (two passes of a data set), counts once, with its least median. A
+// workload's program is rebuilt from the first database that holds it; one whose program cannot be rebuilt (an ONNX
+// file gone or changed, a workload this ingot builds differently) and a schedule that no longer lowers are skipped,
+// each with one line on `messages`. Returns the number of candidates added.
+int64_t add_measured_dataset(XGBoostCostModel& model, const std::vector<const Database*>& databases,
+                             const DatasetFilter& filter, std::ostream& messages);
 
 }  // namespace ingot

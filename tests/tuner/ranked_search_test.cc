@@ -129,9 +129,56 @@ search: {strategy: ranked, fusion: unfused}
   // The dataset loader finds the same candidates by rebuilding the workload from the run's config.
   XGBoostCostModel from_db(first.target, options);
   std::ostringstream messages;
-  EXPECT_EQ(add_measured_dataset(from_db, db, DatasetFilter{s.target, ""}, messages), 12);
+  EXPECT_EQ(add_measured_dataset(from_db, {&db}, DatasetFilter{s.target, ""}, messages), 12);
   EXPECT_EQ(messages.str(), "");
   EXPECT_EQ(from_db.samples().front().name, "matmul");
+}
+
+// Two passes of one config (random search, same seed: the same candidates) in two databases: the loader counts each
+// candidate once, with its least median of the two passes, and rebuilds the workload from the first database.
+TEST_F(RankedTuning, TwoDatabasesCountEachCandidateOnceAtItsLeastMedian) {
+  auto config_text = [&](const std::string& db_name) {
+    return R"(workload:
+  name: matmul
+  params: {m: 16, n: 16, k: 16}
+target: {kind: cpu, threads: 1}
+budget: {trials: 6}
+seed: 3
+database: )" +
+           (dir_ / db_name).string() + R"(
+measure: {warmup_runs: 0, min_repeat_ms: 1, min_repeats: 1, build_workers: 2}
+search: {strategy: random, fusion: unfused}
+)";
+  };
+  std::string target;
+  for (const char* name : {"first.db", "second.db"}) {
+    TuneJob job = make_tune_job(parse_run_config(config_text(name), "pass.yaml"));
+    TuneSummary summary = run_tune_job(job);
+    ASSERT_EQ(summary.measured_now, 6) << name;
+    target = summary.target;
+  }
+  Database first = Database::open((dir_ / "first.db").string());
+  Database second = Database::open((dir_ / "second.db").string());
+  auto one = best_correct_medians(first.history(), target), two = best_correct_medians(second.history(), target);
+  ASSERT_EQ(one.size(), 6u);
+  std::vector<double> least;  // in hash order, as the loader adds them
+  for (const auto& [hash, measured] : one) {
+    ASSERT_EQ(two.count(hash), 1u) << "the second pass proposed another candidate";
+    least.push_back(std::min(measured.second, two.at(hash).second));
+  }
+
+  XGBoostCostModel model(test_support::avx512_cpu(), quick_options(100));
+  std::ostringstream messages;
+  EXPECT_EQ(add_measured_dataset(model, {&first, &second}, DatasetFilter{target, ""}, messages), 6);
+  EXPECT_EQ(messages.str(), "");
+  ASSERT_EQ(model.samples().size(), 1u);
+  EXPECT_EQ(model.samples().front().seconds, least);
+  // Each database alone: its own times.
+  XGBoostCostModel alone(test_support::avx512_cpu(), quick_options(100));
+  EXPECT_EQ(add_measured_dataset(alone, {&second}, DatasetFilter{target, ""}, messages), 6);
+  std::vector<double> second_times;
+  for (const auto& [hash, measured] : two) second_times.push_back(measured.second);
+  EXPECT_EQ(alone.samples().front().seconds, second_times);
 }
 
 }  // namespace
