@@ -152,11 +152,15 @@ void add_tune_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("tune", "Run a tuning job from a YAML config");
   // Flags are read as text and checked as the config keys they override (configs/flag_values.h).
   static std::string config_path, db, trials, minutes, seed;
+  static bool retry_errors = false;
   cmd->add_option("config", config_path, "Run config (YAML), e.g. configs/quickstart.yaml")->required();
   cmd->add_option("--db", db, "Database file (overrides the config's database)");
   cmd->add_option("--trials", trials, "Trials budget (overrides budget.trials)");
   cmd->add_option("--minutes", minutes, "Time budget (overrides budget.minutes)");
   cmd->add_option("--seed", seed, "Seed (overrides the config's seed)");
+  cmd->add_flag("--retry-errors", retry_errors,
+                "Measure again the candidates whose measurements all failed (after fixing the toolchain, the config "
+                "or ingot); the old rows stay");
   cmd->callback([] {
     // The flags first: a bad one is refused before the config is read or a database touched.
     std::optional<int64_t> trials_value, seed_value;
@@ -172,12 +176,15 @@ void add_tune_command(CLI::App& app) {
     if (config.budget.trials <= 0 && config.budget.minutes <= 0)
       throw std::invalid_argument("the budget needs trials or minutes above 0 (--trials or --minutes)");
     if (config.search.scope == "tasks") {
+      if (retry_errors)
+        throw std::invalid_argument("--retry-errors works with search.scope: program only (this config tunes tasks)");
       stop_on_signals();
       return tune_by_tasks(config, config_path);
     }
     stop_on_signals();
     TuneJob job = make_tune_job(config, config_path);
     job.options.stop = &stop_requested;
+    job.options.retry_errors = retry_errors;
     std::cout << "tuning " << job.workload_name << " (" << job.program.computes().size() << " computes) on "
               << job.target.name << " into " << config.database << ", seed " << config.seed << "\n";
     std::cout << "fusion " << config.search.fusion << ": " << job.plan.kernel_count() << " kernel"

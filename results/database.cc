@@ -453,15 +453,15 @@ std::optional<Database::StoredOutcome> Database::first_outcome(const std::string
   return outcome;
 }
 
-bool Database::claim(const std::string& candidate_hash, const std::string& target, int64_t run_id) {
+bool Database::claim(const std::string& candidate_hash, const std::string& target, int64_t run_id, bool retry_failed) {
   std::lock_guard lock(impl_->mutex);
   SqliteConnection& db = impl_->db();
   // Under the write lock, so the check and the insert are one step for every process.
   Transaction transaction(db, Transaction::Mode::kWrite);
   Statement measured(db,
                      "SELECT 1 FROM measurements m JOIN candidates c ON c.hash = m.candidate_hash "
-                     "WHERE m.candidate_hash = ?1 AND c.target = ?2 LIMIT 1");
-  measured.bind(1, candidate_hash).bind(2, target);
+                     "WHERE m.candidate_hash = ?1 AND c.target = ?2 AND (?3 = 0 OR m.error_class = 'none') LIMIT 1");
+  measured.bind(1, candidate_hash).bind(2, target).bind(3, int64_t(retry_failed ? 1 : 0));
   if (measured.step()) return false;
 
   Statement holder(db, "SELECT host, pid, process_start FROM claims WHERE candidate_hash = ?1 AND target = ?2");

@@ -166,8 +166,9 @@ class Database {
   // Atomically (BEGIN IMMEDIATE) claims a candidate for measurement by this process. False when it is
   // measured already, or claimed by a process that still runs (see is_running in process_identity.h: same
   // host, pid alive and started when the claim says). A claim whose holder is gone (killed, or on another
-  // host) is taken over. A process's second claim of the same candidate is false too.
-  bool claim(const std::string& candidate_hash, const std::string& target, int64_t run_id);
+  // host) is taken over. A process's second claim of the same candidate is false too. With retry_failed only a
+  // correct measurement counts as measured: a candidate that failed before is claimed again (`tune --retry-errors`).
+  bool claim(const std::string& candidate_hash, const std::string& target, int64_t run_id, bool retry_failed = false);
   // Removes this process's claim; true when there was one. add_measurement releases it already.
   bool release_claim(const std::string& candidate_hash, const std::string& target);
 

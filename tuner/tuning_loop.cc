@@ -135,10 +135,13 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       db.add_candidate(candidate.record());
       // Measured before (an earlier run, or another process now): it counts, it is not measured again.
       // Its stored outcome is told with it, so a learning search relearns it in the same order as before.
+      // With retry_errors a candidate that failed before is claimed again unless a correct measurement exists.
       std::optional<Database::StoredOutcome> stored = db.first_outcome(hash, summary.target);
-      bool skipped = stored.has_value() || !db.claim(hash, summary.target, summary.run_id);
+      const bool retry = options.retry_errors && stored && stored->error_class != ErrorClass::kNone;
+      bool skipped =
+          (stored.has_value() && !retry) || !db.claim(hash, summary.target, summary.run_id, options.retry_errors);
       results.push_back(TrialResult{std::move(candidate), index, skipped, ErrorClass::kNone, std::nullopt});
-      if (stored) {
+      if (stored && skipped) {
         results.back().error_class = stored->error_class;
         results.back().seconds = stored->median_seconds;
       }

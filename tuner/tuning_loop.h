@@ -41,6 +41,9 @@ struct TuneOptions {
   // measurement in flight finishes and is recorded, and the batch's candidates not measured yet are released
   // unrecorded (a compile the signal killed too is not the candidate's fault) for a later run.
   const std::atomic<bool>* stop = nullptr;
+  // Measure again the candidates whose stored measurements all failed (a compile error, a timeout, a wrong answer:
+  // after a fix to the toolchain, the config or ingot); each new measurement is added next to the old ones.
+  bool retry_errors = false;
 };
 
 struct TuneProgress {

@@ -57,6 +57,16 @@ TEST(Claims, AMeasurementReleasesTheClaimAndBlocksNewOnes) {
   EXPECT_FALSE(db.release_claim(f.x, "cpu"));
 }
 
+TEST(Claims, RetryingClaimsACandidateWhoseMeasurementsFailed) {
+  ClaimFixture f;
+  Database db = Database::open(f.path);
+  db.add_measurement(measurement(f.x, f.run, {}, ErrorClass::kCompileError, "error: no such header"));
+  EXPECT_FALSE(db.claim(f.x, "cpu", f.run));
+  EXPECT_TRUE(db.claim(f.x, "cpu", f.run, true));
+  db.add_measurement(measurement(f.x, f.run, {1.0}));
+  EXPECT_FALSE(db.claim(f.x, "cpu", f.run, true));  // measured correctly now: never again
+}
+
 TEST(Claims, HeldAgainstAnotherLiveProcessUntilItReleases) {
   ClaimFixture f;
   Pipe to_parent, to_child;

@@ -335,6 +335,38 @@ TEST_F(TuningLoop, TellsFailedCandidatesWithoutSeconds) {
   expect_told_as_stored(told, s, o.database_path);
 }
 
+// Failures recorded as the candidates' own stay skipped on resume; with retry_errors the same candidates are measured
+// again (next to their failed rows), and a candidate measured correctly is never measured twice.
+TEST_F(TuningLoop, RetryErrorsMeasuresFailedCandidatesAgain) {
+  TuneOptions failing = options("retry.db", 3);
+  failing.builder.compile.compiler = compiler_failing_candidates(dir_);
+  failing.builder.compile.cache_dir = (dir_ / "failing_cache").string();
+  ASSERT_EQ(run(program_, "matmul", failing).errors_now, 3);
+
+  TuneOptions fixed = options("retry.db", 3);
+  fixed.builder.compile.cache_dir = (dir_ / "cache").string();
+  TuneSummary resumed = run(program_, "matmul", fixed);
+  EXPECT_EQ(resumed.measured_now, 0);
+  EXPECT_EQ(resumed.skipped, 3);
+  EXPECT_FALSE(resumed.best_seconds.has_value());
+
+  fixed.retry_errors = true;
+  TuneSummary retried = run(program_, "matmul", fixed);
+  EXPECT_EQ(retried.measured_now, 3);
+  EXPECT_EQ(retried.errors_now, 0);
+  EXPECT_EQ(retried.skipped, 0);
+  EXPECT_TRUE(retried.best_seconds.has_value());
+  std::vector<MeasuredCandidate> history = Database::open(fixed.database_path).history();
+  EXPECT_EQ(history.size(), 6u);  // the three failed rows stay
+  EXPECT_EQ(std::count_if(history.begin(), history.end(),
+                          [](const MeasuredCandidate& m) { return m.measurement.error_class == ErrorClass::kNone; }),
+            3);
+
+  TuneSummary again = run(program_, "matmul", fixed);
+  EXPECT_EQ(again.measured_now, 0);
+  EXPECT_EQ(again.skipped, 3);
+}
+
 // A resumed run tells the candidates measured before as skipped, in their places of the sequence, with their stored
 // outcome (what a learning search relearns).
 TEST_F(TuningLoop, TellsSkippedCandidatesOnResume) {
