@@ -124,23 +124,23 @@ constexpr const char* kScalarNames[] = {
     "parallel_float_ops",
     "vectorized_loops",
     "vectorized_extent_product",
-    "vectorized_lane_loop_extent",
+    "vectorized_innermost_extent",
     "vectorized_position",
     "unrolled_loops",
     "unrolled_extent_product",
-    "unrolled_lane_loop_extent",
+    "unrolled_innermost_extent",
     "unrolled_position",
     "parallel_loops",
     "parallel_extent_product",
-    "parallel_lane_loop_extent",
+    "parallel_innermost_extent",
     "parallel_position",
     "gpu_block_loops",
     "gpu_block_extent_product",
-    "gpu_block_lane_loop_extent",
+    "gpu_block_innermost_extent",
     "gpu_block_position",
     "gpu_thread_loops",
     "gpu_thread_extent_product",
-    "gpu_thread_lane_loop_extent",
+    "gpu_thread_innermost_extent",
     "gpu_thread_position",
     "serial_loops",
     "serial_extent_product",
@@ -1338,17 +1338,16 @@ class StageFeatureExtractor {
     const double lanes = double(
         std::max<int64_t>(target_.kind == TargetKind::kCpu ? target_.cpu.simd_fp32_lanes : target_.gpu.warp_size, 1));
     double width = 1;
-    bool explicit_vector = false;
+    bool simd_loop = false;  // marked vectorized: printed `omp simd`, where libmvec runs math calls in vectors
     if (lane) {
       const ForNode* loop = loops[*lane];
       bool guarded = false;
       for (const Guard& g : guards_) guarded = guarded || g.loops_outside > *lane;
       if (loop->loop_kind == LoopKind::kVectorized) {
-        explicit_vector = true;
+        simd_loop = true;
         width =
             double(loop->explicit_lanes > 0 ? loop->explicit_lanes : std::min<int64_t>(loop->extent, int64_t(lanes)));
-      } else if (loop->loop_kind != LoopKind::kVectorized && strided == 0 && !guarded && !is_reduction[*lane] &&
-                 loop->extent >= 4) {
+      } else if (strided == 0 && !guarded && !is_reduction[*lane] && loop->extent >= 4) {
         width = std::min(double(loop->extent), lanes);
       }
       x[kLaneLoopExtent] = double(loop->extent);
@@ -1429,7 +1428,7 @@ class StageFeatureExtractor {
                      kMemoryLineCycles = 20;
     const double instructions = total.float_ops() - total.float_math_calls;
     const double compute = instructions / (2 * width) +
-                           total.float_math_calls * kMathCallCycles / (explicit_vector ? width : 1) +
+                           total.float_math_calls * kMathCallCycles / (simd_loop ? width : 1) +
                            total.int_div_mod * 2 / width;
     const double latency = deepest_reduction ? executions / std::max(x[kReductionChains], 1.0) * kFmaLatency : 0;
     const double memory =

@@ -75,15 +75,17 @@ int64_t add_measured_dataset(XGBoostCostModel& model, const std::vector<const Da
       if (!filter.workload.empty() && filter.workload != workload.name && filter.workload != workload.hash) continue;
       if (!done.insert(workload.hash).second) continue;  // read with the first database that holds it
       // Every database's measurements of the workload: a candidate measured in several counts once, with its least
-      // median, as within one database.
-      std::vector<MeasuredCandidate> history;
+      // median, as within one database. The program is rebuilt from this database's own runs.
+      const std::vector<MeasuredCandidate> own = db->history(workload.hash);
+      std::vector<MeasuredCandidate> history = own;
       for (const Database* other : databases) {
+        if (other == db) continue;
         std::vector<MeasuredCandidate> more = other->history(workload.hash);
         history.insert(history.end(), more.begin(), more.end());
       }
       auto measured = best_correct_medians(history, filter.target_key);
       if (measured.empty()) continue;
-      std::optional<Program> program = rebuild_program(*db, workload, db->history(workload.hash), messages);
+      std::optional<Program> program = rebuild_program(*db, workload, own, messages);
       if (!program) continue;
       added += add_history(model, measured, *program, workload.name, messages);
     }

@@ -99,7 +99,7 @@ TEST(StageFeatures, TiledMatmulCountsItsComputeAndLoops) {
   EXPECT_TRUE(has_feature(r, "parallel_extent_product", 16));
   EXPECT_TRUE(has_feature(r, "parallel_position", 3));  // outermost
   EXPECT_TRUE(has_feature(r, "unrolled_loops", 1));
-  EXPECT_TRUE(has_feature(r, "unrolled_lane_loop_extent", 4));
+  EXPECT_TRUE(has_feature(r, "unrolled_innermost_extent", 4));
   EXPECT_TRUE(has_feature(r, "unrolled_position", 2));  // middle
   EXPECT_TRUE(has_feature(r, "vectorized_extent_product", 16));
   EXPECT_TRUE(has_feature(r, "vectorized_position", 1));  // innermost
