@@ -15,6 +15,7 @@
 
 #include "ir/affine.h"
 #include "ir/bound.h"
+#include "ir/functor.h"
 
 namespace ingot {
 
@@ -1341,9 +1342,16 @@ class StageFeatureExtractor {
     bool simd_loop = false;  // marked vectorized: printed `omp simd`, where libmvec runs math calls in vectors
     if (lane) {
       const ForNode* loop = loops[*lane];
-      bool guarded = false;
-      for (const Guard& g : guards_) guarded = guarded || g.loops_outside > *lane;
-      if (loop->loop_kind == LoopKind::kVectorized) {
+      bool guarded = false, lane_guarded = false;
+      for (const Guard& g : guards_) {
+        guarded = guarded || g.loops_outside > *lane;
+        lane_guarded = lane_guarded || (g.loops_outside > *lane && uses_var(g.node->cond, loop->name()));
+      }
+      // Under a condition that tests the lane, g++ (12) vectorizes only with masked loads and stores of contiguous
+      // streams: a load the lanes share or a strided access under the mask, or a math call (libmvec's functions have
+      // no masked forms, `declare simd notinbranch`), leaves the loop scalar, `omp simd` or not.
+      const bool masked_scalar = lane_guarded && (total.float_math_calls > 0 || broadcast > 0 || strided > 0);
+      if (loop->loop_kind == LoopKind::kVectorized && !masked_scalar) {
         simd_loop = true;
         width =
             double(loop->explicit_lanes > 0 ? loop->explicit_lanes : std::min<int64_t>(loop->extent, int64_t(lanes)));

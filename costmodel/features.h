@@ -13,7 +13,7 @@
 namespace ingot {
 
 // Bump when the names, the order or the meaning of a feature change: models trained on another version are stale.
-inline constexpr int kFeatureSetVersion = 2;
+inline constexpr int kFeatureSetVersion = 3;
 
 // The column names of StageFeatures::values, in order (docs/costmodel.md, "## Features").
 const std::vector<std::string>& stage_feature_names();

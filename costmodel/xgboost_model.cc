@@ -93,6 +93,8 @@ void set_booster_parameters(void* booster, const XGBoostParams& params, int verb
   set_booster_parameter(booster, "subsample", number_text(params.subsample));
   set_booster_parameter(booster, "colsample_bytree", number_text(params.colsample_bytree));
   set_booster_parameter(booster, "lambda", number_text(params.lambda));
+  if (params.objective == "rank:pairwise")
+    set_booster_parameter(booster, "num_pairsample", std::to_string(params.num_pairsample));
   set_booster_parameter(booster, "max_bin", std::to_string(params.max_bin));
   set_booster_parameter(booster, "nthread", std::to_string(params.threads));
   set_booster_parameter(booster, "seed", std::to_string(params.seed));
@@ -154,6 +156,7 @@ void XGBoostParams::validate() const {
     refuse_param("colsample_bytree", "in (0, 1]", number_text(colsample_bytree));
   if (!(std::isfinite(lambda) && lambda >= 0))
     refuse_param("lambda", "a finite number of at least 0", number_text(lambda));
+  if (num_pairsample < 1) refuse_param("num_pairsample", "at least 1", std::to_string(num_pairsample));
   if (max_bin < 2) refuse_param("max_bin", "at least 2", std::to_string(max_bin));
   if (threads < 0) refuse_param("threads", "at least 0 (0: all cores)", std::to_string(threads));
   // XGBoost keeps its seed as a signed 64-bit integer.
@@ -170,6 +173,7 @@ std::string XGBoostParams::to_json() const {
                          {"subsample", subsample},
                          {"colsample_bytree", colsample_bytree},
                          {"lambda", lambda},
+                         {"num_pairsample", num_pairsample},
                          {"max_bin", max_bin},
                          {"threads", threads},
                          {"seed", seed}};
@@ -206,6 +210,8 @@ XGBoostParams XGBoostParams::from_json(const std::string& text) {
       params.colsample_bytree = read_double(value, key);
     } else if (key == "lambda") {
       params.lambda = read_double(value, key);
+    } else if (key == "num_pairsample") {
+      params.num_pairsample = read_int(value, key);
     } else if (key == "max_bin") {
       params.max_bin = read_int(value, key);
     } else if (key == "threads") {
@@ -217,7 +223,7 @@ XGBoostParams XGBoostParams::from_json(const std::string& text) {
     } else {
       throw CostModelError("XGBoost params: unknown key '" + key +
                            "' (known: objective, rounds, eta, max_depth, min_child_weight, subsample, "
-                           "colsample_bytree, lambda, max_bin, threads, seed)");
+                           "colsample_bytree, lambda, num_pairsample, max_bin, threads, seed)");
     }
   }
   params.validate();

@@ -292,6 +292,25 @@ TEST(StageFeatures, SerialLoopsVectorizeWhereTheCompilerCan) {
   EXPECT_TRUE(has_feature(across, "estimated_cycles", 1024 / 2));
 }
 
+// g++ (12) vectorizes a loop whose body is under a condition on the lane only with masked loads and stores of
+// contiguous streams: a load all lanes share, a strided access or a math call there leaves it scalar.
+TEST(StageFeatures, AGuardOnTheLaneKeepsSharedLoadsAndMathCallsScalar) {
+  Buffer x = global_f32("X", {8, 64}), w = global_f32("W", {8}), y = global_f32("Y", {8, 64});
+  Expr i = var("i"), j = var("j");
+  auto lane_width = [&](Expr guard, Expr value) {
+    Stmt nest = for_loop(i, 8, LoopKind::kSerial,
+                         for_loop(j, 64, LoopKind::kVectorized, if_then_else(guard, store(y, i * 64 + j, value))));
+    return extract_stage_features(function_of({x, w}, {y}, nest), cpu()).at(0);
+  };
+  const Expr contiguous = load(x, i * 64 + j) * 2.0 + 1.0;
+  EXPECT_TRUE(has_feature(lane_width(lt(j, 60), contiguous), "lane_width", 16));
+  EXPECT_TRUE(has_feature(lane_width(lt(j, 60), contiguous * load(w, i)), "lane_width", 1));
+  EXPECT_TRUE(has_feature(lane_width(lt(j, 60), math::exp(contiguous)), "lane_width", 1));
+  // A condition the lanes share is taken out of the loop: the shared load and the call stay vectorized.
+  EXPECT_TRUE(has_feature(lane_width(lt(i, 6), contiguous * load(w, i)), "lane_width", 16));
+  EXPECT_TRUE(has_feature(lane_width(lt(i, 6), math::exp(contiguous)), "lane_width", 16));
+}
+
 TEST(StageFeatures, GuardsCountAsCompares) {
   Buffer x = global_f32("X", {16}), y = global_f32("Y", {16});
   Expr i = var("i");
