@@ -19,6 +19,7 @@
 
 #include "ir/functor.h"
 #include "ir/simplify.h"
+#include "lower/guard_bound.h"
 #include "lower/kernels.h"
 #include "lower/stage_intervals.h"
 #include "lower/vector_tiles.h"
@@ -448,6 +449,25 @@ class CppPrinter {
     return "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(loop->extent) + "; ++" + v + ") {";
   }
 
+  // A loop whose guard bounds its variable (lower/guard_bound.h) ends where the guard would fail: g++ vectorizes the
+  // shorter loop whole, where it cannot mask a load the lanes share, a strided access or a math call.
+  void print_bounded_loop(const ForNode* loop, const GuardBound& bound) {
+    std::string v = names_.loop_var(loop->name());
+    if (loop->var.dtype() != DType::kInt64) fail("loop variable '" + loop->name() + "' must be i64");
+    Expr end = int_imm(loop->extent);
+    for (const Expr& limit : bound.limits) end = minimum(end, limit);
+    open("for (int64_t " + v + " = 0; " + v + " < " + expr(end).text + "; ++" + v + ") {");
+    VarScope scope(*this, loop->name());
+    if (bound.remaining) {
+      open("if (" + expr(bound.remaining).text + ") {");
+      print_serial(bound.guard->then_case, true);
+      close();
+    } else {
+      print_serial(bound.guard->then_case, true);
+    }
+    close();
+  }
+
   // The body of an allocation: a thread-private array declared where the Allocate is, freed at its end.
   void print_allocate(const AllocateNode* n, bool own_block, const std::function<void(const Stmt&)>& body) {
     const Buffer& b = n->buffer;
@@ -545,12 +565,14 @@ class CppPrinter {
         } else if (loop->loop_kind == LoopKind::kUnrolled && !holds_simd_reduction(loop->body)) {
           emit("#pragma GCC unroll " + std::to_string(std::min<int64_t>(loop->extent, 65534)));
         }
-        open(for_header(loop));
-        {
+        if (std::optional<GuardBound> bound = simd ? guard_bound(loop) : std::nullopt) {
+          print_bounded_loop(loop, *bound);
+        } else {
+          open(for_header(loop));
           VarScope scope(*this, loop->name());
           print_serial(loop->body, true);
+          close();
         }
-        close();
         if (simd) vectorized_body_lines_.push_back({first, int(body_.size()) - 1});
         return;
       }

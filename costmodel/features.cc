@@ -16,6 +16,8 @@
 #include "ir/affine.h"
 #include "ir/bound.h"
 #include "ir/functor.h"
+#include "lower/guard_bound.h"
+#include "lower/vector_tiles.h"
 
 namespace ingot {
 
@@ -1342,10 +1344,16 @@ class StageFeatureExtractor {
     bool simd_loop = false;  // marked vectorized: printed `omp simd`, where libmvec runs math calls in vectors
     if (lane) {
       const ForNode* loop = loops[*lane];
+      // The C++ printer ends a vectorized loop where its guard's bound conjuncts fail (lower/guard_bound.h): only
+      // what is left of that guard masks the lanes.
+      const std::optional<GuardBound> bound =
+          loop->loop_kind == LoopKind::kVectorized && safe_to_simd(loop) ? guard_bound(loop) : std::nullopt;
       bool guarded = false, lane_guarded = false;
       for (const Guard& g : guards_) {
-        guarded = guarded || g.loops_outside > *lane;
-        lane_guarded = lane_guarded || (g.loops_outside > *lane && uses_var(g.node->cond, loop->name()));
+        if (g.loops_outside <= *lane) continue;
+        guarded = true;
+        const Expr& tested = bound && g.node == bound->guard ? bound->remaining : g.node->cond;
+        lane_guarded = lane_guarded || (tested && uses_var(tested, loop->name()));
       }
       // Under a condition that tests the lane, g++ (12) vectorizes only with masked loads and stores of contiguous
       // streams: a load the lanes share or a strided access under the mask, or a math call (libmvec's functions have

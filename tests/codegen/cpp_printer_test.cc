@@ -282,6 +282,43 @@ TEST(CppPrinter, AnUnrolledLoopAroundASimdReductionIsNotForcedToUnroll) {
       << plain;
 }
 
+// A split's tail guard on a vectorized loop becomes its bound, the other conjuncts stay a condition: g++ 12 vectorizes
+// the loop whole, math call and the load the lanes share included, which under the guard it left scalar ('no vectype
+// for MASK_LOAD').
+TEST(CppPrinter, ASplitsTailGuardOnAVectorizedLoopBecomesItsBound) {
+  const int64_t rows = 8, n = 56, tile = 44;
+  Buffer x = global_buffer("x", {rows, n}), w = global_buffer("w", {rows}), y = global_buffer("y", {rows, n});
+  Expr i = var("i"), mo = var("m.o"), mi = var("m.i");
+  Expr column = mi + mo * tile;
+  Stmt write = store(y, i * n + column, math::exp(load(x, i * n + column)) * load(w, i));
+  Stmt body =
+      for_loop(i, rows, LoopKind::kSerial,
+               for_loop(mo, 2, LoopKind::kSerial,
+                        for_loop(mi, tile, LoopKind::kVectorized,
+                                 if_then_else(logical_and(lt(i, Expr(rows - 1)), lt(column, Expr(n))), write))));
+  LoopFunction f{"tail", {x, w}, {y}, {}, body};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_NE(printed.source.find("for (int64_t m_i = 0; m_i < ingot_min_i64(44, "), std::string::npos) << printed.source;
+  EXPECT_NE(printed.source.find("  if (i < 7) {"), std::string::npos) << printed.source;
+  CompiledLibrary library = compile_expecting_one_vectorized_loop(printed);
+  KernelModule module(library.path, f);
+  HostTensor in(DType::kFloat32, {rows, n}), weight(DType::kFloat32, {rows}), out(DType::kFloat32, {rows, n});
+  for (int64_t e = 0; e < rows * n; ++e) in.f32()[e] = float(e % 13) * 0.25f - 1.5f;
+  for (int64_t r = 0; r < rows; ++r) weight.f32()[r] = float(r) + 0.5f;
+  for (int64_t e = 0; e < rows * n; ++e) out.f32()[e] = -7.0f;  // what the guard leaves alone stays
+  module.run({&in, &weight}, {&out});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      const float got = out.f32()[r * n + c];
+      if (r == rows - 1) {
+        EXPECT_EQ(got, -7.0f) << r << ", " << c;
+      } else {
+        const float want = std::exp(in.f32()[r * n + c]) * weight.f32()[r];
+        EXPECT_NEAR(got, want, 1e-6f * std::abs(want)) << r << ", " << c;
+      }
+    }
+}
+
 // A guarded fold (splits with tail=guard): the guard on the element (r < rows) encloses the whole reduction, the
 // guard on the reduction (k < n) stays on each iteration, and the loop still vectorizes.
 TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {
