@@ -836,7 +836,7 @@ class CppPrinter {
         for (size_t n = 1; n < bounds.size(); ++n) all = std::string(pick) + "(" + all + ", " + bounds[n] + ")";
         return all;
       };
-      std::string first = fold(lo, "ingot_max_i64", "0"), last = fold(hi, "ingot_min_i64", "");
+      std::string first = fold(lo, "ingot_lane_max", "0"), last = fold(hi, "ingot_lane_min", "");
       if (!invariant.empty()) {
         Expr all = invariant[0];
         for (size_t n = 1; n < invariant.size(); ++n) all = logical_and(all, invariant[n]);
@@ -965,8 +965,8 @@ class CppPrinter {
 
   // The integer helpers of lane ranges at padded borders: max, min, ceiling division, a range of bits.
   static void push_lane_arithmetic(std::vector<std::string>& head) {
-    head.push_back("static inline int64_t ingot_max_i64(int64_t a, int64_t b) { return a < b ? b : a; }");
-    head.push_back("static inline int64_t ingot_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }");
+    head.push_back("static inline int64_t ingot_lane_max(int64_t a, int64_t b) { return a < b ? b : a; }");
+    head.push_back("static inline int64_t ingot_lane_min(int64_t a, int64_t b) { return a < b ? a : b; }");
     head.push_back("static inline int64_t ingot_ceil_div(int64_t a, int64_t b) {  // b > 0");
     head.push_back("  return a >= 0 ? (a + b - 1) / b : -(-a / b);");
     head.push_back("}");
