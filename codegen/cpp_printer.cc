@@ -443,20 +443,20 @@ class CppPrinter {
     ~VarScope() { --p.bound_vars_[name]; }
   };
 
-  std::string for_header(const ForNode* loop) {
+  // The loop runs to its extent, or to `end` (C++ text) when given.
+  std::string for_header(const ForNode* loop, const std::string& end = "") {
     std::string v = names_.loop_var(loop->name());
     if (loop->var.dtype() != DType::kInt64) fail("loop variable '" + loop->name() + "' must be i64");
-    return "for (int64_t " + v + " = 0; " + v + " < " + std::to_string(loop->extent) + "; ++" + v + ") {";
+    return "for (int64_t " + v + " = 0; " + v + " < " + (end.empty() ? std::to_string(loop->extent) : end) + "; ++" +
+           v + ") {";
   }
 
   // A loop whose guard bounds its variable (lower/guard_bound.h) ends where the guard would fail: g++ vectorizes the
   // shorter loop whole, where it cannot mask a load the lanes share, a strided access or a math call.
   void print_bounded_loop(const ForNode* loop, const GuardBound& bound) {
-    std::string v = names_.loop_var(loop->name());
-    if (loop->var.dtype() != DType::kInt64) fail("loop variable '" + loop->name() + "' must be i64");
     Expr end = int_imm(loop->extent);
     for (const Expr& limit : bound.limits) end = minimum(end, limit);
-    open("for (int64_t " + v + " = 0; " + v + " < " + expr(end).text + "; ++" + v + ") {");
+    open(for_header(loop, expr(end).text));
     VarScope scope(*this, loop->name());
     if (bound.remaining) {
       open("if (" + expr(bound.remaining).text + ") {");
@@ -565,7 +565,7 @@ class CppPrinter {
         } else if (loop->loop_kind == LoopKind::kUnrolled && !holds_simd_reduction(loop->body)) {
           emit("#pragma GCC unroll " + std::to_string(std::min<int64_t>(loop->extent, 65534)));
         }
-        if (std::optional<GuardBound> bound = simd ? guard_bound(loop) : std::nullopt) {
+        if (std::optional<GuardBound> bound = guard_bound(loop)) {
           print_bounded_loop(loop, *bound);
         } else {
           open(for_header(loop));

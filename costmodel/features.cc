@@ -17,7 +17,6 @@
 #include "ir/bound.h"
 #include "ir/functor.h"
 #include "lower/guard_bound.h"
-#include "lower/vector_tiles.h"
 
 namespace ingot {
 
@@ -1346,8 +1345,7 @@ class StageFeatureExtractor {
       const ForNode* loop = loops[*lane];
       // The C++ printer ends a vectorized loop where its guard's bound conjuncts fail (lower/guard_bound.h): only
       // what is left of that guard masks the lanes.
-      const std::optional<GuardBound> bound =
-          loop->loop_kind == LoopKind::kVectorized && safe_to_simd(loop) ? guard_bound(loop) : std::nullopt;
+      const std::optional<GuardBound> bound = guard_bound(loop);
       bool guarded = false, lane_guarded = false;
       for (const Guard& g : guards_) {
         if (g.loops_outside <= *lane) continue;

@@ -18,8 +18,9 @@ struct GuardBound {
   const IfThenElseNode* guard = nullptr;  // the condition, in the loop it was found in
 };
 
-// The bound conjuncts of the condition that is `loop`'s whole body (a condition without an else branch); std::nullopt
-// when the body is anything else or no conjunct is such a bound.
+// The bound conjuncts of the condition that is the whole body (a condition without an else branch) of a loop the
+// printer prints `omp simd` (vectorized, safe_to_simd); std::nullopt for any other loop or body, or when no conjunct
+// is such a bound.
 std::optional<GuardBound> guard_bound(const ForNode* loop);
 
 }  // namespace ingot

@@ -36,7 +36,7 @@ void conjuncts(const Expr& e, std::vector<Expr>& out) {
   }
 }
 
-static Stmt single_statement(Stmt body) {
+Stmt single_statement(Stmt body) {
   if (auto* seq = as<SeqNode>(body); seq && seq->stmts.size() == 1) return seq->stmts[0];
   return body;
 }

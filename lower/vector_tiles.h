@@ -92,6 +92,8 @@ std::optional<SpatialTile> explicit_spatial_tile(const Stmt& loop);
 int64_t lane_step(const Expr& d, const std::string& loop_var);
 // The conjuncts of a && b && ...
 void conjuncts(const Expr& e, std::vector<Expr>& out);
+// The one statement of a sequence of one, else body itself.
+Stmt single_statement(Stmt body);
 // The loads and selects of a spatial term that move with `lanes`, each once, in order.
 void collect_lane_operands(const Expr& e, const std::string& lanes, std::vector<Expr>& out);
 
