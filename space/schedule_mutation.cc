@@ -189,6 +189,7 @@ class Mutator {
       case MutationKind::kCacheWrite: return cache_writes();
       case MutationKind::kComputeLocation: return compute_locations();
       case MutationKind::kSplit: return splits();
+      case MutationKind::kVectorAxis: return vector_axes();
     }
     return {};
   }
@@ -469,6 +470,42 @@ class Mutator {
   }
   static constexpr int64_t kMaxTileUnroll = 16;
 
+  // kVectorAxis: one move per vectorize decision (removing it) and per loop the stage could vectorize instead: a
+  // spatial loop of its final replay that no decision annotates, of at least 4 iterations. That move drops the stage's
+  // vectorize decisions and appends, after its last decision, a reorder moving the loop behind those after it (when
+  // there are any) and `vectorize` of it.
+  std::vector<Move> vector_axes() {
+    std::vector<Move> out;
+    if (gpu_) return out;
+    for (const Tensor& t : program_.computes()) {
+      if (inlined(t->name)) continue;
+      std::vector<size_t> vectorizes;
+      for (size_t n = 0; n < ds_.size(); ++n)
+        if (ds_[n].stage == t->name && ds_[n].kind == DecisionKind::kVectorize) vectorizes.push_back(n);
+      for (size_t n : vectorizes) out.push_back(erase_move(n));
+      std::vector<Loop> last = replay_loops(t, domain(t), ds_, ds_.size());
+      // The stage's own decisions all come before its insert position: dropping them moves it back by as many.
+      size_t at = insert_position(t->name) - vectorizes.size();
+      for (size_t p = 0; p < last.size(); ++p) {
+        if (last[p].reduce || last[p].annotated || last[p].extent < kMinVectorExtent) continue;
+        std::vector<std::string> order;  // the loops from x inward, x last
+        for (size_t q = p + 1; q < last.size(); ++q) order.push_back(last[q].name);
+        order.push_back(last[p].name);
+        out.push_back([this, stage = t->name, vectorizes, at, order](std::mt19937_64&) {
+          Decisions ds = ds_;
+          for (size_t k = vectorizes.size(); k-- > 0;) ds.erase(ds.begin() + vectorizes[k]);
+          Decisions added;
+          if (order.size() > 1) added.push_back(make_decision(DecisionKind::kReorder, stage, order));
+          added.push_back(make_decision(DecisionKind::kVectorize, stage, {order.back()}));
+          ds.insert(ds.begin() + at, added.begin(), added.end());
+          return ds;
+        });
+      }
+    }
+    return out;
+  }
+  static constexpr int64_t kMinVectorExtent = 4;
+
   // Where a split of `stage`'s loop x goes: right after the split that made x, or for one of the compute's own axes at
   // the stage's first decision (after the decisions of the computes before it when it has none); nullopt for a loop a
   // fuse made.
@@ -610,6 +647,7 @@ const char* mutation_kind_name(MutationKind kind) {
     case MutationKind::kCacheWrite: return "cache_write";
     case MutationKind::kComputeLocation: return "compute_location";
     case MutationKind::kSplit: return "split";
+    case MutationKind::kVectorAxis: return "vector_axis";
   }
   return "?";
 }
@@ -618,7 +656,7 @@ std::vector<MutationKind> all_mutation_kinds() {
   return {MutationKind::kResplit,    MutationKind::kUnroll,
           MutationKind::kReorder,    MutationKind::kParallelGranularity,
           MutationKind::kCacheWrite, MutationKind::kComputeLocation,
-          MutationKind::kSplit};
+          MutationKind::kSplit,      MutationKind::kVectorAxis};
 }
 
 std::optional<Schedule> mutate(const Program& program, const Schedule& schedule, std::mt19937_64& rng,

@@ -47,9 +47,23 @@ namespace ingot {
 //     d <= 16: a GEMM's `reorder C [i, j.o, k, j.i]; fuse C [i, j.o]` becomes the 2-D register tile `split C [i] by 4;
 //     reorder C [i.o, j.o, k, i.i, j.i]; fuse C [i.o, j.o]; ...; unroll C [i.i]`. A move is one loop; its factor and
 //     variant are drawn when it is tried.
-// GPU schedules (those with a bind decision) get no explicit_vectors; kParallelGranularity never applies to them.
-enum class MutationKind { kResplit, kUnroll, kReorder, kParallelGranularity, kCacheWrite, kComputeLocation, kSplit };
-const char* mutation_kind_name(MutationKind);  // "resplit", "unroll", "reorder", "parallel_granularity", ..., "split"
+//   kVectorAxis: a stage's vectorize decision is removed, or the stage vectorizes another loop instead: a spatial
+//     loop of its final replay that no decision annotates, of at least 4 iterations. Its vectorize decisions go, and
+//     `reorder` (the loops after x, then x; none when x is innermost) and `vectorize x` follow its last decision.
+//     The fixed schedules vectorize the innermost axis along memory; this move reaches the other axes.
+// GPU schedules (those with a bind decision) get no explicit_vectors; kParallelGranularity and kVectorAxis never apply
+// to them.
+enum class MutationKind {
+  kResplit,
+  kUnroll,
+  kReorder,
+  kParallelGranularity,
+  kCacheWrite,
+  kComputeLocation,
+  kSplit,
+  kVectorAxis
+};
+const char* mutation_kind_name(MutationKind);  // "resplit", "unroll", ..., "split", "vector_axis"
 std::vector<MutationKind> all_mutation_kinds();
 
 struct MutationOptions {

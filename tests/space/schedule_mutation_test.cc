@@ -238,7 +238,7 @@ TEST(ScheduleMutation, KindsHaveNames) {
   std::set<std::string> names;
   for (MutationKind kind : all_mutation_kinds()) names.insert(mutation_kind_name(kind));
   EXPECT_EQ(names, (std::set<std::string>{"resplit", "unroll", "reorder", "parallel_granularity", "cache_write",
-                                          "compute_location", "split"}));
+                                          "compute_location", "split", "vector_axis"}));
 }
 
 // Every result of `kind` on s over many seeds (at most one per seed).
@@ -575,6 +575,25 @@ TEST(ScheduleMutation, SplitRenamesAComputeAtTarget) {
 }
 
 // A handful of mutated and crossed schedules compile and compute what the interpreter computes.
+// Vector axis removes a vectorize decision, or vectorizes another unannotated spatial loop, moved innermost by a
+// reorder of the loops from it inward.
+TEST(ScheduleMutation, VectorAxisMovesTheVectorizedLoop) {
+  Tensor x = placeholder("x", {8, 64});
+  Program p({compute("y", {8, 64}, [&](const std::vector<Expr>& i) { return x(i[0], i[1]) * 2.0; })}, "scale");
+  EXPECT_EQ(texts(results_of(p, Schedule(), MutationKind::kVectorAxis)),
+            (std::set<std::string>{"vectorize y [j]\n", "reorder y [j, i]\nvectorize y [i]\n"}));
+  Schedule s;
+  s.vectorize("y", "j");
+  EXPECT_EQ(texts(results_of(p, s, MutationKind::kVectorAxis)),
+            (std::set<std::string>{"", "reorder y [j, i]\nvectorize y [i]\n"}));
+  // A parallel loop is never moved or vectorized; a split's inner part is, behind the loops after it.
+  Schedule tiled;
+  tiled.split("y", "j", 4).parallel("y", "i").vectorize("y", "j.i");
+  EXPECT_EQ(texts(results_of(p, tiled, MutationKind::kVectorAxis)),
+            (std::set<std::string>{"split y [j] by 4\nparallel y [i]\n",
+                                   "split y [j] by 4\nparallel y [i]\nreorder y [j.i, j.o]\nvectorize y [j.o]\n"}));
+}
+
 TEST(ScheduleMutation, MutatedSchedulesComputeWhatTheInterpreterComputes) {
   LocalRunOptions options;
   options.warmup_runs = 0;
@@ -628,6 +647,13 @@ TEST(ScheduleMutation, MutatedSchedulesComputeWhatTheInterpreterComputes) {
         tile = r;
   ASSERT_TRUE(tile) << text(mm_global);
   check(mm, *tile, {});
+  // The depthwise convolution's global schedule with another loop vectorized.
+  const TaskWorkload& dw = task("task:efficientnet_depthwise");
+  Program depthwise = dw.build(dw.small);
+  Schedule dw_global = make_strategy_program(depthwise, "global", test_support::avx512_cpu()).schedule;
+  std::vector<Schedule> moved = results_of(depthwise, dw_global, MutationKind::kVectorAxis);
+  ASSERT_FALSE(moved.empty()) << text(dw_global);
+  for (size_t n = 0; n < moved.size() && n < 3; ++n) check(depthwise, moved[n], dw.input_ranges(dw.small));
 }
 
 }  // namespace
