@@ -282,6 +282,37 @@ TEST(CppPrinter, AnUnrolledLoopAroundASimdReductionIsNotForcedToUnroll) {
       << plain;
 }
 
+// Unrolled loops along one path make at most 64 copies of a body: the innermost keep their whole unroll, loops
+// further out unroll by what is left (16 around 4), or not at all. g++ took 54 s and more than 300 s to compile
+// sampled matmul schedules with 256 x 4 and three nested unrolls. The partly unrolled nest still computes the product.
+TEST(CppPrinter, NestedUnrollPragmasMakeAtMost64Copies) {
+  const int64_t a = 8, b = 256, c = 4, n = 8;
+  Buffer x = global_buffer("x", {b, c, n}), y = global_buffer("y", {a, b, c, n});
+  Expr i = var("i"), j = var("j"), k = var("k"), l = var("l");
+  Expr at = ((j * c) + k) * n + l;
+  Stmt body = for_loop(i, a, LoopKind::kUnrolled,
+                       for_loop(j, b, LoopKind::kUnrolled,
+                                for_loop(k, c, LoopKind::kUnrolled,
+                                         for_loop(l, n, LoopKind::kVectorized,
+                                                  store(y, i * (b * c * n) + at, load(x, at) * Expr(2.0))))));
+  LoopFunction f{"nested", {x}, {y}, {}, body};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_NE(printed.source.find("  for (int64_t i = 0; i < 8; ++i) {\n"
+                                "    #pragma GCC unroll 16\n"
+                                "    for (int64_t j = 0; j < 256; ++j) {\n"
+                                "      #pragma GCC unroll 4\n"
+                                "      for (int64_t k = 0; k < 4; ++k) {\n"),
+            std::string::npos)
+      << printed.source;
+  EXPECT_EQ(printed.source.find("#pragma GCC unroll 8"), std::string::npos) << printed.source;
+  CompiledLibrary library = compile_cpp(printed.source);
+  HostTensor in(DType::kFloat32, {b, c, n}), out(DType::kFloat32, {a, b, c, n});
+  for (int64_t e = 0; e < in.num_elements(); ++e) in.set(e, double(e % 97) - 40.0);
+  KernelModule module(library.path, f);
+  module.run({&in}, {&out});
+  for (int64_t e = 0; e < out.num_elements(); ++e) ASSERT_EQ(out.get(e), 2.0 * in.get(e % in.num_elements())) << e;
+}
+
 // A split's tail guard on a vectorized loop becomes its bound, the other conjuncts stay a condition: g++ 12 vectorizes
 // the loop whole, math call and the load the lanes share included, which under the guard it left scalar ('no vectype
 // for MASK_LOAD').
