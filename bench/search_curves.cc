@@ -3,7 +3,9 @@
 // so that all three see the same machine. Each search keeps its state across batches; each has its own database.
 // Usage: ingot_search_bench OUT_DIR [--trials N] [--minutes M] [--batch B] [--tasks a,b,...] [--seed S]
 // Writes OUT_DIR/curves.csv (task, strategy, trial, elapsed_s, best_ms, fixed_ms) and prints the table, with each
-// search's own time (propose and tell: evolution, scoring, retraining) apart from compiling and measuring.
+// search's own time (propose and tell: evolution, scoring, retraining) apart from compiling and measuring. Then, per
+// task, the fixed schedule and each search's best are measured again side by side in 5 interleaved rounds
+// (OUT_DIR/side_by_side.csv: task, schedule, round, median_ms): the speed-ups to quote.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,6 +21,8 @@
 #include "configs/run_config.h"
 #include "interp/interpreter.h"
 #include "ir/flops.h"
+#include "runtime/builder.h"
+#include "runtime/runner.h"
 #include "tuner/tune_job.h"
 
 namespace ingot {
@@ -62,6 +67,7 @@ class TimedSearch final : public SearchStrategy {
   std::vector<Schedule> propose(int n) override {
     const auto start = std::chrono::steady_clock::now();
     std::vector<Schedule> out = inner_.propose(n);
+    if (!first && !out.empty()) first = out.front();
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
   }
@@ -75,6 +81,7 @@ class TimedSearch final : public SearchStrategy {
   std::optional<double> reference_seconds() const override { return inner_.reference_seconds(); }
 
   double seconds = 0;
+  std::optional<Schedule> first;  // the first schedule proposed: an evolutionary search's fixed schedule
 
  private:
   SearchStrategy& inner_;
@@ -84,6 +91,53 @@ struct Point {
   int64_t trial = 0;
   double elapsed = 0, best = 0;
 };
+
+// The fixed schedule and each search's best, measured again in interleaved rounds in one process: a search's best is
+// the least of many measurements taken minutes apart, and where the machine's speed drifts (docs/search.md, "Bench")
+// the candidate that met a fast period wins. These pairs are the speed-ups to quote.
+void side_by_side(const std::string& task, const std::vector<TuneJob>& jobs, const std::vector<TimedSearch>& timed,
+                  const std::vector<std::string>& best_json, const TensorMap& inputs, const TensorMap& expected,
+                  std::ofstream& csv) {
+  constexpr int kRounds = 5;
+  std::vector<std::string> names;
+  std::vector<BuildInput> contenders;
+  for (size_t j = 0; j < jobs.size(); ++j)
+    if (timed[j].first && kStrategies[j].name != "random") {
+      names.push_back("fixed");
+      contenders.emplace_back(jobs[j].program, *timed[j].first);
+      break;
+    }
+  for (size_t j = 0; j < jobs.size(); ++j)
+    if (!best_json[j].empty()) {
+      names.push_back(kStrategies[j].name);
+      contenders.emplace_back(jobs[j].program, Schedule::from_json(best_json[j]));
+    }
+  if (names.empty() || names[0] != "fixed") return;
+  const std::vector<BuildResult> built = Builder(jobs[0].options.builder).build(contenders);
+  RunnerOptions options = jobs[0].options.runner;
+  options.threads = jobs[0].options.threads;
+  options.min_repeat_ms = 300;
+  Runner runner(jobs[0].program, inputs, expected, options);
+  std::vector<std::vector<double>> medians(contenders.size());
+  for (int round = 0; round < kRounds; ++round)
+    for (size_t c = 0; c < contenders.size(); ++c) {
+      Measurement m = runner.measure(built[c]);
+      if (!m.ok()) continue;
+      medians[c].push_back(m.statistics.median);
+      csv << task << "," << names[c] << "," << round << "," << m.statistics.median * 1e3 << "\n" << std::flush;
+    }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+  };
+  const double fixed = median(medians[0]);
+  std::printf("%-26s side by side, median of %d interleaved rounds: fixed %.4f ms", task.c_str(), kRounds, fixed * 1e3);
+  for (size_t c = 1; c < contenders.size(); ++c)
+    if (!medians[c].empty())
+      std::printf(" | %s %.4f ms (%.2fx fixed)", names[c].c_str(), median(medians[c]) * 1e3,
+                  fixed / median(medians[c]));
+  std::printf("\n");
+}
 
 int run(int argc, char** argv) {
   if (argc < 2) {
@@ -117,6 +171,8 @@ int run(int argc, char** argv) {
   std::filesystem::create_directories(out);
   std::ofstream csv(out / "curves.csv");
   csv << "task,strategy,trial,elapsed_s,best_ms,fixed_ms\n";
+  std::ofstream side_csv(out / "side_by_side.csv");
+  side_csv << "task,schedule,round,median_ms\n";
   for (const Task& task : all_tasks()) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), task.name) == wanted.end()) continue;
     std::vector<TuneJob> jobs;
@@ -140,6 +196,7 @@ int run(int argc, char** argv) {
     std::vector<int64_t> done(jobs.size(), 0);
     std::vector<bool> active(jobs.size(), true);
     std::optional<double> fixed;
+    std::vector<std::string> best_json(jobs.size());
     std::cout << "== " << task.name << " (" << gflop << " GFLOP)" << std::endl;
     for (bool any = true; any;) {
       any = false;
@@ -153,6 +210,7 @@ int run(int argc, char** argv) {
         elapsed[j] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         done[j] += s.measured_now + s.skipped;
         if (s.reference_seconds) fixed = s.reference_seconds;
+        if (!s.best_schedule_json.empty()) best_json[j] = s.best_schedule_json;
         if (s.best_seconds) curves[j].push_back(Point{done[j], elapsed[j], *s.best_seconds});
         if (s.best_seconds)
           csv << task.name << "," << kStrategies[j].name << "," << done[j] << "," << elapsed[j] << ","
@@ -183,6 +241,7 @@ int run(int argc, char** argv) {
           break;
         }
     std::printf("\n");
+    side_by_side(task.name, jobs, timed, best_json, inputs, expected, side_csv);
     std::fflush(stdout);
   }
   return 0;
