@@ -21,6 +21,7 @@
 #include "configs/run_config.h"
 #include "interp/interpreter.h"
 #include "ir/flops.h"
+#include "results/run_statistics.h"
 #include "runtime/builder.h"
 #include "runtime/runner.h"
 #include "tuner/tune_job.h"
@@ -126,10 +127,7 @@ void side_by_side(const std::string& task, const std::vector<TuneJob>& jobs, con
       medians[c].push_back(m.statistics.median);
       csv << task << "," << names[c] << "," << round << "," << m.statistics.median * 1e3 << "\n" << std::flush;
     }
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
+  auto median = [](const std::vector<double>& v) { return run_statistics(v).median; };
   const double fixed = median(medians[0]);
   std::printf("%-26s side by side, median of %d interleaved rounds: fixed %.4f ms", task.c_str(), kRounds, fixed * 1e3);
   for (size_t c = 1; c < contenders.size(); ++c)

@@ -584,9 +584,10 @@ class CppPrinter {
   // `#pragma GCC unroll` copies a body as often as the unrolled loops around it multiply, and g++'s time grows with
   // the copies: sampled 512^3 matmul schedules with 256 copies compiled in 26 s, with 1024 (a 256-iteration unrolled
   // loop around a 4-iteration one) in 22-54 s, and with 8192 ran past the 300 s limit. So the unrolled loops along
-  // one path make at most kMaxUnrolledCopies copies: the innermost keep
-  // their whole unroll (register tiles are innermost), and loops further out unroll by what is left, in part (a
-  // smaller factor) or not at all (no pragma).
+  // one path make at most kMaxUnrolledCopies copies: the innermost keep their whole unroll (register tiles are
+  // innermost), and loops further out unroll by what is left, in part (a smaller factor) or not at all (no pragma).
+  // Unrolled loops that print as no loop (inside a register tile's reduction) still count, which only errs towards
+  // fewer copies.
   static constexpr int64_t kMaxUnrolledCopies = 64;
 
   static bool printed_unrolled(const ForNode* loop) {
