@@ -24,6 +24,7 @@
 #include "results/run_statistics.h"
 #include "runtime/builder.h"
 #include "runtime/runner.h"
+#include "runtime/side_by_side.h"
 #include "tuner/tune_job.h"
 
 namespace ingot {
@@ -119,21 +120,20 @@ void side_by_side(const std::string& task, const std::vector<TuneJob>& jobs, con
   options.threads = jobs[0].options.threads;
   options.min_repeat_ms = 300;
   Runner runner(jobs[0].program, inputs, expected, options);
-  std::vector<std::vector<double>> medians(contenders.size());
-  for (int round = 0; round < kRounds; ++round)
-    for (size_t c = 0; c < contenders.size(); ++c) {
-      Measurement m = runner.measure(built[c]);
-      if (!m.ok()) continue;
-      medians[c].push_back(m.statistics.median);
-      csv << task << "," << names[c] << "," << round << "," << m.statistics.median * 1e3 << "\n" << std::flush;
-    }
-  auto median = [](const std::vector<double>& v) { return run_statistics(v).median; };
-  const double fixed = median(medians[0]);
-  std::printf("%-26s side by side, median of %d interleaved rounds: fixed %.4f ms", task.c_str(), kRounds, fixed * 1e3);
+  const std::vector<std::vector<Measurement>> rounds = measure_side_by_side(runner, built, kRounds);
+  for (size_t round = 0; round < rounds.size(); ++round)
+    for (size_t c = 0; c < contenders.size(); ++c)
+      if (rounds[round][c].ok())
+        csv << task << "," << names[c] << "," << round << "," << rounds[round][c].statistics.median * 1e3 << "\n"
+            << std::flush;
+  const std::optional<double> fixed = median_of_rounds(rounds, 0);
+  if (!fixed) return;
+  std::printf("%-26s side by side, median of %d interleaved rounds: fixed %.4f ms", task.c_str(), kRounds,
+              *fixed * 1e3);
   for (size_t c = 1; c < contenders.size(); ++c)
-    if (!medians[c].empty())
-      std::printf(" | %s %.4f ms (%.2fx fixed)", names[c].c_str(), median(medians[c]) * 1e3,
-                  fixed / median(medians[c]));
+    if (const std::optional<double> median = median_of_rounds(rounds, c))
+      std::printf(" | %s %.4f ms (%.2fx fixed, paired by round)", names[c].c_str(), *median * 1e3,
+                  paired_speedup(rounds, 0, c).value_or(0));
   std::printf("\n");
 }
 
@@ -179,7 +179,7 @@ int run(int argc, char** argv) {
       std::filesystem::remove(db);
       const std::string text = "workload: " + task.workload + "\nbudget: {trials: " + std::to_string(batch) +
                                "}\nseed: " + std::to_string(seed) + "\ndatabase: " + db +
-                               "\nmeasure: {min_repeat_ms: 20, build_workers: 2}\nsearch: " +
+                               "\nmeasure: {min_repeat_ms: 20, build_workers: 2, side_by_side: 0}\nsearch: " +
                                replaced(strategy.search, "BATCH", std::to_string(batch)) + "\n";
       jobs.push_back(make_tune_job(parse_run_config(text, task.name + "_" + strategy.name + ".yaml")));
     }

@@ -8,6 +8,7 @@
 #include "configs/run_config.h"
 #include "ir/program.h"
 #include "ir/schedule.h"
+#include "tuner/side_by_side_comparison.h"
 #include "workloads/registry.h"
 
 namespace ingot::cli {
@@ -50,5 +51,8 @@ Schedule schedule_from_spec(const std::string& spec, const Program& program, boo
                             const std::string& isa = "native");
 // This CPU's target with code for `isa` (a target.isa setting); std::invalid_argument for an unknown one.
 Target cpu_target_for(const std::string& isa);
+// A side-by-side comparison (tuner/side_by_side_comparison.h) for people: one line per schedule with its median over
+// the rounds and its paired speed-up over the reference, and which was fastest. Ends with a newline.
+std::string side_by_side_text(const SideBySideComparison& comparison);
 
 }  // namespace ingot::cli

@@ -86,6 +86,10 @@ void add_results_commands(CLI::App& app) {
     int64_t kernels = layout.empty() ? 0 : 1;
     for (const LayoutStep& step : layout) kernels += step.kernel_before ? 1 : 0;
     const std::vector<ModelTaskRecord> tasks = d.model_tasks(b->candidate.workload_hash);
+    // The newest end-of-run comparison: what the stored medians, taken minutes apart, cannot say on a machine whose
+    // speed drifts.
+    const std::optional<SideBySideComparison> side_by_side =
+        stored_side_by_side(d, b->candidate.workload_hash, b->candidate.target);
     if (json) {
       nlohmann::json j;
       j["workload"] = b->workload_name;
@@ -98,6 +102,23 @@ void add_results_commands(CLI::App& app) {
       j["partition"] = {{"kernels", kernels}, {"stages", layout.size()}};
       j["tasks"] = tasks.size();
       j["schedule"] = nlohmann::json::parse(b->candidate.schedule_json);
+      if (side_by_side) {
+        nlohmann::json entries = nlohmann::json::array();
+        for (const SideBySideEntry& e : side_by_side->entries) {
+          nlohmann::json entry = {
+              {"candidate", e.candidate_hash}, {"reference", e.is_reference}, {"correct_rounds", e.correct_rounds}};
+          entry["median_s"] = e.median_seconds ? nlohmann::json(*e.median_seconds) : nlohmann::json();
+          entry["speedup"] = e.speedup ? nlohmann::json(*e.speedup) : nlohmann::json();
+          if (e.error_class != ErrorClass::kNone) entry["error"] = to_string(e.error_class);
+          entry["schedule"] = nlohmann::json::parse(e.schedule_json);
+          entries.push_back(std::move(entry));
+        }
+        const SideBySideEntry* fastest = side_by_side->fastest();
+        j["side_by_side"] = {{"run", side_by_side->run_id},
+                             {"rounds", side_by_side->rounds},
+                             {"fastest", fastest ? nlohmann::json(fastest->candidate_hash) : nlohmann::json()},
+                             {"entries", std::move(entries)}};
+      }
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << b->workload_name << " on " << b->candidate.target << ": median "
@@ -110,6 +131,7 @@ void add_results_commands(CLI::App& app) {
                   << " stages" << (tasks.empty() ? "" : "; tuned by " + std::to_string(tasks.size()) + " tasks")
                   << "\n";
       std::cout << b->candidate.schedule_json << "\n";
+      if (side_by_side) std::cout << side_by_side_text(*side_by_side);
     }
   });
 

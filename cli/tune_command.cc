@@ -128,6 +128,7 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
   if (s.fixed_seconds && s.assembled_seconds)
     std::cout << " (" << speedup_text(*s.fixed_seconds / *s.assembled_seconds) << ")";
   std::cout << "\n";
+  if (s.side_by_side) std::cout << side_by_side_text(*s.side_by_side);
   if (!s.partition_trials.empty()) {
     std::cout << "partition search from the " << job.plan.strategy << " plan (" << job.plan.kernel_count()
               << " kernels, " << job.plan.stage_count() << " stages):\n";
@@ -227,8 +228,9 @@ void add_tune_command(CLI::App& app) {
       if (s.reference_seconds)
         std::cout << ", " << speedup_text(*s.reference_seconds / *s.best_seconds) << " the fixed schedule's "
                   << *s.reference_seconds * 1e3 << " ms";
-      std::cout << ") in " << job.options.database_path << "\n"
-                << "next: more trials: ingot tune " << config_path
+      std::cout << ") in " << job.options.database_path << "\n";
+      if (s.side_by_side) std::cout << side_by_side_text(*s.side_by_side);
+      std::cout << "next: more trials: ingot tune " << config_path
                 << (job.options.trials > 0 ? " --trials " + std::to_string(2 * job.options.trials)
                                            : " --minutes " + std::to_string(2 * job.options.minutes))
                 << " (measured ones are skipped)\n"

@@ -152,6 +152,8 @@ const std::vector<KeySpec>& key_specs() {
       integer_key("measure.build_workers", INGOT_FIELD(measure.build_workers), 0),
       number_key("measure.rtol", INGOT_FIELD(measure.rtol), 0, false),
       number_key("measure.atol", INGOT_FIELD(measure.atol), 0, false),
+      integer_key("measure.side_by_side", INGOT_FIELD(measure.side_by_side), 0, 64),
+      integer_key("measure.side_by_side_rounds", INGOT_FIELD(measure.side_by_side_rounds), 1, 100),
       string_key("search.strategy", INGOT_FIELD(search.strategy), false, {"evolutionary", "random", "ranked"},
                  "search strategy"),
       string_key("search.fusion", INGOT_FIELD(search.fusion), false, {"unfused", "rules", "subgraph", "global"},

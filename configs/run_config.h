@@ -51,6 +51,10 @@ struct MeasureConfig {
   int build_workers = 0;         // candidates compiled at once; 0 = all cores
   double rtol = 1e-4;            // verification: |actual - expected| <= atol * max(1, max|expected|)
   double atol = 1e-5;            //   + rtol * |expected| for every output element
+  // At the end of a run: the fixed schedule and this many of the best candidates timed again side by side, in
+  // side_by_side_rounds interleaved rounds (tuner/side_by_side_comparison.h); 0 = not at all
+  int side_by_side = 3;
+  int side_by_side_rounds = 5;
   bool operator==(const MeasureConfig&) const = default;
 };
 

@@ -145,6 +145,63 @@ void enable_wal(SqliteConnection& connection) {
   }
 }
 
+// The run times of a measurement or a side-by-side round are checked and summed up alike: a time that is negative
+// or not finite is refused (it would not read back from the JSON column); nullopt when there are none.
+std::optional<RunStatistics> checked_statistics(const std::string& path, const std::string& what,
+                                                const std::vector<double>& seconds) {
+  for (double s : seconds) {
+    if (!std::isfinite(s) || s < 0)
+      throw_database_error(path, what + ": run time " + std::to_string(s) + " is invalid");
+  }
+  if (seconds.empty()) return std::nullopt;
+  return run_statistics(seconds);
+}
+
+// Binds min_s, median_s, mean_s and stddev_s at parameters first .. first + 3: all four, or all NULL.
+Statement& bind_statistics(Statement& statement, int first, const std::optional<RunStatistics>& stats) {
+  auto stat = [&](double RunStatistics::*field) {
+    return stats ? std::optional<double>((*stats).*field) : std::nullopt;
+  };
+  return statement.bind(first, stat(&RunStatistics::min))
+      .bind(first + 1, stat(&RunStatistics::median))
+      .bind(first + 2, stat(&RunStatistics::mean))
+      .bind(first + 3, stat(&RunStatistics::stddev));
+}
+
+// The workload and candidate columns that begin kMeasuredCandidateColumns and kSideBySideColumns.
+void read_candidate(const Statement& row, std::string& workload_name, CandidateRecord& candidate) {
+  workload_name = row.column_text(0);
+  candidate.workload_hash = row.column_text(1);
+  candidate.hash = row.column_text(2);
+  candidate.target = row.column_text(3);
+  candidate.schedule_json = row.column_text(4);
+}
+
+// The outcome columns measurements and side_by_side share, from column `first` on: error_class, error_message,
+// run_seconds, min_s, median_s, mean_s, stddev_s. Record is MeasurementRecord or SideBySideRecord; `row_name`
+// ("measurement 12") names the row in errors, as a row written by another tool may hold anything.
+template <class Record>
+void read_outcome(const std::string& path, const std::string& row_name, const Statement& row, int first,
+                  Record& record) {
+  std::string error_class = row.column_text(first);
+  try {
+    record.error_class = error_class_from_string(error_class);
+  } catch (const std::invalid_argument& e) {
+    throw_database_error(path, row_name + ": " + e.what());
+  }
+  record.error_message = row.column_text(first + 1);
+  std::string json = row.column_text(first + 2);
+  std::optional<std::vector<double>> seconds = run_seconds_from_json(json);
+  if (!seconds) throw_database_error(path, row_name + ": run_seconds '" + json + "' is not a JSON array of numbers");
+  record.run_seconds = std::move(*seconds);
+  std::optional<double> min = row.column_optional_double(first + 3), median = row.column_optional_double(first + 4),
+                        mean = row.column_optional_double(first + 5), stddev = row.column_optional_double(first + 6);
+  if (min && median && mean && stddev)
+    record.statistics = RunStatistics{*min, *median, *mean, *stddev};
+  else if (min || median || mean || stddev)  // bind_statistics writes all four or none: not a row of ours
+    throw_database_error(path, row_name + ": min_s, median_s, mean_s and stddev_s must be all set or all NULL");
+}
+
 const char* const kMeasuredCandidateColumns =
     "workload_name, workload_hash, candidate_hash, target, schedule_json, measurement_id, run_id, trial_index, "
     "target_description, error_class, error_message, run_seconds, min_s, median_s, mean_s, stddev_s, "
@@ -152,40 +209,36 @@ const char* const kMeasuredCandidateColumns =
 
 MeasuredCandidate read_measured_candidate(const std::string& path, const Statement& row) {
   MeasuredCandidate r;
-  r.workload_name = row.column_text(0);
-  r.candidate.workload_hash = row.column_text(1);
-  r.candidate.hash = row.column_text(2);
-  r.candidate.target = row.column_text(3);
-  r.candidate.schedule_json = row.column_text(4);
+  read_candidate(row, r.workload_name, r.candidate);
   MeasurementRecord& m = r.measurement;
   m.id = row.column_int(5);
   m.candidate_hash = r.candidate.hash;
   m.run_id = row.column_int(6);
   m.trial_index = row.column_int(7);
   m.target_description = row.column_text(8);
-  std::string error_class = row.column_text(9);
-  try {
-    m.error_class = error_class_from_string(error_class);
-  } catch (const std::invalid_argument& e) {
-    throw_database_error(path, "measurement " + std::to_string(m.id) + ": " + e.what());
-  }
-  m.error_message = row.column_text(10);
-  std::string json = row.column_text(11);
-  std::optional<std::vector<double>> seconds = run_seconds_from_json(json);
-  if (!seconds) {
-    throw_database_error(
-        path, "measurement " + std::to_string(m.id) + ": run_seconds '" + json + "' is not a JSON array of numbers");
-  }
-  m.run_seconds = std::move(*seconds);
-  std::optional<double> min = row.column_optional_double(12), median = row.column_optional_double(13),
-                        mean = row.column_optional_double(14), stddev = row.column_optional_double(15);
-  if (min && median && mean && stddev)
-    m.statistics = RunStatistics{*min, *median, *mean, *stddev};
-  else if (min || median || mean || stddev)  // add_measurement writes all four or none: not a row of ours
-    throw_database_error(path, "measurement " + std::to_string(m.id) +
-                                   ": min_s, median_s, mean_s and stddev_s must be all set or all NULL");
+  read_outcome(path, "measurement " + std::to_string(m.id), row, 9, m);
   m.compile_seconds = row.column_optional_double(16);
   m.measured_at = row.column_text(17);
+  return r;
+}
+
+const char* const kSideBySideColumns =
+    "workload_name, workload_hash, candidate_hash, target, schedule_json, side_by_side_id, run_id, round, "
+    "is_reference, target_description, error_class, error_message, run_seconds, min_s, median_s, mean_s, stddev_s, "
+    "measured_at";
+
+SideBySideRow read_side_by_side(const std::string& path, const Statement& row) {
+  SideBySideRow r;
+  read_candidate(row, r.workload_name, r.candidate);
+  SideBySideRecord& s = r.record;
+  s.id = row.column_int(5);
+  s.candidate_hash = r.candidate.hash;
+  s.run_id = row.column_int(6);
+  s.round = row.column_int(7);
+  s.is_reference = row.column_int(8) != 0;
+  s.target_description = row.column_text(9);
+  read_outcome(path, "side-by-side round " + std::to_string(s.id), row, 10, s);
+  s.measured_at = row.column_text(17);
   return r;
 }
 
@@ -382,18 +435,10 @@ int64_t Database::add_measurement(const MeasurementRecord& m) {
   const std::string& path = impl_->path;
   const std::string what = "add_measurement of candidate " + m.candidate_hash;
   require_hash(path, what + ": candidate hash", m.candidate_hash);
-  for (double s : m.run_seconds) {
-    if (!std::isfinite(s) || s < 0)
-      throw_database_error(path, what + ": run time " + std::to_string(s) + " is invalid");
-  }
+  std::optional<RunStatistics> stats = checked_statistics(path, what, m.run_seconds);
   if (m.compile_seconds && (!std::isfinite(*m.compile_seconds) || *m.compile_seconds < 0)) {
     throw_database_error(path, what + ": compile time " + std::to_string(*m.compile_seconds) + " is invalid");
   }
-  std::optional<RunStatistics> stats;
-  if (!m.run_seconds.empty()) stats = run_statistics(m.run_seconds);
-  auto stat = [&](double RunStatistics::*field) {
-    return stats ? std::optional<double>((*stats).*field) : std::nullopt;
-  };
 
   std::lock_guard lock(impl_->mutex);
   SqliteConnection& db = impl_->db();
@@ -414,14 +459,8 @@ int64_t Database::add_measurement(const MeasurementRecord& m) {
       .bind(4, m.target_description)
       .bind(5, to_string(m.error_class))
       .bind(6, m.error_message)
-      .bind(7, run_seconds_to_json(m.run_seconds))
-      .bind(8, stat(&RunStatistics::min))
-      .bind(9, stat(&RunStatistics::median))
-      .bind(10, stat(&RunStatistics::mean))
-      .bind(11, stat(&RunStatistics::stddev))
-      .bind(12, m.compile_seconds)
-      .bind(13, now_utc())
-      .run();
+      .bind(7, run_seconds_to_json(m.run_seconds));
+  bind_statistics(insert, 8, stats).bind(12, m.compile_seconds).bind(13, now_utc()).run();
   int64_t id = sqlite3_last_insert_rowid(db.handle());
   Statement release(db, "DELETE FROM claims WHERE candidate_hash = ?1 AND target = ?2 AND pid = ?3 AND host = ?4");
   release.bind(1, m.candidate_hash).bind(2, target).bind(3, impl_->self.pid).bind(4, impl_->self.host).run();
@@ -690,6 +729,59 @@ std::vector<CostModelRecord> Database::cost_models(const std::string& target) co
   return models;
 }
 
+int64_t Database::add_side_by_side(const SideBySideRecord& r) {
+  const std::string& path = impl_->path;
+  const std::string what = "add_side_by_side of candidate " + r.candidate_hash + ", round " + std::to_string(r.round);
+  require_hash(path, what + ": candidate hash", r.candidate_hash);
+  if (r.round < 0) throw_database_error(path, what + ": the round is negative");
+  if (r.error_class == ErrorClass::kNone && r.run_seconds.empty()) {
+    throw_database_error(path, what + ": a correct round (error class none) has no run times");
+  }
+  std::optional<RunStatistics> stats = checked_statistics(path, what, r.run_seconds);
+
+  std::lock_guard lock(impl_->mutex);
+  SqliteConnection& db = impl_->db();
+  Transaction transaction(db, Transaction::Mode::kWrite);
+  Statement candidate(db, "SELECT 1 FROM candidates WHERE hash = ?1");
+  candidate.bind(1, r.candidate_hash);
+  if (!candidate.step()) throw_database_error(path, what + ": the candidate is not stored; add_candidate first");
+  if (!impl_->run_exists(r.run_id)) throw_database_error(path, what + ": there is no run " + std::to_string(r.run_id));
+
+  // Claims are left alone: a candidate timed again here was measured (and its claim released) long before.
+  Statement insert(db,
+                   "INSERT INTO side_by_side (run_id, candidate_hash, is_reference, round, target_description, "
+                   "error_class, error_message, run_seconds, min_s, median_s, mean_s, stddev_s, measured_at) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  insert.bind(1, r.run_id)
+      .bind(2, r.candidate_hash)
+      .bind(3, int64_t{r.is_reference ? 1 : 0})
+      .bind(4, r.round)
+      .bind(5, r.target_description)
+      .bind(6, to_string(r.error_class))
+      .bind(7, r.error_message)
+      .bind(8, run_seconds_to_json(r.run_seconds));
+  bind_statistics(insert, 9, stats).bind(13, now_utc()).run();
+  int64_t id = sqlite3_last_insert_rowid(db.handle());
+  transaction.commit();
+  return id;
+}
+
+std::vector<SideBySideRow> Database::latest_side_by_side(const std::string& workload, const std::string& target) const {
+  std::lock_guard lock(impl_->mutex);
+  SqliteConnection& db = impl_->db();
+  // One snapshot: a comparison committed between finding the newest run and reading its rows is not half read.
+  Transaction transaction(db, Transaction::Mode::kRead);
+  std::string hash = resolve_workload(db, impl_->path, "latest_side_by_side", workload, "give the workload's hash");
+  Statement select(db, std::string("SELECT ") + kSideBySideColumns +
+                           " FROM side_by_side_history WHERE workload_hash = ?1 AND target = ?2 AND run_id = "
+                           "(SELECT MAX(run_id) FROM side_by_side_history WHERE workload_hash = ?1 AND target = ?2) "
+                           "ORDER BY round, side_by_side_id");
+  select.bind(1, hash).bind(2, target);
+  std::vector<SideBySideRow> rows;
+  while (select.step()) rows.push_back(read_side_by_side(impl_->path, select));
+  return rows;
+}
+
 namespace {
 
 // Every finding of one step of a check, or what stopped it: a damaged page makes SQLite refuse a statement.
@@ -745,6 +837,7 @@ IntegrityReport integrity_report(SqliteConnection& db, const std::string& path) 
     // from a version that has it fails the count, and is reported.
     if (report.schema_version >= 2) report.cost_models = count_rows(db, "SELECT COUNT(*) FROM cost_models");
     if (report.schema_version >= 3) report.model_tasks = count_rows(db, "SELECT COUNT(*) FROM model_tasks");
+    if (report.schema_version >= 4) report.side_by_side = count_rows(db, "SELECT COUNT(*) FROM side_by_side");
   });
   for (ErrorClass c : all_error_classes()) report.measurements_by_class[c] = 0;
   checked_step(report, "measurements", [&] {
@@ -799,6 +892,7 @@ std::string IntegrityReport::to_text() const {
   out << "claims in flight: " << claims << "\n";
   out << "cost models: " << cost_models << "\n";
   out << "model tasks: " << model_tasks << "\n";
+  out << "side-by-side rounds: " << side_by_side << "\n";
   return out.str();
 }
 

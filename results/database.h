@@ -1,7 +1,7 @@
 // The tuning database: one SQLite file (WAL mode) holding tuning runs, workloads, candidates, every
 // measurement as it completes, claims on candidates in flight (so a killed run resumes without measuring
-// anything twice and several processes can tune into one file), learned cost models, and which workloads are
-// the tasks of a whole model. docs/database.md.
+// anything twice and several processes can tune into one file), learned cost models, which workloads are the
+// tasks of a whole model, and side-by-side timings of a run's best candidates. docs/database.md.
 #pragma once
 
 #include <cstdint>
@@ -97,6 +97,30 @@ struct ModelTaskRecord {
   std::string created_at;           // set when first added
 };
 
+// One timed round of one schedule in a side-by-side comparison: the reference schedule (the fixed strategy
+// schedule) and the best candidates of a run timed again in interleaved rounds in one process, so that all of them
+// meet the same periods of the machine's speed. Not a measurement: best(), history() and resume never read it.
+struct SideBySideRecord {
+  int64_t id = 0;              // set by add_side_by_side
+  std::string candidate_hash;  // must already be added (add_candidate)
+  int64_t run_id = 0;          // the run that compared; must exist
+  bool is_reference = false;   // the schedule the others are compared with
+  int64_t round = 0;           // 0, 1, ...: the contenders of one round were timed one after another
+  std::string target_description;
+  ErrorClass error_class = ErrorClass::kNone;
+  std::string error_message;
+  std::vector<double> run_seconds;          // every timed run of the round, in order; empty for an error
+  std::optional<RunStatistics> statistics;  // derived from run_seconds by add_side_by_side, as add_measurement does
+  std::string measured_at;                  // set by add_side_by_side
+};
+
+// A side-by-side round with its candidate and the workload's name: a row of the `side_by_side_history` view.
+struct SideBySideRow {
+  std::string workload_name;
+  CandidateRecord candidate;
+  SideBySideRecord record;
+};
+
 // What `ingot db check` prints.
 struct IntegrityReport {
   std::string path;
@@ -106,7 +130,7 @@ struct IntegrityReport {
   std::vector<std::string> problems;  // integrity_check and foreign_key_check findings, one per line
   // A table that a later schema version added counts 0 in an older file (check_file does not migrate it).
   int64_t runs = 0, unfinished_runs = 0, workloads = 0, candidates = 0, measurements = 0, claims = 0, cost_models = 0,
-          model_tasks = 0;
+          model_tasks = 0, side_by_side = 0;
   std::map<ErrorClass, int64_t> measurements_by_class;
 
   std::string to_text() const;
@@ -207,6 +231,14 @@ class Database {
   std::optional<CostModelRecord> latest_cost_model(const std::string& target) const;
   // Every cost model ("" = of every target) or one target's, oldest first, model_json included.
   std::vector<CostModelRecord> cost_models(const std::string& target = "") const;
+
+  // Adds one round of one schedule; returns its id. Throws DatabaseError for an unknown candidate or run, a
+  // negative round, or an error_class of kNone with empty run_seconds (a correct round was timed at least once).
+  // As add_measurement it refuses a run time that is negative or not finite, and touches no claim.
+  int64_t add_side_by_side(const SideBySideRecord& record);
+  // The newest comparison of a workload (its hash, or a name only one workload has, as best() takes it) on a target:
+  // every row of the highest run id that compared it, in (round, id) order; empty when it was never compared.
+  std::vector<SideBySideRow> latest_side_by_side(const std::string& workload, const std::string& target) const;
 
   // PRAGMA integrity_check and foreign_key_check, schema version, journal mode and row counts. Reports
   // problems rather than throwing; throws only when the file cannot be read at all.

@@ -134,6 +134,41 @@ JOIN workloads m ON m.hash = t.model_workload_hash
 JOIN best_per_workload_target b ON b.workload_hash = t.task_workload_hash;
 )sql";
 
+// Timings of the reference schedule and a run's best candidates taken again in interleaved rounds, kept apart from
+// measurements: they are not measurements, so best_per_workload_target, claims and resume never see them. The
+// checks repeat add_side_by_side's, so that rows from the sqlite3 shell hold to them too.
+const char* const kVersion4 = R"sql(
+CREATE TABLE side_by_side (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  candidate_hash TEXT NOT NULL REFERENCES candidates(hash),
+  is_reference INTEGER NOT NULL CHECK (is_reference IN (0, 1)),
+  round INTEGER NOT NULL CHECK (round >= 0),
+  target_description TEXT NOT NULL,
+  error_class TEXT NOT NULL CHECK (error_class IN ('none', 'invalid_schedule', 'compile_error',
+                                                  'compile_timeout', 'runtime_error', 'run_timeout',
+                                                  'wrong_answer')),
+  error_message TEXT NOT NULL,
+  run_seconds TEXT NOT NULL,
+  min_s REAL,
+  median_s REAL,
+  mean_s REAL,
+  stddev_s REAL,
+  measured_at TEXT NOT NULL
+);
+CREATE INDEX side_by_side_by_run ON side_by_side(run_id);
+
+CREATE VIEW side_by_side_history AS
+SELECT s.id AS side_by_side_id, s.measured_at, s.run_id, s.round, s.is_reference,
+       w.hash AS workload_hash, w.name AS workload_name,
+       c.hash AS candidate_hash, c.target, s.target_description, c.schedule_json,
+       s.error_class, s.error_message, s.run_seconds,
+       s.min_s, s.median_s, s.mean_s, s.stddev_s
+FROM side_by_side s
+JOIN candidates c ON c.hash = s.candidate_hash
+JOIN workloads w ON w.hash = c.workload_hash;
+)sql";
+
 bool has_table(SqliteConnection& connection, const std::string& name) {
   Statement s(connection, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
   s.bind(1, name);
@@ -153,6 +188,8 @@ const std::vector<SchemaMigration>& schema_migrations() {
        kVersion1},
       {2, "cost_models (learned cost models per target)", kVersion2},
       {3, "model_tasks (the tasks of a whole model under a partition plan); view model_task_best", kVersion3},
+      {4, "side_by_side (side-by-side timings of a run's reference and best candidates); view side_by_side_history",
+       kVersion4},
   };
   return migrations;
 }

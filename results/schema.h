@@ -12,7 +12,7 @@ namespace ingot {
 
 // The version this build writes. A database at a lower version is migrated forward when opened; one at a
 // higher version is refused.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // One step forward: the SQL that turns a database at version to_version - 1 into version to_version. Steps
 // run inside the upgrade's single transaction with foreign_keys on; a step that rebuilds a table must

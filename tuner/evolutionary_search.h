@@ -50,6 +50,7 @@ class EvolutionarySearch final : public SearchStrategy {
   const XGBoostCostModel* learned_model() const override { return model_.get(); }
   std::optional<double> last_batch_accuracy() const override { return last_batch_accuracy_; }
   std::optional<double> reference_seconds() const override { return fixed_seconds_; }
+  std::optional<Schedule> reference_schedule() const override { return seeds_.fixed; }
 
   // A schedule of the population.
   struct Member {

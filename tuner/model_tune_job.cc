@@ -219,6 +219,9 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   notes << "tasks: " << tunings.size() << " distinct of " << plan.stage_count() << " stages\n";
   auto scheduler = std::make_unique<TaskScheduler>(weights, config.seed);
   const int round_trials = config.search.batch > 0 ? config.search.batch : 8;
+  const int side_by_side = options.side_by_side;
+  options.side_by_side = 0;
+  for (TaskTuning& t : tunings) t.options.side_by_side = 0;
   return ModelTuneJob{workload.name,
                       std::move(workload.program),
                       std::move(target),
@@ -231,7 +234,8 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
                       std::move(scheduler),
                       round_trials,
                       config.search.partition_moves,
-                      notes.str()};
+                      notes.str(),
+                      side_by_side};
 }
 
 ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
@@ -331,6 +335,17 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
   }
   summary.tasks = task_statuses(job);
   search_partitions(job, tasks, bests, summary, [&](const TuneProgress& p) { report(-1, p); });
+  if (job.side_by_side > 0 && !(job.options.stop && job.options.stop->load())) {
+    // A run that proposes nothing: it only compares the fixed schedule with the model's best measured so far.
+    ListSearch nothing({}, job.fixed_schedule);
+    TuneOptions compare = job.options;
+    compare.trials = 1;
+    compare.minutes = 0;
+    compare.side_by_side = job.side_by_side;
+    summary.side_by_side = tune(job.program, job.workload_name, compare, nothing, [&](const TuneProgress& p) {
+                             report(-1, p);
+                           }).side_by_side;
+  }
   return summary;
 }
 

@@ -47,6 +47,9 @@ struct ModelTuneJob {
   int round_trials = 8;     // trials per round: search.batch, or 8
   int partition_moves = 0;  // search.partition_moves: plan moves tried after the rounds, each measured end to end
   std::string notes;        // one line each, for the user
+  // measure.side_by_side: after the partition search, the fixed schedule and this many of the model's best are timed
+  // side by side (tuner/side_by_side_comparison.h). options.side_by_side is 0: the tasks' runs compare nothing.
+  int side_by_side = 0;
 };
 
 // Checks and throws as make_tune_job does, and std::invalid_argument (naming config_path) for a search.strategy other
@@ -100,6 +103,8 @@ struct ModelTuneSummary {
   // The plan the partition search ended on (the job's when no move was kept or none was tried).
   std::string best_plan_strategy;
   int64_t best_plan_kernels = 0, best_plan_stages = 0;
+  // The fixed schedule and the model's best few timed side by side at the end (ModelTuneJob::side_by_side).
+  std::optional<SideBySideComparison> side_by_side;
 };
 
 // Runs rounds until the budget (trials over all tasks, or minutes) is spent or every search is exhausted, then

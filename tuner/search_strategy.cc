@@ -10,7 +10,8 @@ RandomSearch::RandomSearch(Program program, uint64_t seed, SamplerOptions option
 
 std::vector<Schedule> RandomSearch::propose(int n) { return draw_unseen(*space_, rng_, n, proposed_); }
 
-ListSearch::ListSearch(std::vector<Schedule> schedules) {
+ListSearch::ListSearch(std::vector<Schedule> schedules, std::optional<Schedule> reference)
+    : reference_(std::move(reference)) {
   std::set<uint64_t> seen;
   for (Schedule& s : schedules)
     if (seen.insert(s.hash()).second) schedules_.push_back(std::move(s));

@@ -48,6 +48,8 @@ class SearchStrategy {
   virtual std::optional<double> last_batch_accuracy() const { return std::nullopt; }
   // The measured time of the schedule the search starts from (the fixed strategy schedule), once it was told.
   virtual std::optional<double> reference_seconds() const { return std::nullopt; }
+  // The schedule the search starts from, which its best is compared with (the fixed strategy schedule), if any.
+  virtual std::optional<Schedule> reference_schedule() const { return std::nullopt; }
 };
 
 // Random draws from a space, without repeats. It does not learn from results, so its sequence depends only on the
@@ -70,14 +72,17 @@ class RandomSearch : public SearchStrategy {
 // tuning's end-to-end comparison of the fixed and the assembled schedule).
 class ListSearch : public SearchStrategy {
  public:
-  explicit ListSearch(std::vector<Schedule> schedules);
+  // reference: what reference_schedule() answers (the end-of-run side-by-side comparison's reference).
+  explicit ListSearch(std::vector<Schedule> schedules, std::optional<Schedule> reference = std::nullopt);
   std::vector<Schedule> propose(int n) override;
   void tell(const std::vector<TrialResult>& results) override;
+  std::optional<Schedule> reference_schedule() const override { return reference_; }
   // Every result told, in order.
   const std::vector<TrialResult>& results() const { return results_; }
 
  private:
   std::vector<Schedule> schedules_;
+  std::optional<Schedule> reference_;
   size_t next_ = 0;
   std::vector<TrialResult> results_;
 };

@@ -37,6 +37,8 @@ TuneOptions tune_options_from_config(const RunConfig& config) {
   o.runner.run_timeout_seconds = config.measure.run_timeout_s;
   o.runner.rtol = config.measure.rtol;
   o.runner.atol = config.measure.atol;
+  o.side_by_side = config.measure.side_by_side;
+  o.side_by_side_rounds = config.measure.side_by_side_rounds;
   o.batch_size = config.search.batch;
   o.config_text = format_run_config(config);
   return o;

@@ -18,6 +18,7 @@
 #include "runtime/builder.h"
 #include "runtime/runner.h"
 #include "tuner/search_strategy.h"
+#include "tuner/side_by_side_comparison.h"
 
 namespace ingot {
 
@@ -44,6 +45,11 @@ struct TuneOptions {
   // Measure again the candidates whose stored measurements all failed (a compile error, a timeout, a wrong answer:
   // after a fix to the toolchain, the config or ingot); each new measurement is added next to the old ones.
   bool retry_errors = false;
+  // At the end of a run that was not stopped: the schedule the search started from (its reference_schedule) and
+  // this many of the best candidates measured on the target are built again and timed side by side in
+  // side_by_side_rounds interleaved rounds (tuner/side_by_side_comparison.h); 0 = not at all.
+  int side_by_side = 0;
+  int side_by_side_rounds = 5;
 };
 
 struct TuneProgress {
@@ -75,6 +81,8 @@ struct TuneSummary {
   std::optional<double> best_seconds;
   std::optional<double> reference_seconds;  // as TuneProgress::reference_seconds
   std::string best_schedule_json;
+  // The end-of-run comparison (TuneOptions::side_by_side), when it took place.
+  std::optional<SideBySideComparison> side_by_side;
 };
 
 // The database key of the CPU target this process measures on: CPU model and thread count, and the ISA where code

@@ -94,6 +94,8 @@ TEST(RunConfig, EveryKeyIsRead) {
                                      "  build_workers: 3",
                                      "  rtol: 1e-3",
                                      "  atol: 0.002",
+                                     "  side_by_side: 5",
+                                     "  side_by_side_rounds: 7",
                                      "search:",
                                      "  strategy: random",
                                      "  fusion: rules",
@@ -132,6 +134,8 @@ TEST(RunConfig, EveryKeyIsRead) {
   EXPECT_EQ(c.measure.build_workers, 3);
   EXPECT_EQ(c.measure.rtol, 1e-3);
   EXPECT_EQ(c.measure.atol, 0.002);
+  EXPECT_EQ(c.measure.side_by_side, 5);
+  EXPECT_EQ(c.measure.side_by_side_rounds, 7);
   // Every key is set to a non-default value above, so the round trip checks every key's formatting.
   EXPECT_EQ(parse_run_config(format_run_config(c), "formatted"), c);
 }
@@ -243,7 +247,7 @@ TEST(RunConfigErrors, UnknownKey) {
             "x.yaml:5:1: sead: unknown key (known: workload, target, budget, seed, database, measure, search)");
   EXPECT_EQ(error_of(yaml({"workload:", "  name: mlp", "budget: {trials: 8}", "measure:", "  warmup: 2"})),
             "x.yaml:5:3: measure.warmup: unknown key (known: warmup_runs, min_repeat_ms, min_repeats, max_repeats, "
-            "build_timeout_s, run_timeout_s, build_workers, rtol, atol)");
+            "build_timeout_s, run_timeout_s, build_workers, rtol, atol, side_by_side, side_by_side_rounds)");
 }
 
 TEST(RunConfigErrors, UnknownWorkloadParameter) {

@@ -55,7 +55,7 @@ TEST(Database, CreatesAFileInWalModeAndReopensIt) {
   }
   EXPECT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(sql_value(path, "PRAGMA journal_mode"), "wal");
-  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
 
   Database db = Database::open(path);
   std::optional<RunInfo> run = db.run(run_id);
@@ -104,7 +104,7 @@ TEST(Database, AnEmptyExistingFileBecomesADatabase) {
   std::string path = dir.file("empty.db");
   write_file(path, "");
   Database::open(path);
-  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
 }
 
 void expect_refused_untouched(const std::string& path, const std::string& problem) {
@@ -176,7 +176,7 @@ TEST(Database, RefusesACorruptFileBeforeWritingAnythingAndDbCheckReportsIt) {
   IntegrityReport report = Database::check_file(path);  // reports, does not throw
   EXPECT_FALSE(report.ok);
   ASSERT_FALSE(report.problems.empty());
-  EXPECT_EQ(report.schema_version, 3);
+  EXPECT_EQ(report.schema_version, 4);
   EXPECT_EQ(file_bytes(path), before);
   EXPECT_THROW(Database::check_file(dir.file("missing.db")), DatabaseError);
 }
@@ -185,13 +185,13 @@ TEST(Database, RefusesANewerSchemaWithoutTouchingIt) {
   TempDir dir;
   std::string path = dir.file("future.db");
   Database::open(path);
-  sql_rows(path, "UPDATE meta SET value = '4' WHERE key = 'schema_version'; PRAGMA wal_checkpoint(TRUNCATE);");
-  expect_refused_untouched(path, "schema version 4 is newer than this ingot supports (3)");
+  sql_rows(path, "UPDATE meta SET value = '5' WHERE key = 'schema_version'; PRAGMA wal_checkpoint(TRUNCATE);");
+  expect_refused_untouched(path, "schema version 5 is newer than this ingot supports (4)");
   // open_existing, as the read-only commands use it, refuses it the same way.
   std::string before = file_bytes(path);
   EXPECT_THROW(Database::open_existing(path), DatabaseError);
   EXPECT_EQ(file_bytes(path), before);
-  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
+  EXPECT_EQ(sql_value(path, "SELECT value FROM meta WHERE key = 'schema_version'"), "5");
 }
 
 TEST(Database, NamesThePathWhenTheFileCannotBeCreated) {
@@ -666,7 +666,7 @@ TEST(Database, CheckReportsCountsAndBrokenForeignKeys) {
   ViewFixture f;
   IntegrityReport report = f.db.check();
   EXPECT_TRUE(report.ok) << report.to_text();
-  EXPECT_EQ(report.schema_version, 3);
+  EXPECT_EQ(report.schema_version, 4);
   EXPECT_EQ(report.journal_mode, "wal");
   EXPECT_EQ(report.workloads, 2);
   EXPECT_EQ(report.candidates, 5);
@@ -676,9 +676,11 @@ TEST(Database, CheckReportsCountsAndBrokenForeignKeys) {
   EXPECT_EQ(report.measurements_by_class[ErrorClass::kNone], 3);
   EXPECT_EQ(report.cost_models, 0);
   EXPECT_EQ(report.model_tasks, 0);
+  EXPECT_EQ(report.side_by_side, 0);
   EXPECT_THAT(report.to_text(), HasSubstr("integrity: ok"));
   EXPECT_THAT(report.to_text(), HasSubstr("cost models: 0\n"));
   EXPECT_THAT(report.to_text(), HasSubstr("model tasks: 0\n"));
+  EXPECT_THAT(report.to_text(), HasSubstr("side-by-side rounds: 0\n"));
 
   // A row written by hand with foreign keys off (the sqlite3 shell's default).
   sql_rows(f.path,

@@ -1,6 +1,6 @@
 // Schema migrations: a version-0 file is brought to the current version on open, a version-1 file gains the
-// cost_models table and a version-2 file the model_tasks table with their rows intact, an appended step runs once,
-// and a failing step changes nothing.
+// cost_models table, a version-2 file the model_tasks table and a version-3 file the side_by_side table with their
+// rows intact, an appended step runs once, and a failing step changes nothing.
 #include "results/schema.h"
 
 #include <gmock/gmock.h>
@@ -177,7 +177,7 @@ TEST(Schema, AVersionTwoDatabaseGainsModelTasksAndKeepsItsRows) {
   EXPECT_EQ(stored_version(path), 2);
 
   Database db = Database::open(path);
-  EXPECT_EQ(stored_version(path), 3);
+  EXPECT_EQ(stored_version(path), kSchemaVersion);
   EXPECT_TRUE(has_table(path, "model_tasks"));
   EXPECT_EQ(sql_value(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name = 'model_task_best'"),
             "1");
@@ -203,11 +203,86 @@ TEST(Schema, AVersionTwoDatabaseGainsModelTasksAndKeepsItsRows) {
 
   IntegrityReport report = db.check();
   EXPECT_TRUE(report.ok) << report.to_text();
-  EXPECT_EQ(report.schema_version, 3);
+  EXPECT_EQ(report.schema_version, kSchemaVersion);
   EXPECT_EQ(report.workloads, 2);
   EXPECT_EQ(report.measurements, 3);
   EXPECT_EQ(report.cost_models, 1);
   EXPECT_EQ(report.model_tasks, 1);
+}
+
+// What a file of schema version 3 adds to version 2's rows: mlp_task0 as the one task of mlp under a global plan.
+const char* const kVersionThreeRows = R"sql(
+INSERT INTO model_tasks (model_workload_hash, plan_hash, plan_strategy, task_index, task_workload_hash, weight,
+                         occurrences_json, created_at)
+  VALUES ('0000000000000001', '000000000000009a', 'global', 0, '0000000000000003', 2, '[0,1]',
+          '2024-05-03T10:00:00.000Z');
+)sql";
+
+TEST(Schema, AVersionThreeDatabaseGainsSideBySideAndKeepsItsRows) {
+  TempDir dir;
+  std::string path = dir.file("v3.db");
+  {
+    SqliteConnection connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    const std::vector<SchemaMigration>& all = schema_migrations();
+    upgrade_schema(connection, {all.begin(), all.begin() + 3});
+  }
+  ASSERT_EQ(stored_version(path), 3);
+  ASSERT_FALSE(has_table(path, "side_by_side"));
+  sql_rows(path, kVersionOneRows);
+  sql_rows(path, kVersionTwoRows);
+  sql_rows(path, kVersionThreeRows);
+  std::vector<std::string> tables = kVersionOneTables;
+  tables.push_back("cost_models");
+  tables.push_back("model_tasks");
+  Rows before = rows_of(path, tables);
+  ASSERT_EQ(before.size(), 13u);  // version 2's 12 and one model task
+  Rows best_before = sql_rows(path, "SELECT * FROM best_per_workload_target ORDER BY workload_hash");
+  Rows tasks_before = sql_rows(path, "SELECT * FROM model_task_best");
+  ASSERT_EQ(best_before.size(), 2u);
+  ASSERT_EQ(tasks_before.size(), 1u);
+
+  // db check reads a version-3 file as it is, without migrating it: no side_by_side table is no problem there.
+  IntegrityReport old_report = Database::check_file(path);
+  EXPECT_TRUE(old_report.ok) << old_report.to_text();
+  EXPECT_EQ(old_report.schema_version, 3);
+  EXPECT_EQ(old_report.side_by_side, 0);
+  EXPECT_EQ(old_report.model_tasks, 1);
+  EXPECT_EQ(stored_version(path), 3);
+
+  Database db = Database::open(path);
+  EXPECT_EQ(stored_version(path), 4);
+  EXPECT_TRUE(has_table(path, "side_by_side"));
+  EXPECT_EQ(sql_value(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'side_by_side_by_run'"),
+            "1");
+  EXPECT_EQ(sql_value(path, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name = 'side_by_side_history'"),
+            "1");
+  EXPECT_EQ(rows_of(path, tables), before);
+  EXPECT_EQ(sql_rows(path, "SELECT * FROM best_per_workload_target ORDER BY workload_hash"), best_before);
+  EXPECT_EQ(sql_rows(path, "SELECT * FROM model_task_best"), tasks_before);
+  EXPECT_EQ(db.best("mlp", "cpu")->candidate.hash, hash_of(2));
+  EXPECT_EQ(db.model_tasks("mlp").size(), 1u);
+  EXPECT_EQ(db.history().size(), 3u);
+
+  // The migrated file takes rounds of the old candidates, by the old run; the measurements' best stays.
+  EXPECT_TRUE(db.latest_side_by_side("mlp", "cpu").empty());
+  SideBySideRecord round;
+  round.candidate_hash = hash_of(2);
+  round.run_id = 1;
+  round.is_reference = true;
+  round.run_seconds = {0.75, 0.5};
+  db.add_side_by_side(round);
+  std::vector<SideBySideRow> rows = db.latest_side_by_side("mlp", "cpu");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[0].record.statistics->median, 0.625);
+  EXPECT_EQ(rows[0].candidate.schedule_json, "{\"decisions\":[]}");
+  EXPECT_DOUBLE_EQ(db.best("mlp", "cpu")->measurement.statistics->median, 1.5);
+
+  IntegrityReport report = db.check();
+  EXPECT_TRUE(report.ok) << report.to_text();
+  EXPECT_EQ(report.schema_version, 4);
+  EXPECT_EQ(report.measurements, 3);
+  EXPECT_EQ(report.model_tasks, 1);
+  EXPECT_EQ(report.side_by_side, 1);
 }
 
 TEST(Schema, AnAppendedStepRunsOnceAndKeepsTheData) {

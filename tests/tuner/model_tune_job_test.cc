@@ -88,6 +88,23 @@ TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
   EXPECT_GE(model_candidates, 1u);
   EXPECT_LE(model_candidates, 2u);
   EXPECT_EQ(db.history("mlp/task0").size() + db.history("mlp/task1").size(), 6u);
+  // At the end the fixed schedule and the model's best are timed side by side (measure.side_by_side: 3), and the tasks'
+  // many short runs compared nothing.
+  const std::string target = cpu_target_key(1);
+  if (model_candidates == 2) {
+    ASSERT_TRUE(s.side_by_side.has_value());
+    ASSERT_EQ(s.side_by_side->entries.size(), 2u);
+    EXPECT_TRUE(s.side_by_side->entries[0].is_reference);
+    EXPECT_EQ(s.side_by_side->entries[0].schedule_json, job.fixed_schedule.to_json());
+    EXPECT_EQ(s.side_by_side->entries[1].schedule_json, s.assembled_schedule_json);
+    EXPECT_TRUE(s.side_by_side->entries[1].speedup.has_value());
+    EXPECT_EQ(db.latest_side_by_side("mlp", target).size(), 2u * 5);
+  } else {
+    EXPECT_FALSE(s.side_by_side.has_value()) << "one schedule has nothing to be compared with";
+  }
+  EXPECT_TRUE(db.latest_side_by_side("mlp/task0", target).empty());
+  EXPECT_TRUE(db.latest_side_by_side("mlp/task1", target).empty());
+  EXPECT_EQ(db.history("mlp").size(), model_candidates) << "the comparison is no measurement";
 
   // The same job again measures nothing; a larger budget measures only the new trials.
   ModelTuneJob again = make_model_tune_job(config, "mlp.yaml");

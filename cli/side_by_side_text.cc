@@ -1,0 +1,37 @@
+// How `ingot tune` and `ingot best` print a side-by-side comparison.
+#include <cstdio>
+#include <sstream>
+
+#include "cli/commands.h"
+
+namespace ingot::cli {
+
+std::string side_by_side_text(const SideBySideComparison& comparison) {
+  std::ostringstream out;
+  out << "side by side, " << comparison.rounds << " interleaved round" << (comparison.rounds == 1 ? "" : "s")
+      << " in one process (run " << comparison.run_id << "):\n";
+  int place = 0;
+  for (const SideBySideEntry& e : comparison.entries) {
+    char line[160];
+    const std::string name = e.is_reference ? "fixed schedule" : "#" + std::to_string(++place) + " " + e.candidate_hash;
+    if (e.median_seconds)
+      std::snprintf(line, sizeof line, "  %-20s %10.4g ms", name.c_str(), *e.median_seconds * 1e3);
+    else
+      std::snprintf(line, sizeof line, "  %-20s %13s", name.c_str(), "-");
+    out << line;
+    if (e.speedup) {
+      std::snprintf(line, sizeof line, "  %.2fx the fixed schedule", *e.speedup);
+      out << line;
+    }
+    if (e.error_class != ErrorClass::kNone)
+      out << "  " << to_string(e.error_class) << " in " << comparison.rounds - e.correct_rounds << " round"
+          << (comparison.rounds - e.correct_rounds == 1 ? "" : "s") << ": " << e.error_message.substr(0, 80);
+    out << "\n";
+  }
+  if (const SideBySideEntry* fastest = comparison.fastest())
+    out << "fastest side by side: "
+        << (fastest->is_reference ? std::string("the fixed schedule") : "candidate " + fastest->candidate_hash) << "\n";
+  return out.str();
+}
+
+}  // namespace ingot::cli

@@ -1,0 +1,47 @@
+#include "runtime/side_by_side.h"
+
+#include <stdexcept>
+
+namespace ingot {
+
+std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
+                                                           const std::vector<BuildResult>& contenders, int rounds,
+                                                           const std::atomic<bool>* stop) {
+  if (rounds < 1) throw std::invalid_argument("side-by-side timing needs at least 1 round");
+  const size_t n = contenders.size();
+  std::vector<std::vector<Measurement>> out;
+  std::vector<std::optional<Measurement>> failed(n);
+  for (size_t r = 0; r < size_t(rounds) && !(stop && stop->load()); ++r) {
+    out.emplace_back(n);
+    for (size_t step = 0; step < n; ++step) {
+      const size_t c = (r + step) % n;
+      if (failed[c]) {
+        out[r][c] = *failed[c];
+        continue;
+      }
+      out[r][c] = runner.measure(contenders[c]);
+      if (!out[r][c].ok()) failed[c] = out[r][c];
+    }
+  }
+  return out;
+}
+
+std::optional<double> paired_speedup(const std::vector<std::vector<Measurement>>& rounds, size_t reference,
+                                     size_t contender) {
+  std::vector<double> ratios;
+  for (const std::vector<Measurement>& round : rounds)
+    if (round.at(reference).ok() && round.at(contender).ok() && round[contender].statistics.median > 0)
+      ratios.push_back(round[reference].statistics.median / round[contender].statistics.median);
+  if (ratios.empty()) return std::nullopt;
+  return run_statistics(ratios).median;
+}
+
+std::optional<double> median_of_rounds(const std::vector<std::vector<Measurement>>& rounds, size_t contender) {
+  std::vector<double> medians;
+  for (const std::vector<Measurement>& round : rounds)
+    if (round.at(contender).ok()) medians.push_back(round[contender].statistics.median);
+  if (medians.empty()) return std::nullopt;
+  return run_statistics(medians).median;
+}
+
+}  // namespace ingot

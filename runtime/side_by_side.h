@@ -1,0 +1,33 @@
+// Side-by-side timing: built programs measured by one runner in interleaved rounds, each round timing every
+// contender once, so that all of them meet the same periods of the machine's speed. These are the comparisons to
+// quote where that speed drifts between measurements taken minutes apart (docs/search.md). Call it as
+// Runner::measure: with no other thread running.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <vector>
+
+#include "runtime/builder.h"
+#include "runtime/measurement.h"
+#include "runtime/runner.h"
+
+namespace ingot {
+
+// rounds[r][c]: contender c in round r. Round r starts at contender r % n and goes round, so that no contender
+// always runs right after the same other one. A contender that failed once (its build, a crash, a wrong answer) is
+// not run again: its later rounds repeat that measurement. Once `stop` is set no new round starts (the rounds
+// done are returned). std::invalid_argument for rounds < 1.
+std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
+                                                           const std::vector<BuildResult>& contenders, int rounds,
+                                                           const std::atomic<bool>* stop = nullptr);
+
+// Over the rounds where both were correct: the median of reference / contender, each round's ratio taken from
+// the two rounds' medians (paired, so a slow period slows both). nullopt when no round has both correct.
+std::optional<double> paired_speedup(const std::vector<std::vector<Measurement>>& rounds, size_t reference,
+                                     size_t contender);
+
+// The median of a contender's correct rounds' medians; nullopt when none was correct.
+std::optional<double> median_of_rounds(const std::vector<std::vector<Measurement>>& rounds, size_t contender);
+
+}  // namespace ingot

@@ -1,0 +1,157 @@
+// The end-of-run side-by-side comparison: the reference and the best few are timed in interleaved rounds and stored,
+// never as measurements (resume and best() do not see them), and read back as they were summarized.
+#include "tuner/side_by_side_comparison.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "results/database.h"
+#include "tests/tuner/test_directory.h"
+#include "tuner/measured_dataset.h"
+#include "tuner/tuning_loop.h"
+#include "workloads/examples.h"
+
+namespace ingot {
+namespace {
+
+class SideBySideComparisonTest : public TestDirectory {
+ protected:
+  TuneOptions options(int side_by_side) const {
+    TuneOptions o;
+    o.database_path = (dir_ / "t.db").string();
+    o.trials = 4;
+    o.seed = 3;
+    o.threads = 1;
+    o.batch_size = 4;
+    o.builder.workers = 2;
+    o.runner.warmup_runs = 0;
+    o.runner.min_repeat_ms = 1;
+    o.runner.min_repeats = 1;
+    o.side_by_side = side_by_side;
+    o.side_by_side_rounds = 3;
+    return o;
+  }
+
+  // Four schedules of the small matmul, the naive one among them; it is the reference.
+  static std::vector<Schedule> schedules() {
+    return {Schedule().split("C", "j", 2), Schedule(), Schedule().split("C", "i", 2).parallel("C", "i.o"),
+            Schedule().reorder("C", {"j", "i", "k"})};
+  }
+
+  Program program_ = find_example("matmul").make_small();
+};
+
+TEST_F(SideBySideComparisonTest, TimesTheReferenceAndTheBestInRoundsAndStoresThemApartFromMeasurements) {
+  ListSearch search(schedules(), Schedule());
+  const TuneSummary s = tune(program_, "mm", options(2), search);
+  ASSERT_TRUE(s.side_by_side.has_value());
+  const SideBySideComparison& c = *s.side_by_side;
+  EXPECT_EQ(c.run_id, s.run_id);
+  EXPECT_EQ(c.rounds, 3);
+  ASSERT_EQ(c.entries.size(), 3u);
+  const Candidate naive(s.workload_hash, s.target, Schedule());
+  EXPECT_TRUE(c.entries[0].is_reference);
+  EXPECT_EQ(c.entries[0].candidate_hash, naive.hash_hex());
+  EXPECT_FALSE(c.entries[0].speedup.has_value());
+
+  Database db = Database::open(options(2).database_path);
+  // The two others are the best two other candidates by their stored least median, best first.
+  std::vector<std::pair<double, std::string>> ranked;
+  for (const auto& [hash, measured] : best_correct_medians(db.history(s.workload_hash), s.target))
+    if (hash != naive.hash_hex()) ranked.emplace_back(measured.second, hash);
+  std::sort(ranked.begin(), ranked.end());
+  ASSERT_EQ(ranked.size(), 3u);
+  for (size_t e = 1; e < 3; ++e) {
+    EXPECT_FALSE(c.entries[e].is_reference);
+    EXPECT_EQ(c.entries[e].candidate_hash, ranked[e - 1].second);
+    EXPECT_EQ(c.entries[e].correct_rounds, 3);
+    EXPECT_TRUE(c.entries[e].speedup.has_value());
+    EXPECT_GT(*c.entries[e].median_seconds, 0);
+  }
+  ASSERT_NE(c.fastest(), nullptr);
+
+  // Every round is stored; none is a measurement.
+  EXPECT_EQ(db.latest_side_by_side(s.workload_hash, s.target).size(), 9u);
+  EXPECT_EQ(db.history(s.workload_hash).size(), 4u);
+  const std::optional<SideBySideComparison> stored = stored_side_by_side(db, s.workload_hash, s.target);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->run_id, s.run_id);
+  EXPECT_EQ(stored->rounds, 3);
+  ASSERT_EQ(stored->entries.size(), 3u);
+  for (size_t e = 0; e < 3; ++e) {
+    EXPECT_EQ(stored->entries[e].candidate_hash, c.entries[e].candidate_hash);
+    EXPECT_EQ(stored->entries[e].is_reference, c.entries[e].is_reference);
+    EXPECT_DOUBLE_EQ(*stored->entries[e].median_seconds, *c.entries[e].median_seconds);
+    EXPECT_EQ(stored->entries[e].speedup.has_value(), c.entries[e].speedup.has_value());
+    if (c.entries[e].speedup) {
+      EXPECT_DOUBLE_EQ(*stored->entries[e].speedup, *c.entries[e].speedup);
+    }
+  }
+}
+
+TEST_F(SideBySideComparisonTest, AResumedRunMeasuresNothingAgainAndComparesAnew) {
+  ListSearch first(schedules(), Schedule());
+  const TuneSummary a = tune(program_, "mm", options(1), first);
+  ListSearch again(schedules(), Schedule());
+  const TuneSummary b = tune(program_, "mm", options(1), again);
+  EXPECT_EQ(b.measured_now, 0);
+  EXPECT_EQ(b.skipped, 4);
+  ASSERT_TRUE(b.side_by_side.has_value());
+  EXPECT_GT(b.side_by_side->run_id, a.run_id);
+  Database db = Database::open(options(1).database_path);
+  EXPECT_EQ(stored_side_by_side(db, b.workload_hash, b.target)->run_id, b.run_id);
+  EXPECT_EQ(db.history(b.workload_hash).size(), 4u);
+}
+
+TEST_F(SideBySideComparisonTest, NothingIsComparedWhenOffOrStopped) {
+  ListSearch off(schedules(), Schedule());
+  EXPECT_FALSE(tune(program_, "mm", options(0), off).side_by_side.has_value());
+  std::atomic<bool> stop{true};
+  TuneOptions stopped = options(2);
+  stopped.stop = &stop;
+  ListSearch search(schedules(), Schedule());
+  const TuneSummary s = tune(program_, "mm", stopped, search);
+  EXPECT_TRUE(s.stopped);
+  EXPECT_FALSE(s.side_by_side.has_value());
+}
+
+TEST_F(SideBySideComparisonTest, WithoutAReferenceTheBestAreComparedWithEachOther) {
+  ListSearch search(schedules());
+  const TuneSummary s = tune(program_, "mm", options(3), search);
+  ASSERT_TRUE(s.side_by_side.has_value());
+  ASSERT_EQ(s.side_by_side->entries.size(), 3u);
+  for (const SideBySideEntry& e : s.side_by_side->entries) {
+    EXPECT_FALSE(e.is_reference);
+    EXPECT_FALSE(e.speedup.has_value());
+    EXPECT_TRUE(e.median_seconds.has_value());
+  }
+}
+
+TEST_F(SideBySideComparisonTest, ContendersAreTheReferenceThenTheBestCorrectOthers) {
+  std::vector<Schedule> list = schedules();
+  list.push_back(Schedule().split("C", "nope", 2));  // invalid: never a contender
+  ListSearch search(list);
+  TuneOptions o = options(0);
+  o.trials = 5;
+  const TuneSummary s = tune(program_, "mm", o, search);
+  Database db = Database::open(o.database_path);
+  const std::string reference_hash = Candidate(s.workload_hash, s.target, schedules()[0]).hash_hex();
+  const std::vector<Candidate> with_reference =
+      side_by_side_contenders(db, s.workload_hash, s.target, schedules()[0], 10);
+  ASSERT_EQ(with_reference.size(), 4u);  // the reference and the three other correct ones
+  EXPECT_EQ(with_reference[0].hash_hex(), reference_hash);
+  std::map<std::string, std::pair<std::string, double>> medians =
+      best_correct_medians(db.history(s.workload_hash), s.target);
+  for (size_t i = 2; i < with_reference.size(); ++i) {
+    EXPECT_NE(with_reference[i].hash_hex(), reference_hash);
+    EXPECT_LE(medians.at(with_reference[i - 1].hash_hex()).second, medians.at(with_reference[i].hash_hex()).second);
+  }
+  const std::vector<Candidate> two = side_by_side_contenders(db, s.workload_hash, s.target, std::nullopt, 2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].hash_hex(), with_reference[1].hash_hex());
+}
+
+}  // namespace
+}  // namespace ingot

@@ -1,0 +1,129 @@
+#include "tuner/side_by_side_comparison.h"
+
+#include <algorithm>
+#include <map>
+
+#include "runtime/side_by_side.h"
+#include "tuner/measured_dataset.h"
+
+namespace ingot {
+
+namespace {
+
+// rounds[r][c] is contender c's round r; the contenders' keys and schedules come with them.
+SideBySideComparison summarize(const std::vector<std::vector<Measurement>>& rounds,
+                               const std::vector<std::pair<std::string, std::string>>& hash_and_json,
+                               std::optional<size_t> reference) {
+  SideBySideComparison out;
+  out.rounds = int(rounds.size());
+  for (size_t c = 0; c < hash_and_json.size(); ++c) {
+    SideBySideEntry e;
+    e.candidate_hash = hash_and_json[c].first;
+    e.schedule_json = hash_and_json[c].second;
+    e.is_reference = reference == c;
+    e.median_seconds = median_of_rounds(rounds, c);
+    if (reference && !e.is_reference) e.speedup = paired_speedup(rounds, *reference, c);
+    for (const std::vector<Measurement>& round : rounds) {
+      const Measurement& m = round.at(c);
+      if (m.ok()) {
+        ++e.correct_rounds;
+      } else if (e.error_class == ErrorClass::kNone) {
+        e.error_class = m.error_class;
+        e.error_message = m.error_message;
+      }
+    }
+    out.entries.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+const SideBySideEntry* SideBySideComparison::fastest() const {
+  const SideBySideEntry* best = nullptr;
+  for (const SideBySideEntry& e : entries)
+    if (e.median_seconds && (!best || *e.median_seconds < *best->median_seconds)) best = &e;
+  return best;
+}
+
+SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const std::vector<Candidate>& contenders,
+                                          std::optional<size_t> reference, int rounds) {
+  std::vector<BuildInput> inputs;
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const Candidate& c : contenders) {
+    setup.db->add_candidate(c.record());
+    inputs.emplace_back(*setup.program, c.schedule());
+    keys.emplace_back(c.hash_hex(), c.schedule_json());
+  }
+  const std::vector<BuildResult> built = Builder(setup.builder).build(inputs);
+  const std::vector<std::vector<Measurement>> timed = measure_side_by_side(*setup.runner, built, rounds, setup.stop);
+  for (size_t r = 0; r < timed.size(); ++r)
+    for (size_t c = 0; c < contenders.size(); ++c) {
+      const Measurement& m = timed[r][c];
+      SideBySideRecord record;
+      record.candidate_hash = keys[c].first;
+      record.run_id = setup.run_id;
+      record.is_reference = reference == c;
+      record.round = int64_t(r);
+      record.target_description = setup.target_description;
+      record.error_class = m.error_class;
+      record.error_message = m.error_message;
+      record.run_seconds = m.run_seconds;
+      setup.db->add_side_by_side(record);
+    }
+  SideBySideComparison out = summarize(timed, keys, reference);
+  out.run_id = setup.run_id;
+  return out;
+}
+
+std::optional<SideBySideComparison> stored_side_by_side(const Database& db, const std::string& workload,
+                                                        const std::string& target) {
+  const std::vector<SideBySideRow> rows = db.latest_side_by_side(workload, target);
+  if (rows.empty()) return std::nullopt;
+  std::vector<std::pair<std::string, std::string>> keys;
+  std::map<std::string, size_t> position;
+  std::optional<size_t> reference;
+  for (const SideBySideRow& row : rows)
+    if (position.emplace(row.record.candidate_hash, keys.size()).second) {
+      if (row.record.is_reference) reference = keys.size();
+      keys.emplace_back(row.record.candidate_hash, row.candidate.schedule_json);
+    }
+  std::vector<std::vector<Measurement>> rounds;
+  for (const SideBySideRow& row : rows) {
+    const size_t r = size_t(row.record.round);
+    if (rounds.size() <= r) rounds.resize(r + 1, std::vector<Measurement>(keys.size()));
+    Measurement& m = rounds[r][position.at(row.record.candidate_hash)];
+    m.error_class = row.record.error_class;
+    m.error_message = row.record.error_message;
+    m.run_seconds = row.record.run_seconds;
+    if (row.record.statistics) m.statistics = *row.record.statistics;
+  }
+  SideBySideComparison out = summarize(rounds, keys, reference);
+  out.run_id = rows.front().record.run_id;
+  return out;
+}
+
+std::vector<Candidate> side_by_side_contenders(const Database& db, const std::string& workload_hash,
+                                               const std::string& target, const std::optional<Schedule>& reference,
+                                               int count) {
+  std::vector<Candidate> out;
+  std::string reference_hash;
+  if (reference) {
+    out.emplace_back(workload_hash, target, *reference);
+    reference_hash = out.back().hash_hex();
+  }
+  std::vector<std::pair<double, std::string>> ranked;  // (least median, schedule JSON)
+  for (const auto& [hash, measured] : best_correct_medians(db.history(workload_hash), target))
+    if (hash != reference_hash) ranked.emplace_back(measured.second, measured.first);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [seconds, json] : ranked) {
+    if (int(out.size()) - (reference ? 1 : 0) >= count) break;
+    try {
+      out.emplace_back(workload_hash, target, Schedule::from_json(json));
+    } catch (const ScheduleError&) {  // a schedule this ingot no longer reads
+    }
+  }
+  return out;
+}
+
+}  // namespace ingot

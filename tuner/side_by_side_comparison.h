@@ -1,0 +1,67 @@
+// The end of a tuning run: the schedule the search started from (the fixed strategy schedule) and the best few
+// candidates measured so far, built again and timed side by side in interleaved rounds (runtime/side_by_side.h),
+// every round stored in the database's side_by_side table. On a machine whose speed drifts, a search's best is the
+// least of measurements taken minutes apart, so these paired speed-ups are the ones to quote (docs/search.md).
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/program.h"
+#include "results/database.h"
+#include "runtime/builder.h"
+#include "runtime/runner.h"
+#include "tuner/candidate.h"
+
+namespace ingot {
+
+struct SideBySideEntry {
+  std::string candidate_hash;
+  std::string schedule_json;
+  bool is_reference = false;
+  std::optional<double> median_seconds;  // the median of its correct rounds' medians
+  std::optional<double> speedup;         // over the reference, paired round by round; nullopt without one
+  int correct_rounds = 0;
+  ErrorClass error_class = ErrorClass::kNone;  // of its first failed round
+  std::string error_message;
+};
+
+struct SideBySideComparison {
+  int64_t run_id = 0;
+  int rounds = 0;                        // rounds timed (fewer than asked when the run was stopped)
+  std::vector<SideBySideEntry> entries;  // in the order they were given: the reference, if any, first
+  // The entry with the least median (the reference included): the schedule to keep. Null when none was correct.
+  const SideBySideEntry* fastest() const;
+};
+
+// What the comparison runs with: the tuning run's database, run and target, and its program's runner.
+struct SideBySideSetup {
+  Database* db = nullptr;
+  int64_t run_id = 0;
+  std::string target_description;  // stored with every round, as with measurements
+  const Program* program = nullptr;
+  const Runner* runner = nullptr;
+  BuilderOptions builder;
+  const std::atomic<bool>* stop = nullptr;  // no new round starts once it is set
+};
+
+// Builds the contenders (their candidates are added to the database), times them in `rounds` interleaved rounds and
+// stores every round. reference: the position in contenders of the schedule the speed-ups are over, if any. Throws
+// what Builder::build, Runner::measure and the database throw; a contender's failure is recorded, never thrown.
+SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const std::vector<Candidate>& contenders,
+                                          std::optional<size_t> reference, int rounds);
+
+// The newest comparison of a workload on a target, as stored (Database::latest_side_by_side); nullopt when it was
+// never compared. Entries follow the order of their first round; the reference leads.
+std::optional<SideBySideComparison> stored_side_by_side(const Database& db, const std::string& workload,
+                                                        const std::string& target);
+
+// The contenders for the end of a run: the reference (when given), then the best `count` other candidates of the
+// workload measured correctly on the target (by their least median), best first.
+std::vector<Candidate> side_by_side_contenders(const Database& db, const std::string& workload_hash,
+                                               const std::string& target, const std::optional<Schedule>& reference,
+                                               int count);
+
+}  // namespace ingot
