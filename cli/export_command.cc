@@ -33,8 +33,11 @@ void add_export_command(CLI::App& app) {
   cmd->callback([] {
     Database d = Database::open_existing(db);
     std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa)) : target;
-    auto best = d.best(workload, t);
-    if (!best) throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
+    // The fastest side by side where the tuner's end-of-run comparison overruled the least single median.
+    std::optional<ChosenBest> chosen = choose_best(d, workload, t);
+    if (!chosen)
+      throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
+    const MeasuredCandidate* best = &chosen->least_median;
     auto run = d.run(best->measurement.run_id);
     if (!run) throw std::runtime_error("the run of the best measurement is missing from " + db);
     RunConfig config = parse_run_config(run->config_text, db + ": run " + std::to_string(run->id) + " config");
@@ -45,7 +48,10 @@ void add_export_command(CLI::App& app) {
                                "' no longer builds the program that was measured (this ingot builds a different "
                                "program from the recorded config" +
                                (config.workload.onnx.empty() ? "" : ", or " + config.workload.onnx + " changed") + ")");
-    LoopFunction f = lower_program(w.program, Schedule::from_json(best->candidate.schedule_json));
+    if (chosen->side_by_side_winner)
+      std::cout << "candidate " << chosen->candidate_hash() << ": the fastest side by side in run "
+                << chosen->side_by_side->run_id << "\n";
+    LoopFunction f = lower_program(w.program, Schedule::from_json(chosen->schedule_json()));
     // As the tuning loop builds them; the run's seed, not the config's, which `ingot tune --seed` overrides.
     TensorMap inputs = workload_inputs(w, run->seed);
     TensorMap reference = interpret(w.program, inputs);

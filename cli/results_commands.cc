@@ -79,29 +79,34 @@ void add_results_commands(CLI::App& app) {
       if (json) std::cout << list.dump(2) << "\n";
       return;
     }
-    auto b = d.best(workload, t);
-    if (!b) throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
+    std::optional<ChosenBest> chosen = choose_best(d, workload, t);
+    if (!chosen)
+      throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
+    const MeasuredCandidate& b = chosen->least_median;
+    const std::optional<SideBySideEntry>& winner = chosen->side_by_side_winner;
     // The partition the best follows (its schedule's layout), and the tasks a whole-model run tuned it by.
-    const StageLayout layout = Schedule::from_json(b->candidate.schedule_json).layout();
+    const StageLayout layout = Schedule::from_json(chosen->schedule_json()).layout();
     int64_t kernels = layout.empty() ? 0 : 1;
     for (const LayoutStep& step : layout) kernels += step.kernel_before ? 1 : 0;
-    const std::vector<ModelTaskRecord> tasks = d.model_tasks(b->candidate.workload_hash);
-    // The newest end-of-run comparison: what the stored medians, taken minutes apart, cannot say on a machine whose
-    // speed drifts.
-    const std::optional<SideBySideComparison> side_by_side =
-        stored_side_by_side(d, b->candidate.workload_hash, b->candidate.target);
+    const std::vector<ModelTaskRecord> tasks = d.model_tasks(b.candidate.workload_hash);
+    const std::optional<SideBySideComparison>& side_by_side = chosen->side_by_side;
     if (json) {
       nlohmann::json j;
-      j["workload"] = b->workload_name;
-      j["workload_hash"] = b->candidate.workload_hash;
-      j["target"] = b->candidate.target;
-      j["candidate"] = b->candidate.hash;
-      j["median_s"] = b->measurement.statistics->median;
-      j["min_s"] = b->measurement.statistics->min;
-      j["runs"] = b->measurement.run_seconds.size();
+      j["workload"] = b.workload_name;
+      j["workload_hash"] = b.candidate.workload_hash;
+      j["target"] = b.candidate.target;
+      j["candidate"] = chosen->candidate_hash();
+      // The figures of what was chosen: one measurement's, or its side-by-side rounds' together.
+      j["chosen_by"] = winner ? "side_by_side" : "least_median";
+      j["median_s"] = winner ? *winner->median_seconds : b.measurement.statistics->median;
+      j["min_s"] = winner ? *winner->min_seconds : b.measurement.statistics->min;
+      j["runs"] = winner ? winner->runs : int64_t(b.measurement.run_seconds.size());
+      j["least_median"] = {{"candidate", b.candidate.hash},
+                           {"median_s", b.measurement.statistics->median},
+                           {"run", b.measurement.run_id}};
       j["partition"] = {{"kernels", kernels}, {"stages", layout.size()}};
       j["tasks"] = tasks.size();
-      j["schedule"] = nlohmann::json::parse(b->candidate.schedule_json);
+      j["schedule"] = nlohmann::json::parse(chosen->schedule_json());
       if (side_by_side) {
         nlohmann::json entries = nlohmann::json::array();
         for (const SideBySideEntry& e : side_by_side->entries) {
@@ -121,16 +126,27 @@ void add_results_commands(CLI::App& app) {
       }
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << b->workload_name << " on " << b->candidate.target << ": median "
-                << ms(b->measurement.statistics, &RunStatistics::median) << " ms, min "
-                << ms(b->measurement.statistics, &RunStatistics::min) << " ms over "
-                << b->measurement.run_seconds.size() << " runs (candidate " << b->candidate.hash << ", run "
-                << b->measurement.run_id << ")\n";
+      if (winner) {
+        char median[32];
+        std::snprintf(median, sizeof median, "%.6g", *winner->median_seconds * 1e3);
+        std::cout << b.workload_name << " on " << b.candidate.target << ": candidate " << winner->candidate_hash
+                  << (winner->is_reference ? " (the fixed schedule)" : "") << ", the fastest side by side: median "
+                  << median << " ms over " << winner->correct_rounds << " rounds (run " << side_by_side->run_id << ")\n"
+                  << "  the least single median, " << ms(b.measurement.statistics, &RunStatistics::median)
+                  << " ms (candidate " << b.candidate.hash << ", run " << b.measurement.run_id
+                  << "), was slower side by side\n";
+      } else {
+        std::cout << b.workload_name << " on " << b.candidate.target << ": median "
+                  << ms(b.measurement.statistics, &RunStatistics::median) << " ms, min "
+                  << ms(b.measurement.statistics, &RunStatistics::min) << " ms over "
+                  << b.measurement.run_seconds.size() << " runs (candidate " << b.candidate.hash << ", run "
+                  << b.measurement.run_id << ")\n";
+      }
       if (!layout.empty())
         std::cout << "partition: " << kernels << " kernel" << (kernels == 1 ? "" : "s") << ", " << layout.size()
                   << " stages" << (tasks.empty() ? "" : "; tuned by " + std::to_string(tasks.size()) + " tasks")
                   << "\n";
-      std::cout << b->candidate.schedule_json << "\n";
+      std::cout << chosen->schedule_json() << "\n";
       if (side_by_side) std::cout << side_by_side_text(*side_by_side);
     }
   });

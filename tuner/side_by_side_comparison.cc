@@ -27,6 +27,8 @@ SideBySideComparison summarize(const std::vector<std::vector<Measurement>>& roun
       const Measurement& m = round.at(c);
       if (m.ok()) {
         ++e.correct_rounds;
+        e.runs += int64_t(m.run_seconds.size());
+        if (!e.min_seconds || m.statistics.min < *e.min_seconds) e.min_seconds = m.statistics.min;
       } else if (e.error_class == ErrorClass::kNone) {
         e.error_class = m.error_class;
         e.error_message = m.error_message;
@@ -101,6 +103,29 @@ std::optional<SideBySideComparison> stored_side_by_side(const Database& db, cons
   SideBySideComparison out = summarize(rounds, keys, reference);
   out.run_id = rows.front().record.run_id;
   return out;
+}
+
+const std::string& ChosenBest::candidate_hash() const {
+  return side_by_side_winner ? side_by_side_winner->candidate_hash : least_median.candidate.hash;
+}
+
+const std::string& ChosenBest::schedule_json() const {
+  return side_by_side_winner ? side_by_side_winner->schedule_json : least_median.candidate.schedule_json;
+}
+
+std::optional<ChosenBest> choose_best(const Database& db, const std::string& workload, const std::string& target) {
+  std::optional<MeasuredCandidate> best = db.best(workload, target);
+  if (!best) return std::nullopt;
+  std::optional<SideBySideComparison> comparison = stored_side_by_side(db, best->candidate.workload_hash, target);
+  ChosenBest chosen{std::move(*best), std::move(comparison), std::nullopt};
+  if (!chosen.side_by_side) return chosen;
+  const SideBySideEntry* fastest = chosen.side_by_side->fastest();
+  bool covers_best = false;
+  for (const SideBySideEntry& e : chosen.side_by_side->entries)
+    covers_best = covers_best || e.candidate_hash == chosen.least_median.candidate.hash;
+  if (covers_best && fastest && fastest->candidate_hash != chosen.least_median.candidate.hash)
+    chosen.side_by_side_winner = *fastest;
+  return chosen;
 }
 
 std::vector<Candidate> side_by_side_contenders(const Database& db, const std::string& workload_hash,

@@ -24,6 +24,8 @@ struct SideBySideEntry {
   std::optional<double> median_seconds;  // the median of its correct rounds' medians
   std::optional<double> speedup;         // over the reference, paired round by round; nullopt without one
   int correct_rounds = 0;
+  std::optional<double> min_seconds;           // the least timed run of all its rounds
+  int64_t runs = 0;                            // timed runs over all its rounds
   ErrorClass error_class = ErrorClass::kNone;  // of its first failed round
   std::string error_message;
 };
@@ -57,6 +59,20 @@ SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const st
 // never compared. Entries follow the order of their first round; the reference leads.
 std::optional<SideBySideComparison> stored_side_by_side(const Database& db, const std::string& workload,
                                                         const std::string& target);
+
+// What `ingot best` and `ingot export` answer for a workload on a target: the stored best (the least median of one
+// measurement, Database::best), unless the newest side-by-side comparison timed that very candidate and found
+// another schedule faster; then the fastest side by side. A comparison that does not include the stored best is
+// older than it (a later run found it) and decides nothing.
+struct ChosenBest {
+  MeasuredCandidate least_median;
+  std::optional<SideBySideComparison> side_by_side;    // the newest comparison, when there is one
+  std::optional<SideBySideEntry> side_by_side_winner;  // set when the comparison overrules least_median
+  const std::string& candidate_hash() const;
+  const std::string& schedule_json() const;
+};
+// nullopt when the workload has no correct measurement on the target; throws what Database::best throws.
+std::optional<ChosenBest> choose_best(const Database& db, const std::string& workload, const std::string& target);
 
 // The contenders for the end of a run: the reference (when given), then the best `count` other candidates of the
 // workload measured correctly on the target (by their least median), best first.

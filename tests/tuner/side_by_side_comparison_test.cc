@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 
 #include "results/database.h"
 #include "tests/tuner/test_directory.h"
@@ -151,6 +152,94 @@ TEST_F(SideBySideComparisonTest, ContendersAreTheReferenceThenTheBestCorrectOthe
   const std::vector<Candidate> two = side_by_side_contenders(db, s.workload_hash, s.target, std::nullopt, 2);
   ASSERT_EQ(two.size(), 2u);
   EXPECT_EQ(two[0].hash_hex(), with_reference[1].hash_hex());
+}
+
+// The database rows of a fixed schedule and two candidates, written by hand so that the times are known.
+class ChooseBestTest : public TestDirectory {
+ protected:
+  void SetUp() override {
+    TestDirectory::SetUp();
+    db_.emplace(Database::open((dir_ / "c.db").string()));
+    db_->add_workload(WorkloadRecord{workload_, "mm", "program", ""});
+    for (const Candidate* c : {&fixed_, &a_, &b_, &c_}) db_->add_candidate(c->record());
+    run_ = db_->begin_run(RunInfo{});
+  }
+  void measure(const Candidate& c, double seconds) {
+    MeasurementRecord m;
+    m.candidate_hash = c.hash_hex();
+    m.run_id = run_;
+    m.run_seconds = {seconds};
+    db_->add_measurement(m);
+  }
+  // One comparison in a new run: round medians per candidate, the fixed schedule first.
+  void compare(const std::vector<std::pair<const Candidate*, std::vector<double>>>& rounds) {
+    const int64_t run = db_->begin_run(RunInfo{});
+    for (size_t r = 0; r < rounds[0].second.size(); ++r)
+      for (const auto& [candidate, seconds] : rounds) {
+        SideBySideRecord record;
+        record.candidate_hash = candidate->hash_hex();
+        record.run_id = run;
+        record.is_reference = candidate == &fixed_;
+        record.round = int64_t(r);
+        record.run_seconds = {seconds[r]};
+        db_->add_side_by_side(record);
+      }
+  }
+
+  const std::string workload_ = "00000000000000aa", target_ = "cpu:test";
+  const Candidate fixed_{workload_, target_, Schedule()}, a_{workload_, target_, Schedule().split("C", "i", 2)},
+      b_{workload_, target_, Schedule().split("C", "j", 2)}, c_{workload_, target_, Schedule().split("C", "k", 2)};
+  std::optional<Database> db_;
+  int64_t run_ = 0;
+};
+
+TEST_F(ChooseBestTest, TheLeastMedianStandsWithoutAComparison) {
+  measure(fixed_, 3.0);
+  measure(a_, 1.0);
+  measure(b_, 2.0);
+  std::optional<ChosenBest> chosen = choose_best(*db_, workload_, target_);
+  ASSERT_TRUE(chosen.has_value());
+  EXPECT_EQ(chosen->candidate_hash(), a_.hash_hex());
+  EXPECT_EQ(chosen->schedule_json(), a_.schedule_json());
+  EXPECT_FALSE(chosen->side_by_side.has_value());
+  EXPECT_FALSE(chosen->side_by_side_winner.has_value());
+  EXPECT_FALSE(choose_best(*db_, workload_, "cpu:other").has_value());
+}
+
+TEST_F(ChooseBestTest, AComparisonOfTheLeastMedianChoosesItsFastest) {
+  measure(fixed_, 3.0);
+  measure(a_, 1.0);  // met a fast period
+  measure(b_, 2.0);
+  compare({{&fixed_, {3.0, 3.2, 3.0}}, {&a_, {2.5, 2.6, 2.4}}, {&b_, {2.0, 2.1, 1.9}}});
+  std::optional<ChosenBest> chosen = choose_best(*db_, workload_, target_);
+  ASSERT_TRUE(chosen.has_value());
+  EXPECT_EQ(chosen->least_median.candidate.hash, a_.hash_hex());
+  ASSERT_TRUE(chosen->side_by_side_winner.has_value());
+  EXPECT_EQ(chosen->candidate_hash(), b_.hash_hex());
+  EXPECT_EQ(chosen->schedule_json(), b_.schedule_json());
+  EXPECT_DOUBLE_EQ(*chosen->side_by_side_winner->median_seconds, 2.0);
+  EXPECT_DOUBLE_EQ(*chosen->side_by_side_winner->min_seconds, 1.9);
+  EXPECT_EQ(chosen->side_by_side_winner->runs, 3);
+  EXPECT_DOUBLE_EQ(*chosen->side_by_side_winner->speedup, 3.2 / 2.1);  // of 3/2, 3.2/2.1 and 3/1.9
+
+  // The fixed schedule can win too.
+  compare({{&fixed_, {1.0, 1.0, 1.0}}, {&a_, {2.5, 2.6, 2.4}}});
+  EXPECT_EQ(choose_best(*db_, workload_, target_)->candidate_hash(), fixed_.hash_hex());
+  // The least median winning side by side stays.
+  compare({{&fixed_, {3.0, 3.0, 3.0}}, {&a_, {1.5, 1.5, 1.5}}, {&b_, {2.0, 2.0, 2.0}}});
+  EXPECT_FALSE(choose_best(*db_, workload_, target_)->side_by_side_winner.has_value());
+}
+
+TEST_F(ChooseBestTest, AComparisonWithoutTheLeastMedianIsOlderThanItAndDecidesNothing) {
+  measure(fixed_, 3.0);
+  measure(a_, 1.0);
+  measure(b_, 2.0);
+  compare({{&fixed_, {3.0, 3.0, 3.0}}, {&a_, {2.5, 2.5, 2.5}}, {&b_, {2.0, 2.0, 2.0}}});
+  measure(c_, 0.5);  // a later run's new best, never compared
+  std::optional<ChosenBest> chosen = choose_best(*db_, workload_, target_);
+  EXPECT_EQ(chosen->candidate_hash(), c_.hash_hex());
+  EXPECT_FALSE(chosen->side_by_side_winner.has_value());
+  EXPECT_TRUE(chosen->side_by_side.has_value());
 }
 
 }  // namespace
