@@ -63,14 +63,50 @@ void collect(const Stmt& s, std::map<std::string, int64_t>& loops, StageAccesses
   }
 }
 
+// The terms of an index that only the chain's variables decide and that are not affine (a fused chain's `v / 32` and
+// `v % 32`), as variables named by their text: the same term in a read and in a write has the same value in one
+// iteration of the chain, so the coverage test below treats it as one more chain variable.
+class ChainTerms : public ExprMutator {
+ public:
+  explicit ChainTerms(const std::set<std::string>& chain) : chain_(chain) {}
+  Expr mutate(const Expr& e) override {
+    if (auto* b = e.as<BinaryNode>();
+        b && b->op != BinaryOp::kAdd && b->op != BinaryOp::kSub && b->op != BinaryOp::kMul && decided_by_chain(e)) {
+      std::string name = "chain term " + to_string(e);
+      names.insert(name);
+      return var(name, e.dtype());
+    }
+    return mutate_children(e);
+  }
+  std::set<std::string> names;
+
+ private:
+  bool decided_by_chain(const Expr& e) const {
+    bool only_chain = true, any = false;
+    for_each_node(e, [&](const Expr& node) {
+      if (auto* v = node.as<VarNode>()) {
+        any = true;
+        only_chain = only_chain && chain_.count(v->name) > 0;
+      } else if (node.kind() == ExprKind::kBufferLoad) {
+        only_chain = false;
+      }
+    });
+    return any && only_chain;
+  }
+  const std::set<std::string>& chain_;
+};
+
 // Whether every element `read` touches is one that `write` touches in the same iteration of the parallel chain:
-// the read's affine terms are the write's terms (same coefficient on the same chain variable; same coefficient on
-// an inner loop of at most the write's extent, each write loop used once), and the difference of the constants is
-// a point of the write's remaining inner loops (gates stacked in one tensor: the read's + 256 is the write's gate
-// loop at 1).
-bool covered(const Access& read, const Access& write, const std::set<std::string>& chain) {
+// the read's affine terms are the write's terms (same coefficient on the same chain variable or chain term; same
+// coefficient on an inner loop of at most the write's extent, each write loop used once), and the difference of the
+// constants is a point of the write's remaining inner loops (gates stacked in one tensor: the read's + 256 is the
+// write's gate loop at 1).
+bool covered(const Access& read, const Access& write, const std::set<std::string>& chain_vars) {
   if (write.guarded) return false;  // a guard may skip the very point that holds the read's element
-  std::optional<AffineForm> r = as_affine(read.index), w = as_affine(write.index);
+  ChainTerms terms(chain_vars);
+  std::optional<AffineForm> r = as_affine(terms.mutate(read.index)), w = as_affine(terms.mutate(write.index));
+  std::set<std::string> chain = chain_vars;
+  chain.insert(terms.names.begin(), terms.names.end());
   if (!r || !w) return false;
   std::set<std::string> used_write_loops;
   for (const auto& [var, coeff] : r->coeffs) {

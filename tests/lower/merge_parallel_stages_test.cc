@@ -54,6 +54,36 @@ TEST(MergeParallelStages, MergesStagesWhoseIterationsReadOnlyTheirOwnWrites) {
 )");
 }
 
+// A chain fused from two loops indexes with `v / 4` and `v % 4` (BERT's FFN bias and its GELU, an EfficientNet
+// convolution and its SiLU): the same non-affine term of the chain in the read and the write is the same element.
+TEST(MergeParallelStages, TermsOfAFusedChainInReadAndWriteAreTheSameElement) {
+  Buffer x = global_buffer("x", {64}), a = global_buffer("a", {64}), b = global_buffer("b", {64});
+  auto fused = [](const std::string& name, const Buffer& in, const Buffer& out, bool shifted) {
+    Expr p = var(name + ".p"), i = var(name + ".i");
+    Expr element = (p / 4) * 4 + (p % 4) * 16 + i;
+    Expr read = shifted ? (p % 4) * 4 + (p / 4) * 16 + i : element;  // another iteration's element
+    return for_loop(p, 16, LoopKind::kParallel,
+                    for_loop(i, 4, LoopKind::kSerial, store(out, element, load(in, read) * 2.0)));
+  };
+  LoopFunction f{
+      "fused", {x}, {b}, {a}, seq({fused("A", x, a, false), barrier(BarrierKind::kGrid), fused("B", a, b, false)})};
+  EXPECT_EQ(merged(f), R"(func fused(x: f32[64]) -> (b: f32[64]) {
+  workspace a: f32[64]
+  for A.p in 0..16 parallel {
+    for A.i in 0..4 {
+      a[((((A.p / 4) * 4) + ((A.p % 4) * 16)) + A.i)] = (x[((((A.p / 4) * 4) + ((A.p % 4) * 16)) + A.i)] * 2.0)
+    }
+    for B.i in 0..4 {
+      b[((((A.p / 4) * 4) + ((A.p % 4) * 16)) + B.i)] = (a[((((A.p / 4) * 4) + ((A.p % 4) * 16)) + B.i)] * 2.0)
+    }
+  }
+}
+)");
+  LoopFunction g{
+      "swapped", {x}, {b}, {a}, seq({fused("A", x, a, false), barrier(BarrierKind::kGrid), fused("B", a, b, true)})};
+  EXPECT_EQ(merged(g), to_string(g));
+}
+
 // A read of another iteration's element (reversed), a different parallel extent, or a stage that writes what the
 // group reads: the barrier and the separate loops stay.
 TEST(MergeParallelStages, KeepsStagesApartWhenAnIterationReadsAnothersWrites) {
