@@ -128,7 +128,6 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
   if (s.fixed_seconds && s.assembled_seconds)
     std::cout << " (" << speedup_text(*s.fixed_seconds / *s.assembled_seconds) << ")";
   std::cout << "\n";
-  if (s.side_by_side) std::cout << side_by_side_text(*s.side_by_side);
   if (!s.partition_trials.empty()) {
     std::cout << "partition search from the " << job.plan.strategy << " plan (" << job.plan.kernel_count()
               << " kernels, " << job.plan.stage_count() << " stages):\n";
@@ -140,6 +139,8 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
     std::cout << "best plan: " << s.best_plan_strategy << ", " << s.best_plan_kernels << " kernels, "
               << s.best_plan_stages << " stages\n";
   }
+  // After the partition search, as it was measured: it compares the model's best few, the moved plans' among them.
+  if (s.side_by_side) std::cout << side_by_side_text(*s.side_by_side);
   if (s.best_seconds)
     std::cout << "best of " << job.workload_name << ": " << ms_text(s.best_seconds) << " in " << config.database << "\n"
               << "next: its schedule: ingot best --config " << config_path << " [--json]\n"
