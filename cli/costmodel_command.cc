@@ -181,8 +181,9 @@ void add_features(CLI::App& parent) {
       ->capture_default_str();
   cmd->add_flag("--candidate", candidate, "Print the candidate's aggregated row instead of the stores' rows");
   cmd->callback([cmd] {
-    Program program = command_line_workload(workload, size, cmd->count("--size") > 0).program;
-    Schedule s = schedule_from_spec(schedule, program);
+    ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0);
+    const Program& program = w.program;
+    Schedule s = schedule_from_spec(schedule, program, false, "native", w.weights);
     const Target target = detect_host_cpu();
     LoopFunction f = lower_as_compiled(program, s, target);
     std::vector<StageFeatures> stages = extract_stage_features(f, target);

@@ -13,6 +13,7 @@
 #include "lower/kernels.h"
 #include "runtime/cuda_run.h"
 #include "runtime/local_run.h"
+#include "runtime/side_by_side.h"
 #include "tuner/tune_job.h"
 
 namespace ingot::cli {
@@ -71,6 +72,43 @@ std::string format_profile(const LocalRunResult& r, const Target& cpu, int threa
   return out;
 }
 
+Measurement as_measurement(const LocalRunResult& r) {
+  Measurement m;
+  if (!r.correct) {
+    m.error_class = ErrorClass::kWrongAnswer;
+    m.error_message = "did not match the interpreter";
+    return m;
+  }
+  m.run_seconds = r.seconds;
+  m.statistics = r.statistics;
+  return m;
+}
+
+std::string side_by_side_table(const std::vector<std::vector<Measurement>>& timed,
+                               const std::vector<std::pair<std::string, Schedule>>& schedules) {
+  std::string out = "side by side, " + std::to_string(timed.size()) +
+                    " interleaved rounds (median of each schedule's round medians; speed-up: median of the paired "
+                    "ratios to the first schedule in the same round):\n";
+  char line[256];
+  for (size_t c = 0; c < schedules.size(); ++c) {
+    std::optional<double> median = median_of_rounds(timed, c);
+    std::snprintf(line, sizeof line, "  %-18s ", schedules[c].first.c_str());
+    out += line;
+    if (median) {
+      std::snprintf(line, sizeof line, "%10.3f ms", *median * 1e3);
+      out += line;
+    } else {
+      out += "  wrong in a round";
+    }
+    if (std::optional<double> speedup = paired_speedup(timed, 0, c); speedup && c > 0) {
+      std::snprintf(line, sizeof line, "  %.3fx", *speedup);
+      out += line;
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -84,13 +122,16 @@ void add_run_command(CLI::App& app) {
   static std::string isa = "native";
   static bool profile = false;
   static int top = 15;
+  static int rounds = 1;
   static std::string rtol = "1e-4", atol = "1e-5";
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
       ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
       ->capture_default_str();
-  cmd->add_option("--schedule", schedules,
-                  "One or more of naive, hand, random:SEED, strategy:unfused|rules|subgraph|global, FILE.json")
+  cmd->add_option(
+         "--schedule", schedules,
+         "One or more of naive, hand, random:SEED, strategy:unfused|rules|subgraph|global (with :KNOB=VALUE,... "
+         "to change knobs of the fixed schedule), FILE.json")
       ->capture_default_str();
   cmd->add_option("--threads", threads, "OpenMP threads (0: all cores)")->capture_default_str();
   cmd->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
@@ -113,7 +154,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--top", top, "With --profile: print this many intervals, the slowest first (0: all)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--rounds", rounds,
+                  "Time the schedules side by side: after the first pass, this many interleaved rounds, each timing "
+                  "every correct schedule once (round r starts at the r-th), then each one's median over the rounds "
+                  "and its paired speed-up over the first schedule (CPU only; 1: no rounds)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->callback([cmd] {
+    if (rounds > 1 && gpu) throw std::invalid_argument("--rounds times CPU programs; it does not combine with --gpu");
     if (profile && gpu) throw std::invalid_argument("--profile times CPU programs; it does not combine with --gpu");
     const double rtol_value = number_flag("--rtol", rtol, 0, false), atol_value = number_flag("--atol", atol, 0, false);
     const CpuIsa code_isa = target_isa(isa);
@@ -139,8 +187,9 @@ void add_run_command(CLI::App& app) {
     gpu_options.rtol = rtol_value;
     gpu_options.atol = atol_value;
     bool all_correct = true;
+    std::vector<std::pair<std::string, Schedule>> correct_schedules;
     for (const std::string& spec : schedules) {
-      Schedule s = schedule_from_spec(spec, program, gpu, isa);
+      Schedule s = schedule_from_spec(spec, program, gpu, isa, w.weights);
       bool correct = false;
       double median = 0, min = 0;
       size_t runs = 0;
@@ -168,9 +217,13 @@ void add_run_command(CLI::App& app) {
                     r.correct ? "correct" : "WRONG  ", static_cast<long long>(traffic.kernel_count()),
                     double(traffic.bytes_moved()) / 1e6, r.library.compile_seconds,
                     r.library.cache_hit ? " (cached)" : "");
+        if (!r.function.packed_inputs.empty())
+          std::printf("  %zu input%s packed once in %.2f ms (untimed)", r.function.packed_inputs.size(),
+                      r.function.packed_inputs.size() == 1 ? "" : "s", r.pack_seconds * 1e3);
         correct = r.correct, median = r.statistics.median, min = r.statistics.min, runs = r.seconds.size();
         checks = r.checks;
         if (profile && r.correct) profile_table = format_profile(r, cpu_target_for(isa), threads, size_t(top));
+        if (r.correct) correct_schedules.emplace_back(spec, s);
       }
       all_correct &= correct;
       if (correct) {
@@ -181,6 +234,13 @@ void add_run_command(CLI::App& app) {
           if (!c.ok) std::printf("  %s", c.message.c_str());
       }
       std::printf("\n%s", profile_table.c_str());
+    }
+    if (rounds > 1 && correct_schedules.size() > 1) {
+      options.profile = false;
+      std::vector<std::vector<Measurement>> timed = time_in_rounds(rounds, correct_schedules.size(), [&](size_t c) {
+        return as_measurement(local_run(program, correct_schedules[c].second, inputs, expected, options));
+      });
+      std::cout << side_by_side_table(timed, correct_schedules);
     }
     if (!all_correct) throw std::runtime_error("a generated program did not match the interpreter");
   });

@@ -84,13 +84,39 @@ Target cpu_target_for(const std::string& isa) {
   return wanted == cpu.cpu.isa ? cpu : with_cpu_isa(cpu, wanted);
 }
 
-Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu, const std::string& isa) {
+Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu, const std::string& isa,
+                            const std::vector<std::string>& weights) {
   if (spec == "naive") return Schedule();
   if (spec == "hand") return hand_schedule(program);
   if (spec.rfind("strategy:", 0) == 0) {
     FixedScheduleOptions options;
     options.gpu = gpu;
-    return make_strategy_program(program, spec.substr(9), gpu ? resolve_target("sm_90") : cpu_target_for(isa), options)
+    options.weights = weights;
+    // strategy:NAME:KNOB=VALUE,...: the fixed schedule with those knobs changed (docs/strategies.md, "Knobs").
+    std::string strategy = spec.substr(9);
+    if (size_t colon = strategy.find(':'); colon != std::string::npos) {
+      std::stringstream items(strategy.substr(colon + 1));
+      strategy.resize(colon);
+      for (std::string item; std::getline(items, item, ',');) {
+        const size_t eq = item.find('=');
+        int value = 0;
+        try {
+          if (eq == std::string::npos || eq == 0) throw std::invalid_argument("no KNOB=");
+          size_t used = 0;
+          value = std::stoi(item.substr(eq + 1), &used);
+          if (used != item.size() - eq - 1) throw std::invalid_argument("trailing text");
+        } catch (const std::exception&) {
+          throw std::invalid_argument("--schedule " + spec + ": knobs are KNOB=VALUE[,KNOB=VALUE...], not '" + item +
+                                      "'");
+        }
+        try {
+          set_knob(options, item.substr(0, eq), value);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument("--schedule " + spec + ": " + e.what());
+        }
+      }
+    }
+    return make_strategy_program(program, strategy, gpu ? resolve_target("sm_90") : cpu_target_for(isa), options)
         .schedule;
   }
   if (spec.rfind("random:", 0) == 0) {

@@ -391,6 +391,9 @@ std::string readme_text(const ExportedProgram& e) {
 
 ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap reference) {
   ExportedProgram e;
+  // A packed input's data file holds it packed, as the function takes it: packed once, here.
+  for (const PackedLayout& layout : f.packed_inputs)
+    if (auto it = inputs.find(layout.tensor); it != inputs.end()) it->second = layout.pack(it->second);
   e.inputs = tensors_of(f.inputs, inputs, "input");
   e.reference = tensors_of(f.outputs, reference, "output");
   check_file_names_differ(f);
@@ -406,6 +409,10 @@ ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap re
     << "// row-major elements, and workspace = ingot_workspace_bytes() bytes aligned to 64 (may be null when 0):\n";
   int n = 0;
   for (const Buffer& b : f.inputs) h << "//   args[" << n++ << "]: input  " << b->name << " " << shape_text(b) << "\n";
+  for (const PackedLayout& layout : f.packed_inputs)
+    h << "//   (input " << layout.to_string() << ": the element at index i of the model's tensor sits at\n"
+      << "//   [i[" << layout.dim << "] / " << layout.block << ", the other indices, i[" << layout.dim << "] % "
+      << layout.block << "]; inputs/ holds it packed)\n";
   for (const Buffer& b : f.outputs) h << "//   args[" << n++ << "]: output " << b->name << " " << shape_text(b) << "\n";
   h << "// It uses OpenMP's default number of threads (set OMP_NUM_THREADS to change it).\n"
     << "#pragma once\n#include <cstdint>\n\n"

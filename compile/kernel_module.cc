@@ -174,4 +174,21 @@ bool KernelModule::set_num_threads(int n) {
   return true;
 }
 
+std::vector<const HostTensor*> pack_inputs(const LoopFunction& f, const std::vector<const HostTensor*>& inputs,
+                                           std::vector<HostTensor>& packed) {
+  if (inputs.size() != f.inputs.size())
+    throw std::invalid_argument("function '" + f.name + "' takes " + std::to_string(f.inputs.size()) + " inputs, not " +
+                                std::to_string(inputs.size()));
+  packed.clear();
+  packed.reserve(f.packed_inputs.size());  // the pointers below stay valid
+  std::vector<const HostTensor*> out = inputs;
+  for (const PackedLayout& layout : f.packed_inputs)
+    for (size_t n = 0; n < f.inputs.size(); ++n)
+      if (f.inputs[n]->name == layout.tensor) {
+        packed.push_back(layout.pack(*inputs[n]));
+        out[n] = &packed.back();
+      }
+  return out;
+}
+
 }  // namespace ingot

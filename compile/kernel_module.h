@@ -70,4 +70,10 @@ class KernelModule {
   std::vector<BufferSignature> signature_;  // inputs then outputs; empty when no LoopFunction was given
 };
 
+// The inputs as `f` takes them: in f.inputs' order, each packed input (f.packed_inputs) replaced by its packed copy,
+// which `packed` holds (pack once, before the runs). Throws std::invalid_argument for a count or shape that is not
+// the function's.
+std::vector<const HostTensor*> pack_inputs(const LoopFunction& f, const std::vector<const HostTensor*>& inputs,
+                                           std::vector<HostTensor>& packed);
+
 }  // namespace ingot

@@ -393,16 +393,25 @@ std::string format_run_config(const RunConfig& config) {
 }
 
 ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload) {
-  if (workload.onnx.empty())
+  if (workload.onnx.empty()) {
+    std::vector<std::string> weights = find_workload(workload.name)
+                                           ? find_workload(workload.name)->weight_names(workload.params)
+                                           : std::vector<std::string>{};
+    std::sort(weights.begin(), weights.end());
     return {workload.name,
             make_workload(workload.name, workload.params),
             workload_input_ranges(workload.name, workload.params),
-            {}};
+            {},
+            std::move(weights)};
+  }
   ImportedModel model = import_onnx(workload.onnx);
+  std::vector<std::string> weights;
+  for (const auto& [name, value] : model.initializers) weights.push_back(name);  // a std::map: sorted
   return {std::filesystem::path(workload.onnx).stem().string(),
           std::move(model.program),
           {},
-          std::move(model.initializers)};
+          std::move(model.initializers),
+          std::move(weights)};
 }
 
 }  // namespace ingot

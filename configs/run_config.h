@@ -127,6 +127,9 @@ struct ConfiguredWorkload {
   Program program;
   InputRanges input_ranges;  // of the random inputs (TuneOptions::input_ranges)
   TensorMap fixed_inputs;    // an ONNX model's weights (its initializers); empty for registry workloads
+  // The placeholders that hold weights (the same values in every run; a schedule may pass them packed): the
+  // registry's weight names, or the ONNX model's initializers. Sorted.
+  std::vector<std::string> weights = {};
 };
 // Builds the program of a parsed config's workload (imports the ONNX model, or make_workload). Throws what
 // those throw.

@@ -10,7 +10,8 @@ namespace {
 constexpr DecisionKind kAllKinds[] = {
     DecisionKind::kSplit,         DecisionKind::kReorder,    DecisionKind::kFuse,      DecisionKind::kParallel,
     DecisionKind::kVectorize,     DecisionKind::kUnroll,     DecisionKind::kBind,      DecisionKind::kComputeAt,
-    DecisionKind::kComputeInline, DecisionKind::kCacheWrite, DecisionKind::kCacheRead, DecisionKind::kExplicitVectors};
+    DecisionKind::kComputeInline, DecisionKind::kCacheWrite, DecisionKind::kCacheRead, DecisionKind::kExplicitVectors,
+    DecisionKind::kPack};
 
 DecisionKind parse_kind(const std::string& name) {
   for (DecisionKind k : kAllKinds)
@@ -19,7 +20,8 @@ DecisionKind parse_kind(const std::string& name) {
 }
 
 bool takes_one_axis(DecisionKind k) {
-  return k != DecisionKind::kReorder && k != DecisionKind::kFuse && k != DecisionKind::kComputeInline;
+  return k != DecisionKind::kReorder && k != DecisionKind::kFuse && k != DecisionKind::kComputeInline &&
+         k != DecisionKind::kPack;
 }
 
 }  // namespace
@@ -46,13 +48,14 @@ const char* decision_kind_name(DecisionKind k) {
     case DecisionKind::kCacheWrite: return "cache_write";
     case DecisionKind::kCacheRead: return "cache_read";
     case DecisionKind::kExplicitVectors: return "explicit_vectors";
+    case DecisionKind::kPack: return "pack";
   }
   return "?";
 }
 
 bool Decision::operator==(const Decision& o) const {
   return kind == o.kind && stage == o.stage && axes == o.axes && factor == o.factor && guard_tail == o.guard_tail &&
-         target == o.target && tensor == o.tensor && scope == o.scope && bind == o.bind;
+         target == o.target && tensor == o.tensor && scope == o.scope && bind == o.bind && dim == o.dim;
 }
 
 std::string Decision::to_string() const {
@@ -69,6 +72,7 @@ std::string Decision::to_string() const {
     case DecisionKind::kComputeAt: os << " at " << target; break;
     case DecisionKind::kCacheRead: os << " reading " << tensor << " into " << memory_scope_name(scope); break;
     case DecisionKind::kExplicitVectors: os << " of " << factor << " lanes"; break;
+    case DecisionKind::kPack: os << " dimension " << dim << " in blocks of " << factor; break;
     default: break;
   }
   return os.str();
@@ -136,6 +140,14 @@ Schedule& Schedule::cache_read(const std::string& stage, const std::string& tens
   return *this;
 }
 
+Schedule& Schedule::pack(const std::string& tensor, int64_t dim, int64_t block) {
+  Decision d = make_decision(DecisionKind::kPack, tensor, {});
+  d.dim = dim;
+  d.factor = block;
+  append(d);
+  return *this;
+}
+
 std::string Schedule::to_json() const {
   nlohmann::json list = nlohmann::json::array();
   for (const Decision& d : decisions_) {
@@ -144,7 +156,7 @@ std::string Schedule::to_json() const {
     j["stage"] = d.stage;
     if (takes_one_axis(d.kind))
       j["axis"] = d.axes.empty() ? "" : d.axes[0];
-    else if (d.kind != DecisionKind::kComputeInline)
+    else if (d.kind != DecisionKind::kComputeInline && d.kind != DecisionKind::kPack)
       j["axes"] = d.axes;
     switch (d.kind) {
       case DecisionKind::kSplit:
@@ -158,6 +170,10 @@ std::string Schedule::to_json() const {
         j["scope"] = memory_scope_name(d.scope);
         break;
       case DecisionKind::kExplicitVectors: j["lanes"] = d.factor; break;
+      case DecisionKind::kPack:
+        j["dim"] = d.dim;
+        j["block"] = d.factor;
+        break;
       default: break;
     }
     list.push_back(std::move(j));
@@ -205,7 +221,7 @@ Schedule Schedule::from_json(const std::string& text) {
       d.stage = str("stage");
       if (takes_one_axis(d.kind)) {
         d.axes = {str("axis")};
-      } else if (d.kind != DecisionKind::kComputeInline) {
+      } else if (d.kind != DecisionKind::kComputeInline && d.kind != DecisionKind::kPack) {
         if (!j.contains("axes") || !j["axes"].is_array()) throw ScheduleError(where + ": key \"axes\" must be a list");
         for (const auto& a : j["axes"]) {
           if (!a.is_string()) throw ScheduleError(where + ": \"axes\" must hold strings");
@@ -232,6 +248,13 @@ Schedule Schedule::from_json(const std::string& text) {
           if (!j.contains("lanes") || !j["lanes"].is_number_integer())
             throw ScheduleError(where + ": key \"lanes\" must be an integer");
           d.factor = j["lanes"].get<int64_t>();
+          break;
+        case DecisionKind::kPack:
+          for (auto [key, field] : {std::pair{"dim", &d.dim}, std::pair{"block", &d.factor}}) {
+            if (!j.contains(key) || !j[key].is_number_integer())
+              throw ScheduleError(where + ": key \"" + key + "\" must be an integer");
+            *field = j[key].get<int64_t>();
+          }
           break;
         default: break;
       }

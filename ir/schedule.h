@@ -28,7 +28,8 @@ enum class DecisionKind : uint8_t {
   kComputeInline,
   kCacheWrite,
   kCacheRead,
-  kExplicitVectors
+  kExplicitVectors,
+  kPack
 };
 const char* decision_kind_name(DecisionKind k);  // "split", "reorder", ... as in the JSON
 
@@ -36,10 +37,12 @@ const char* decision_kind_name(DecisionKind k);  // "split", "reorder", ... as i
 // split of x makes x.o and x.i; fuse of a and b makes a+b.
 struct Decision {
   DecisionKind kind = DecisionKind::kSplit;
-  std::string stage;              // the compute this decision is about
+  std::string stage;              // the compute this decision is about; pack: the placeholder
   std::vector<std::string> axes;  // split/parallel/vectorize/unroll/bind/compute_at/cache_write/cache_read: one
                                   // axis; reorder: the new order; fuse: outer then inner
-  int64_t factor = 0;             // split: extent of the inner axis; explicit_vectors: fp32 lanes per vector
+  int64_t factor = 0;             // split: extent of the inner axis; explicit_vectors: fp32 lanes per vector;
+                                  // pack: the block
+  int64_t dim = 0;                // pack: the placeholder's dimension cut into blocks
   bool guard_tail = false;        // split: allow a factor that does not divide, guarding the tail
   std::string target;             // compute_at: the reader stage whose loop `axes[0]` hosts this stage
   std::string tensor;             // cache_read: the tensor read through the cache
@@ -95,6 +98,10 @@ class Schedule {
   // The register tile of the vectorized loop `axis` (a reduction's folds inside it, or the accumulators of a spatial
   // tile it ends) is held in explicit vectors of `lanes` fp32 lanes (docs/schedules.md says which tiles qualify).
   Schedule& explicit_vectors(const std::string& stage, const std::string& axis, int64_t lanes);
+  // The placeholder `tensor` is passed in a packed layout, made once before the runs (a weight's, as inference
+  // runtimes prepack them): its dimension `dim` cut into blocks of `block`, the block index outermost and the offset
+  // in a block innermost (ir/input_layout.h). Every stage reading it reads the packed form.
+  Schedule& pack(const std::string& tensor, int64_t dim, int64_t block);
   void append(Decision d) { decisions_.push_back(std::move(d)); }
   const StageLayout& layout() const { return layout_; }
   void set_layout(StageLayout layout) { layout_ = std::move(layout); }

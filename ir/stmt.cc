@@ -264,6 +264,7 @@ std::string to_string(const LoopFunction& f) {
   for (size_t i = 0; i < f.outputs.size(); ++i)
     os << (i ? ", " : "") << f.outputs[i]->name << ": " << shape_text(f.outputs[i]);
   os << ") {\n";
+  for (const PackedLayout& p : f.packed_inputs) os << "  packed " << p.to_string() << "\n";
   for (const Buffer& w : f.workspace) os << "  workspace " << w->name << ": " << shape_text(w) << "\n";
   print(os, f.body, 1);
   os << "}\n";

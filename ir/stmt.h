@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/expr.h"
+#include "ir/packed_layout.h"
 
 namespace ingot {
 
@@ -139,6 +140,9 @@ struct LoopFunction {
   std::vector<Buffer> outputs;
   std::vector<Buffer> workspace;
   Stmt body;
+  // Inputs passed packed (a schedule's pack decisions): their buffers have the packed shape, and callers pack the
+  // program's data once before the runs (PackedLayout::pack).
+  std::vector<PackedLayout> packed_inputs = {};
 };
 
 std::string to_string(const Stmt& s, int indent = 0);

@@ -97,6 +97,10 @@ class Lowering {
     }
     for (size_t n = 0; n < schedule.decisions().size(); ++n) {
       const Decision& d = schedule.decisions()[n];
+      if (d.kind == DecisionKind::kPack) {
+        add_pack(n, d);
+        continue;
+      }
       auto it = stages_.find(d.stage);
       if (it == stages_.end()) {
         std::string why = program.find(d.stage) ? "it is an input, not a compute" : "no such compute";
@@ -104,6 +108,25 @@ class Lowering {
       }
       it->second.decisions.push_back(d);
     }
+  }
+
+  void add_pack(size_t n, const Decision& d) {
+    const std::string where = "decision #" + std::to_string(n) + " (" + d.to_string() + "): ";
+    Tensor t = program_.find(d.stage);
+    if (!t) fail(where + "no tensor '" + d.stage + "'");
+    if (!t->is_placeholder()) fail(where + "'" + d.stage + "' is a compute; only inputs are packed");
+    if (packs_.count(d.stage)) fail(where + "'" + d.stage + "' is already packed");
+    if (d.dim < 0 || d.dim >= int64_t(t->shape.size()))
+      fail(where + "'" + d.stage + "' has " + std::to_string(t->shape.size()) + " dimensions");
+    if (d.factor < 1 || t->shape[d.dim] % d.factor != 0)
+      fail(where + "the block must divide the dimension's extent " + std::to_string(t->shape[d.dim]));
+    packs_[d.stage] = PackedLayout{d.stage, t->shape, d.dim, d.factor};
+  }
+
+  // A load of an input (a placeholder) at the program's index, through its packed layout when it has one.
+  Expr load_input(const Buffer& b, const std::vector<Expr>& index) const {
+    auto it = packs_.find(b->name);
+    return load(b, flat_index(it == packs_.end() ? index : it->second.packed_index(index), b->shape));
   }
 
   LoopFunction run() {
@@ -120,8 +143,11 @@ class Lowering {
     LoopFunction f;
     f.name = program_.name();
     for (const Tensor& t : program_.placeholders()) {
-      buffers_[t->name] = make_buffer(t->name, t->dtype, t->shape, MemoryScope::kGlobal);
+      auto pack = packs_.find(t->name);
+      buffers_[t->name] = make_buffer(t->name, t->dtype, pack == packs_.end() ? t->shape : pack->second.packed_shape(),
+                                      MemoryScope::kGlobal);
       f.inputs.push_back(buffers_[t->name]);
+      if (pack != packs_.end()) f.packed_inputs.push_back(pack->second);
     }
     for (const Tensor& t : program_.outputs()) {
       if (t->is_placeholder()) fail("output '" + t->name + "' is an input; there is nothing to compute");
@@ -535,6 +561,7 @@ class Lowering {
         return;
       case DecisionKind::kComputeAt: return;  // handled by attach() before the loops exist
       case DecisionKind::kComputeInline: return;
+      case DecisionKind::kPack: return;  // an input's, taken before the stages
       case DecisionKind::kCacheWrite: {
         if (!s.cache_write_axis.empty()) fail("stage already has a cache_write at '" + s.cache_write_axis + "'");
         require_leaf(s, d.axes[0]);
@@ -684,7 +711,7 @@ class Lowering {
         auto it = self.stages_.find(name);
         if (it != self.stages_.end() && !it->second.attach_stage.empty())
           return self.load_at(it->second.buffer, r->indices, it->second.origin);
-        return self.load_at(self.buffers_.at(name), r->indices, {});
+        return self.load_input(self.buffers_.at(name), r->indices);
       }
     } rewriter(*this, s);
     return rewriter.mutate(e);
@@ -893,6 +920,7 @@ class Lowering {
   Stmt wrap_cache_read(const Stage& s, const CacheRead& cr, const Context& ctx, const Stmt& inner) {
     const Region& region = cache_regions_.at(s.tensor->name + "/" + cr.tensor);
     Tensor t = program_.find(cr.tensor);
+    const bool input = t->is_placeholder();
     Buffer source = buffers_.count(cr.tensor) ? buffers_.at(cr.tensor) : stages_.at(cr.tensor).buffer;
     const std::vector<Expr> source_origin = stages_.count(cr.tensor) && !stages_.at(cr.tensor).attach_stage.empty()
                                                 ? stages_.at(cr.tensor).origin
@@ -908,7 +936,8 @@ class Lowering {
           conds.push_back(lt(index.back(), t->shape[d]));
         }
       }
-      return guarded(conds, store(cr.buffer, flat_index(r, cr.buffer->shape), load_at(source, index, source_origin)));
+      return guarded(conds, store(cr.buffer, flat_index(r, cr.buffer->shape),
+                                  input ? load_input(source, index) : load_at(source, index, source_origin)));
     };
     std::string prefix = cr.buffer->name;
     if (ctx.under_block && !ctx.under_thread)
@@ -940,6 +969,7 @@ class Lowering {
   std::map<std::string, Stage> stages_;
   std::map<std::string, Buffer> buffers_;
   std::map<std::string, Region> cache_regions_;
+  std::map<std::string, PackedLayout> packs_;             // placeholder -> its packed layout
   std::map<std::string, std::set<std::string>> reads_;    // stage -> tensors its inlined body reads
   std::map<std::string, std::set<std::string>> readers_;  // tensor -> stages whose inlined bodies read it
   VarRanges ranges_;

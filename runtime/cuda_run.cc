@@ -66,7 +66,10 @@ CudaRunResult cuda_run(const Program& program, const LoopFunction& function, con
     if (it == device.end()) throw std::invalid_argument("cuda_run: the function has no input '" + t->name + "'");
     if (host.num_bytes() != it->second->bytes())
       throw std::invalid_argument("cuda_run: input '" + t->name + "' has the wrong size");
-    it->second->copy_from_host(host.data(), host.num_bytes());
+    HostTensor packed;
+    for (const PackedLayout& layout : function.packed_inputs)
+      if (layout.tensor == t->name) packed = layout.pack(host);
+    it->second->copy_from_host(packed.num_elements() ? packed.data() : host.data(), host.num_bytes());
   }
 
   std::map<std::string, LoadedKernel> binaries;  // canonical source -> kernel

@@ -1,6 +1,7 @@
 #include "runtime/local_run.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 
@@ -54,6 +55,10 @@ LocalRunResult local_run(const Program& program, const Schedule& schedule, const
     if (it == inputs.end()) throw std::invalid_argument("no input tensor for placeholder '" + t->name + "'");
     in.push_back(&it->second);
   }
+  std::vector<HostTensor> packed;
+  const auto pack_started = std::chrono::steady_clock::now();
+  in = pack_inputs(result.function, in, packed);
+  result.pack_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - pack_started).count();
   std::vector<HostTensor> outputs;
   for (const Tensor& t : program.outputs()) outputs.emplace_back(t->dtype, t->shape);
   std::vector<HostTensor*> out;

@@ -41,6 +41,7 @@ struct LocalRunResult {
   bool correct = false;
   std::vector<double> seconds;  // every timed run; empty when the first run was wrong
   RunStatistics statistics;     // of seconds
+  double pack_seconds = 0;      // packing the packed inputs (function.packed_inputs), once before the runs
   // With LocalRunOptions::profile: the stage intervals of the function as printed (lower/stage_intervals.h), and
   // each one's median seconds over the timed runs (same order).
   std::vector<StageInterval> intervals;

@@ -320,6 +320,8 @@ void fill_unwritten_marker(HostTensor& t) {
     if (options.threads > 0) module.set_num_threads(options.threads);
     std::vector<const HostTensor*> in;
     for (const HostTensor& t : *task.inputs) in.push_back(&t);
+    std::vector<HostTensor> packed;
+    in = pack_inputs(*task.function, in, packed);
     std::vector<HostTensor> outputs;
     for (const HostTensor& e : *task.expected) {
       outputs.emplace_back(e.dtype(), e.shape());

@@ -4,11 +4,11 @@
 
 namespace ingot {
 
-std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
-                                                           const std::vector<BuildResult>& contenders, int rounds,
-                                                           const std::atomic<bool>* stop) {
+std::vector<std::vector<Measurement>> time_in_rounds(int rounds, size_t contenders,
+                                                     const std::function<Measurement(size_t)>& measure,
+                                                     const std::atomic<bool>* stop) {
   if (rounds < 1) throw std::invalid_argument("side-by-side timing needs at least 1 round");
-  const size_t n = contenders.size();
+  const size_t n = contenders;
   std::vector<std::vector<Measurement>> out;
   std::vector<std::optional<Measurement>> failed(n);
   for (size_t r = 0; r < size_t(rounds) && !(stop && stop->load()); ++r) {
@@ -19,11 +19,18 @@ std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
         out[r][c] = *failed[c];
         continue;
       }
-      out[r][c] = runner.measure(contenders[c]);
+      out[r][c] = measure(c);
       if (!out[r][c].ok()) failed[c] = out[r][c];
     }
   }
   return out;
+}
+
+std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
+                                                           const std::vector<BuildResult>& contenders, int rounds,
+                                                           const std::atomic<bool>* stop) {
+  return time_in_rounds(
+      rounds, contenders.size(), [&](size_t c) { return runner.measure(contenders[c]); }, stop);
 }
 
 std::optional<double> paired_speedup(const std::vector<std::vector<Measurement>>& rounds, size_t reference,

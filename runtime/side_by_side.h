@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -14,10 +15,15 @@
 
 namespace ingot {
 
-// rounds[r][c]: contender c in round r. Round r starts at contender r % n and goes round, so that no contender
-// always runs right after the same other one. A contender that failed once (its build, a crash, a wrong answer) is
-// not run again: its later rounds repeat that measurement. Once `stop` is set no new round starts (the rounds
-// done are returned). std::invalid_argument for rounds < 1.
+// rounds[r][c]: contender c in round r, timed by measure(c). Round r starts at contender r % n and goes round, so that
+// no contender always runs right after the same other one. A contender that failed once (its build, a crash, a wrong
+// answer) is not run again: its later rounds repeat that measurement. Once `stop` is set no new round starts (the
+// rounds done are returned). std::invalid_argument for rounds < 1.
+std::vector<std::vector<Measurement>> time_in_rounds(int rounds, size_t contenders,
+                                                     const std::function<Measurement(size_t)>& measure,
+                                                     const std::atomic<bool>* stop = nullptr);
+
+// time_in_rounds of built programs, each measured by the runner.
 std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
                                                            const std::vector<BuildResult>& contenders, int rounds,
                                                            const std::atomic<bool>* stop = nullptr);

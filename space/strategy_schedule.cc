@@ -4,6 +4,7 @@
 #include "space/strategy_schedule.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -54,6 +55,7 @@ class StrategyScheduler {
     // Readers first: a reduction computed inside its reader needs the reader's loop names.
     for (auto it = computes.rbegin(); it != computes.rend(); ++it) decide(*it);
     Schedule out;
+    for (const auto& [tensor, layout] : packs_) out.pack(tensor, layout.first, layout.second);
     for (const Tensor& t : computes)
       for (const Decision& d : per_stage_[t->name]) out.append(d);
     StageLayout layout = plan_layout(plan_);
@@ -190,7 +192,7 @@ class StrategyScheduler {
   enum class InnerLoops { kVectorizeSpatial, kVectorizeReduction, kUnrollSpatial };
   InnerLoops inner_loops(const Tensor& t) const {
     std::set<std::string> contiguous = reduction_axes_along_memory(t);
-    if (contiguous.empty()) return InnerLoops::kVectorizeSpatial;
+    if (contiguous.empty() || panel_packed_.count(t->name)) return InnerLoops::kVectorizeSpatial;
     const IterVar& innermost = t->reduction()->axes.back();
     if (contiguous.count(innermost.name()) && innermost.extent >= knobs().min_reduction_lanes)
       return InnerLoops::kVectorizeReduction;
@@ -207,7 +209,7 @@ class StrategyScheduler {
     if (auto stencil = hosted_stencils_.find(t->name); stencil != hosted_stencils_.end()) {
       TileLoops loops = stencil_loops(t, stencil->second, s);
       hosted_tile_loops(t, loops, s);
-      if (!stencil->second.packed.empty())
+      if (!stencil->second.packed.empty() && stencil->second.pack_dim < 0)
         s.cache_read(t->name, stencil->second.packed, MemoryScope::kLocal, loops.outer[0]);
       return;
     }
@@ -290,7 +292,16 @@ class StrategyScheduler {
   // t's plan stage that only t's stage reads, read at t's own coordinates (a GEMM or a convolution under its
   // epilogue; predicted, as producers are decided after their readers). Null when there is none.
   Tensor hosted_reduction(const Tensor& t, InnerLoops kind) {
-    if (t->reduction()) return inner_loops(t) == kind ? t : Tensor();
+    return hosted_reduction_where(t, [&](const Tensor& r) { return inner_loops(r) == kind; });
+  }
+
+  // The same for a reduction whose weight its stencil tile would pack in panels (packs_weight_panels).
+  Tensor hosted_panel_reduction(const Tensor& t) {
+    return hosted_reduction_where(t, [&](const Tensor& r) { return packs_weight_panels(r); });
+  }
+
+  Tensor hosted_reduction_where(const Tensor& t, const std::function<bool(const Tensor&)>& wanted) {
+    if (t->reduction()) return wanted(t) ? t : Tensor();
     std::set<std::string> folded = folded_into(t);
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(t->body, folded, reads);
@@ -305,7 +316,7 @@ class StrategyScheduler {
     };
     for (const auto& [p, indices] : reads) {
       if (!p->reduction() || p->axes.size() != t->axes.size() || stage_of_.at(p->name) != stage_of_.at(t->name) ||
-          !fused_into_its_stage(p) || reread_by_a_reader(p) || inner_loops(p) != kind)
+          !fused_into_its_stage(p) || reread_by_a_reader(p) || !wanted(p))
         continue;
       // Every read of p, not just this one: p + transpose(p) needs more of p per iteration than the tile.
       bool everywhere = std::all_of(reads.begin(), reads.end(), [&](const auto& read) {
@@ -619,6 +630,9 @@ class StrategyScheduler {
     // B's whole rows, a panel's k loop touched a new page every iteration: a 128 x 768 x 3072 GEMM ran at 60 GFLOP/s
     // on one core so and at 138 with B copied (cache_read) into a 768 x 48 panel.
     std::string packed;
+    // The dimension of `packed` along which the panel runs, when that operand is a weight packed once before the runs
+    // (a pack decision, blocks of `panel` columns: no copy per panel); -1: copied per panel.
+    int64_t pack_dim = -1;
   };
 
   // The panel of a row of `width` columns too wide for the registers: 3 vectors with AVX-512 (24 of 28 accumulators
@@ -654,9 +668,15 @@ class StrategyScheduler {
     if (!printable) return std::nullopt;
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(r->body, folded, reads);
+    // A weight read along w in another dimension than its last (a dense layer's [out, in] weight) is read packed, w's
+    // panel innermost, where the panels can be packed: its dimension, or -1.
+    int64_t weight_dim = -1;
     for (const auto& [tensor, indices] : reads) {
-      for (size_t d = 0; d + 1 < indices.size(); ++d)
-        if (uses_var(indices[d], w)) return std::nullopt;
+      for (size_t d = 0; d + 1 < indices.size(); ++d) {
+        if (!uses_var(indices[d], w)) continue;
+        if (weight_dim >= 0 || !packable_weight(tensor, indices, d, w)) return std::nullopt;
+        weight_dim = int64_t(d);
+      }
       if (indices.empty() || !uses_var(indices.back(), w)) continue;
       // Contiguous loads, or every other element (a stride-2 window).
       Expr step = simplify(substitute(indices.back(), {{w, r->axes[n - 1].var + int64_t(1)}}) - indices.back());
@@ -665,9 +685,9 @@ class StrategyScheduler {
     const int64_t lanes = options_.simd_fp32_lanes, width = t->axes[n - 1].extent;
     StencilTile tile;
     int64_t chunks = (width + lanes - 1) / lanes;
-    if (chunks > accumulator_vectors()) {
+    if (chunks > accumulator_vectors() || weight_dim >= 0) {
       tile.panel = panel_columns(width);
-      if (tile.panel == 0) return std::nullopt;
+      if (tile.panel == 0 || (weight_dim >= 0 && tile.panel == width)) return std::nullopt;
       chunks = tile.panel / lanes;
     } else if (n < 3) {
       return std::nullopt;
@@ -676,6 +696,16 @@ class StrategyScheduler {
     if (budget < 1) return std::nullopt;
     const int64_t channel_extent = n >= 3 ? t->axes[n - 3].extent : 1, height = t->axes[n - 2].extent;
     if (tile.panel > 0) tile.packed = panel_operand(r, folded, reads);
+    if (weight_dim >= 0 && tile.packed.empty()) return std::nullopt;  // read in place, its loads would gather
+    if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {
+      const size_t rank = program_.find(tile.packed)->shape.size();
+      tile.pack_dim = weight_dim >= 0 ? weight_dim : int64_t(rank) - 1;
+      auto packed = packs_.find(tile.packed);
+      if (packed != packs_.end() && packed->second != std::pair{tile.pack_dim, tile.panel}) {
+        if (weight_dim >= 0) return std::nullopt;  // packed otherwise for another reader
+        tile.pack_dim = -1;
+      }
+    }
     if (!tile.packed.empty()) {
       // The axes before the rows are more rows of A (a 14 x 14 map of tokens times W): serial loops inside the panel,
       // which alone is parallel, the tile all rows.
@@ -702,7 +732,9 @@ class StrategyScheduler {
     const size_t n = r->axes.size();
     std::string operand;
     for (const auto& [tensor, indices] : reads) {
-      if (indices.empty() || !uses_var(indices.back(), r->axes[n - 1].name())) continue;
+      if (std::none_of(indices.begin(), indices.end(),
+                       [&](const Expr& index) { return uses_var(index, r->axes[n - 1].name()); }))
+        continue;
       if (!tensor->is_placeholder() || folded.count(tensor->name) || (!operand.empty() && operand != tensor->name))
         return "";
       for (const Expr& index : indices)
@@ -711,6 +743,42 @@ class StrategyScheduler {
       operand = tensor->name;
     }
     return operand;
+  }
+
+  // Whether reduction t reads a weight along its last axis w in another dimension than the weight's last, which its
+  // stencil tile packs in panels of w (stencil_tile): a dense layer's [out, in] weight, whose register tile is then
+  // an outer product (8 rows x 3 vectors of w with AVX-512) instead of dot products along the reduction.
+  bool packs_weight_panels(const Tensor& t) const {
+    const size_t n = t->axes.size();
+    if (!t->reduction() || n < 2 || options_.gpu || !knobs().stencil_tiles ||
+        !is_explicit_vector_width(options_.simd_fp32_lanes))
+      return false;
+    const int64_t width = t->axes[n - 1].extent, panel = panel_columns(width);
+    if (panel == 0 || panel == width) return false;
+    const std::string& w = t->axes[n - 1].name();
+    bool found = false;
+    for_each_node(t->body, [&](const Expr& e) {
+      auto* read = e.as<TensorReadNode>();
+      if (!read) return;
+      for (size_t d = 0; d + 1 < read->indices.size(); ++d)
+        found |= uses_var(read->indices[d], w) && packable_weight(read->tensor, read->indices, d, w);
+    });
+    return found;
+  }
+
+  bool is_weight(const std::string& tensor) const {
+    return std::find(options_.weights.begin(), options_.weights.end(), tensor) != options_.weights.end();
+  }
+
+  // Whether `tensor`, read at `indices` with w in dimension d (not its last), may be packed so that w's panel runs
+  // innermost: a weight, with the knob on, read at w itself there and nowhere else along w.
+  bool packable_weight(const Tensor& tensor, const std::vector<Expr>& indices, size_t d, const std::string& w) const {
+    if (!knobs().pack_weights || !tensor->is_placeholder() || !is_weight(tensor->name)) return false;
+    const auto* v = indices[d].as<VarNode>();
+    if (!v || v->name != w) return false;
+    for (size_t other = 0; other < indices.size(); ++other)
+      if (other != d && uses_var(indices[other], w)) return false;
+    return true;
   }
 
   // t's loops for a stencil tile: the channel axis split by the tile's channels and the plane's rows by its rows,
@@ -743,6 +811,7 @@ class StrategyScheduler {
 
   void stencil_root(const Tensor& t, const Tensor& r, const StencilTile& tile, Schedule& s) {
     if (!r.same_as(t)) hosted_stencils_[r->name] = tile;
+    if (tile.pack_dim >= 0) packs_[tile.packed] = {tile.pack_dim, tile.panel};
     if (!tile.packed.empty()) return packed_panel_root(t, r, tile, s);
     tiled_root(t, r, stencil_loops(t, tile, s), s);
   }
@@ -780,7 +849,7 @@ class StrategyScheduler {
     }
     s.parallel(name, parallel);
     if (r.same_as(t)) {
-      s.cache_read(name, tile.packed, MemoryScope::kLocal, parallel);
+      if (tile.pack_dim < 0) s.cache_read(name, tile.packed, MemoryScope::kLocal, parallel);
       for (const std::string& inner : loops.tile) s.unroll(name, inner);
     }
     s.vectorize(name, loops.lanes);
@@ -789,6 +858,14 @@ class StrategyScheduler {
 
   void cpu_root(const Tensor& t, Schedule& s) {
     const std::string& name = t->name;
+    // A reduction along memory whose weight is read along w in another dimension than its last (a linear layer's
+    // [out, in]): the panels' outer products with the weight packed, where its stencil tile packs it (else dot
+    // products along k, below).
+    if (Tensor r = hosted_panel_reduction(t))
+      if (std::optional<StencilTile> tile = stencil_tile(t, r); tile && tile->pack_dim >= 0) {
+        panel_packed_.insert(r->name);
+        return stencil_root(t, r, *tile, s);
+      }
     if (!hosted_reduction_along_memory(t)) {
       if (Tensor r = hosted_reduction(t, InnerLoops::kVectorizeSpatial)) {
         if (std::optional<PlaneTile> tile = plane_tile(t, r)) return plane_root(t, r, *tile, s);
@@ -913,7 +990,9 @@ class StrategyScheduler {
   std::map<std::string, std::string> attach_loop_;
   std::map<std::string, int64_t> hosted_tile_;  // reduction -> its innermost extent per iteration of its reader's loop
   std::map<std::string, size_t> hosted_rows_;   // reduction -> the axis its reader computes register_tile rows of
-  std::map<std::string, PlaneTile> hosted_planes_;      // reduction -> the plane tile of the reader that hosts it
+  std::map<std::string, PlaneTile> hosted_planes_;            // reduction -> the plane tile of the reader that hosts it
+  std::map<std::string, std::pair<int64_t, int64_t>> packs_;  // weight -> its pack decision: dimension, block
+  std::set<std::string> panel_packed_;                  // reductions along memory computed as panels of a packed weight
   std::map<std::string, StencilTile> hosted_stencils_;  // reduction -> the stencil tile of the reader that hosts it
   std::map<std::string, std::vector<Decision>> per_stage_;
 };
@@ -955,6 +1034,7 @@ const std::vector<Knob>& knobs_table() {
       template_knob<&TemplateKnobs::prefetch>("prefetch", {0, 1}),
       template_knob<&TemplateKnobs::stencil_tiles>("stencil_tiles", {0, 1}),
       template_knob<&TemplateKnobs::plane_tiles>("plane_tiles", {0, 1}),
+      template_knob<&TemplateKnobs::pack_weights>("pack_weights", {0, 1}),
   };
   return table;
 }

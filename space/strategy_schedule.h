@@ -36,6 +36,8 @@ struct TemplateKnobs {
   bool prefetch = true;             // the layout keeps the plan's prefetches
   bool stencil_tiles = true;        // stencil tiles allowed (else the plain root schedule)
   bool plane_tiles = true;          // plane tiles allowed (else a stencil tile where one applies, or the plain root)
+  bool pack_weights = true;         // a GEMM panel's weight (FixedScheduleOptions::weights) is packed once, before
+                                    // the runs, panel by panel (else copied per panel, or read in place)
   bool operator==(const TemplateKnobs&) const = default;
   std::string to_string() const;  // "register_tile=4 gemv_rows=8 ...", every member in declaration order
 };
@@ -47,6 +49,9 @@ struct FixedScheduleOptions {
   int simd_fp32_lanes = 16;   // CPU: fp32 lanes of a vector register (the target's), for register tiles
   int gpu_threads = 256;      // GPU: threads per block at most
   TemplateKnobs knobs;        // CPU: the fixed schedule's other choices
+  // Placeholders that hold a model's weights (the same values in every run, as ConfiguredWorkload::weights): the
+  // schedule may pass them packed (pack decisions). Empty: every input may change between runs, none is packed.
+  std::vector<std::string> weights = {};
   bool operator==(const FixedScheduleOptions&) const = default;
 };
 

@@ -105,6 +105,7 @@ Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTas
     for (size_t o = 0; o < tasks[t].occurrences.size(); ++o)
       at[{tasks[t].occurrences[o].kernel, tasks[t].occurrences[o].stage}] = {t, o};
   Schedule out;
+  std::set<std::string> packed;  // a weight that two tasks read is packed as the first packs it
   for (size_t k = 0; k < plan.kernels.size(); ++k)
     for (size_t s = 0; s < plan.kernels[k].stages.size(); ++s) {
       auto it = at.find({int64_t(k), int64_t(s)});
@@ -112,18 +113,23 @@ Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTas
         throw std::invalid_argument("assemble_schedule: no task stands for stage " + std::to_string(s) + " of kernel " +
                                     std::to_string(k));
       const auto& names = tasks[it->second.first].occurrences[it->second.second].model_names;
-      for (const Decision& d : task_schedules[it->second.first].decisions()) out.append(renamed(names, d));
+      for (const Decision& d : task_schedules[it->second.first].decisions()) {
+        Decision model_decision = renamed(names, d);
+        if (d.kind == DecisionKind::kPack && !packed.insert(model_decision.stage).second) continue;
+        out.append(std::move(model_decision));
+      }
     }
   out.set_layout(plan_layout(plan));
   return out;
 }
 
 Schedule task_schedule(const Schedule& model_schedule, const ModelTask& task) {
-  std::set<std::string> computes;
+  std::set<std::string> computes, inputs;
   for (const Tensor& t : task.program.computes()) computes.insert(t->name);
+  for (const Tensor& t : task.program.placeholders()) inputs.insert(t->name);
   Schedule out;
   for (const Decision& d : model_schedule.decisions())
-    if (computes.count(d.stage)) out.append(d);
+    if (d.kind == DecisionKind::kPack ? inputs.count(d.stage) > 0 : computes.count(d.stage) > 0) out.append(d);
   out.set_layout(plan_layout(task.plan));
   return out;
 }

@@ -158,6 +158,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   const int lanes = int(target.cpu.simd_fp32_lanes);
   FixedScheduleOptions fixed;
   fixed.simd_fp32_lanes = lanes;
+  fixed.weights = workload.weights;
   Schedule fixed_schedule = strategy_schedule(program, plan, fixed);
 
   // The model's values everywhere: the tasks read their inputs from them and are checked against them.

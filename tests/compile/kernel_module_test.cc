@@ -267,6 +267,26 @@ TEST(KernelModule, RefusesWrongArguments) {
   for (int k = 0; k < 4; ++k) EXPECT_EQ(y.f32()[k], 2.0f * float(3 - k) + std::floor((k - 2) / 2.0f) + 1.5f);
 }
 
+// pack_inputs replaces each packed input by its packed copy and passes the others as they are.
+TEST(KernelModule, PackInputsPacksTheFunctionsPackedInputsOnly) {
+  LoopFunction f = cpu_test::matmul_function();
+  const Buffer& b = f.inputs[1];
+  ASSERT_EQ(b->shape.size(), 2u);
+  f.packed_inputs.push_back(PackedLayout{b->name, b->shape, 0, b->shape[0]});
+  HostTensor x(DType::kFloat32, f.inputs[0]->shape), w(DType::kFloat32, b->shape);
+  for (int64_t i = 0; i < w.num_elements(); ++i) w.set(i, double(i));
+  std::vector<HostTensor> packed;
+  std::vector<const HostTensor*> passed = pack_inputs(f, {&x, &w}, packed);
+  ASSERT_EQ(passed.size(), 2u);
+  EXPECT_EQ(passed[0], &x);
+  ASSERT_EQ(packed.size(), 1u);
+  EXPECT_EQ(passed[1], &packed[0]);
+  EXPECT_EQ(packed[0].shape(), f.packed_inputs[0].packed_shape());
+  // A block of the whole dimension moves it innermost: a transpose.
+  EXPECT_EQ(packed[0].get(1), w.get(b->shape[1]));
+  EXPECT_THROW(pack_inputs(f, {&x}, packed), std::invalid_argument);
+}
+
 TEST(KernelModule, MovesOwnership) {
   LoopFunction tiny = cpu_test::tiny_two_stage_function();
   KernelModule first = compile_and_load(tiny);

@@ -19,7 +19,8 @@ Schedule every_kind() {
       .compute_inline("Q")
       .cache_write("C", "i.o+j.o")
       .cache_read("C", "B", MemoryScope::kShared, "k")
-      .explicit_vectors("C", "k", 16);
+      .explicit_vectors("C", "k", 16)
+      .pack("W", 1, 48);
   return s;
 }
 
@@ -47,6 +48,16 @@ TEST(Schedule, ExplicitVectorsJsonNamesItsLanes) {
   EXPECT_EQ(s.decisions()[0].to_string(), "explicit_vectors C [k] of 16 lanes");
   expect_json_error(R"({"decisions":[{"axis":"k","kind":"explicit_vectors","stage":"C"}],"version":1})",
                     "schedule decision #0: key \"lanes\" must be an integer");
+}
+
+TEST(Schedule, PackJsonNamesItsDimensionAndBlock) {
+  Schedule s;
+  s.pack("W", 0, 48);
+  EXPECT_EQ(s.to_json(), R"({"decisions":[{"block":48,"dim":0,"kind":"pack","stage":"W"}],"version":1})");
+  EXPECT_EQ(s.decisions()[0].to_string(), "pack W dimension 0 in blocks of 48");
+  EXPECT_NE(Schedule().pack("W", 1, 48).hash(), s.hash());
+  expect_json_error(R"({"decisions":[{"dim":0,"kind":"pack","stage":"W"}],"version":1})",
+                    "schedule decision #0: key \"block\" must be an integer");
 }
 
 TEST(Schedule, JsonRoundTripsEveryDecisionKind) {

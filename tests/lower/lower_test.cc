@@ -451,6 +451,34 @@ TEST(LowerErrors, CacheWriteTileMustBeDense) {
   lowered(small_matmul(), Schedule().split("C", "j", 3).reorder("C", {"j.i", "i", "j.o", "k"}).cache_write("C", "j.o"));
 }
 
+// A packed input: its buffer has the packed shape, every read goes through the packed index (B [4, 6] in blocks of 3
+// of its columns: [2, 4, 3]), and the function lists the layout for the callers that pack the data.
+TEST(Lower, PackedInputIsReadThroughItsPackedIndex) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().pack("B", 1, 3).split("C", "j", 3)),
+            R"(func matmul(A: f32[8, 4], B: f32[2, 4, 3]) -> (C: f32[8, 6]) {
+  packed B [4, 6] packed: dimension 1 in blocks of 3 -> [2, 4, 3]
+  for C.i in 0..8 {
+    for C.j.o in 0..2 {
+      for C.j.i in 0..3 {
+        C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] = 0.0
+        for C.k in 0..4 {
+          C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] = (C[(((C.i * 6) + C.j.i) + (C.j.o * 3))] + (A[((C.i * 4) + C.k)] * B[((C.j.i + (C.j.o * 12)) + (C.k * 3))]))
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(LowerErrors, PackOfAComputeADimensionOrABlockThatDoesNotFit) {
+  expect_schedule_error(elementwise(), Schedule().pack("B", 0, 2), "'B' is a compute; only inputs are packed");
+  expect_schedule_error(elementwise(), Schedule().pack("X", 0, 2), "no tensor 'X'");
+  expect_schedule_error(elementwise(), Schedule().pack("A", 2, 2), "'A' has 2 dimensions");
+  expect_schedule_error(elementwise(), Schedule().pack("A", 1, 4), "the block must divide the dimension's extent 6");
+  expect_schedule_error(elementwise(), Schedule().pack("A", 1, 3).pack("A", 0, 2), "'A' is already packed");
+}
+
 TEST(LowerErrors, CacheReadOfATensorNotRead) {
   expect_schedule_error(elementwise(), Schedule().cache_read("C", "A", MemoryScope::kLocal, "i"),
                         "stage 'C' does not read 'A'");

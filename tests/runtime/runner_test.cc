@@ -74,7 +74,8 @@ enum Candidate {
   kAbortWithMessage,
   kExitEarly,
   kWrongAbi,
-  kWritesNothing
+  kWritesNothing,
+  kPackedInput
 };
 
 class RunnerTest : public ::testing::Test {
@@ -96,6 +97,7 @@ class RunnerTest : public ::testing::Test {
         BuildInput(raw, raw_kernel("_exit(3);")),
         BuildInput(raw, "extern \"C\" int ingot_abi_version(void) { return 999; }\n"),
         BuildInput(raw, raw_kernel("")),
+        BuildInput(p, Schedule().pack("B", 1, p.placeholders()[1]->shape[1])),
     };
     BuilderOptions o;
     o.workers = 2;
@@ -163,6 +165,12 @@ TEST_F(RunnerTest, MeasuresAGoodCandidate) {
   Measurement m = runner().measure(candidate(kGood));
   expect_good_measurement(m);
   EXPECT_EQ(m.compile_seconds, candidate(kGood).compile_seconds);
+}
+
+// B passed packed: the child packs the runner's inputs once, before the verification run, as the function lists.
+TEST_F(RunnerTest, PacksThePackedInputsBeforeRunning) {
+  ASSERT_EQ(candidate(kPackedInput).function.packed_inputs.size(), 1u);
+  expect_good_measurement(runner().measure(candidate(kPackedInput)));
 }
 
 TEST_F(RunnerTest, RepeatsUntilMinRepeatsAndMinTimeButNotPastMaxRepeats) {

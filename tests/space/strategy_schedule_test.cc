@@ -334,6 +334,49 @@ TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
   EXPECT_FALSE(has_decision(s4, DecisionKind::kUnroll, "C", "i.i")) << s4.to_json();
 }
 
+// A linear layer's weight W [out, in] is read along the output columns in its first dimension. When the schedule knows
+// it is a weight (the same values every run), it passes W packed once before the runs, in panels of 48 output columns
+// (3 vectors of 16 lanes) laid out k-major: the GEMM's register tile is then an outer product, 8 rows of A broadcast
+// times the panel's 3 vectors, as for a [in, out] weight, instead of dot products along k. Without the weight list, or
+// with the knob off, nothing is packed. BERT's FFN (128 x 768 x 3072) ran 1.24x faster so (side by side, 6 rounds).
+TEST(StrategySchedule, WeightsOfLinearLayersArePackedInPanelsOfOutputColumns) {
+  const int64_t rows = 16, cols = 96, K = 32;
+  Tensor A = placeholder("A", {rows, K}), W = placeholder("W", {cols, K}), b = placeholder("b", {cols});
+  IterVar k = reduce_axis(K, "k");
+  Tensor C =
+      compute("C", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * W(i[1], k.var), {k}); });
+  Tensor y = compute("y", {rows, cols}, [&](const std::vector<Expr>& i) { return C(i[0], i[1]) + b(i[1]); });
+  Program p({y}, "linear");
+  FixedScheduleOptions packing;
+  packing.weights = {"W", "b"};
+  for (const char* strategy : {"unfused", "global"}) {
+    Schedule s = make_strategy_program(p, strategy, cpu(), packing).schedule;
+    ASSERT_EQ(s.decisions().front().to_string(), "pack W dimension 0 in blocks of 48") << strategy;
+    EXPECT_FALSE(has_decision(s, DecisionKind::kCacheRead, "C")) << strategy << ": " << s.to_json();
+    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "C", "j.i")) << strategy << ": " << s.to_json();
+    LoopFunction f = lower(p, s);
+    ASSERT_EQ(f.packed_inputs.size(), 1u);
+    EXPECT_EQ(f.packed_inputs[0].to_string(), "W [96, 32] packed: dimension 0 in blocks of 48 -> [2, 32, 48]");
+    // The panel's loads walk the packed buffer contiguously: the lane loop j.i is W's innermost index.
+    const std::string loops = to_string(f);
+    EXPECT_THAT(loops, testing::ContainsRegex(R"(W\[[^]]*C\.j\.i[^]]*\])")) << strategy << "\n" << loops;
+    EXPECT_THAT(loops, testing::ContainsRegex(R"(W\[[^]]*\(C\.k \* 48\)[^]]*\])")) << strategy << "\n" << loops;
+    expect_matches_interpreter(p, s);
+    // AVX2: panels of 2 vectors of 8 lanes.
+    Schedule narrow = make_strategy_program(p, strategy, test_support::avx2_cpu(), packing).schedule;
+    EXPECT_EQ(narrow.decisions().front().to_string(), "pack W dimension 0 in blocks of 16") << strategy;
+    expect_matches_interpreter(p, narrow);
+
+    FixedScheduleOptions knob_off = packing;
+    knob_off.knobs.pack_weights = false;
+    for (const FixedScheduleOptions& options : {FixedScheduleOptions{}, knob_off}) {
+      Schedule unpacked = make_strategy_program(p, strategy, cpu(), options).schedule;
+      EXPECT_FALSE(has_decision(unpacked, DecisionKind::kPack, "W")) << strategy;
+      EXPECT_TRUE(has_decision(unpacked, DecisionKind::kVectorize, "C", "k")) << strategy << ": " << unpacked.to_json();
+    }
+  }
+}
+
 // The global plan's prefetches reach the program (BERT: each layer's biases and norm parameters; the stages after
 // its barriers read whole rows, so they stay apart): each is a prefetch at the end of the step before its stage,
 // ahead of the barrier, printed as each thread's share of the lines; the program still equals the interpreter.

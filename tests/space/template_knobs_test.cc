@@ -32,6 +32,7 @@ struct NamedProgram {
   std::string name;
   Program program;
   InputRanges ranges;
+  std::vector<std::string> weights = {};  // what the schedules may pack (FixedScheduleOptions::weights)
 };
 
 // The example programs at their small sizes and the task workloads at their small variants' sizes.
@@ -40,7 +41,8 @@ const std::vector<NamedProgram>& examples_and_tasks() {
     std::vector<NamedProgram> out;
     for (const ExampleProgram& e : example_programs()) out.push_back({e.name, e.make_small(), {}});
     for (const TaskWorkload& t : task_workloads())
-      out.push_back({t.name, make_workload(t.name, t.small), workload_input_ranges(t.name, t.small)});
+      out.push_back(
+          {t.name, make_workload(t.name, t.small), workload_input_ranges(t.name, t.small), t.weight_names(t.small)});
     return out;
   }();
   return all;
@@ -55,7 +57,9 @@ std::vector<std::pair<std::string, Target>> targets() {
 void expect_lowers(const NamedProgram& p, const std::string& strategy, const std::string& target_name,
                    const Target& target, const FixedScheduleOptions& options) {
   try {
-    compile_to_cpp_source(p.program, make_strategy_program(p.program, strategy, target, options).schedule);
+    FixedScheduleOptions packing = options;
+    packing.weights = p.weights;
+    compile_to_cpp_source(p.program, make_strategy_program(p.program, strategy, target, packing).schedule);
   } catch (const std::exception& e) {
     ADD_FAILURE() << p.name << " " << strategy << " " << target_name << ": " << knobs_to_string(options) << ": "
                   << e.what();
@@ -89,7 +93,7 @@ TEST(TemplateKnobs, DefaultsAreTheFixedSchedulesConstants) {
   EXPECT_EQ(TemplateKnobs{}.to_string(),
             "register_tile=4 gemv_rows=8 gate_chunk=16 accumulator_vectors=0 plane_row_share=0 "
             "min_stencil_iterations=64 min_reduction_lanes=8 reuse_operand_order=1 cache_write=1 prefetch=1 "
-            "stencil_tiles=1 plane_tiles=1");
+            "stencil_tiles=1 plane_tiles=1 pack_weights=1");
   EXPECT_EQ(knobs_to_string(FixedScheduleOptions{}), "max_vector_lanes=64 " + TemplateKnobs{}.to_string());
   FixedScheduleOptions from_ranges;
   from_ranges.max_vector_lanes = 8;
@@ -110,7 +114,7 @@ TEST(TemplateKnobs, RangesHoldTheirDefaultAndDistinctValues) {
     EXPECT_THAT(range.values, testing::Contains(range.default_value)) << range.name;
   }
   EXPECT_EQ(template_knob_ranges().front().name, "max_vector_lanes");
-  EXPECT_EQ(names.size(), 13u);
+  EXPECT_EQ(names.size(), 14u);
 }
 
 TEST(TemplateKnobs, SetKnobRefusesUnknownNamesAndValuesOutsideTheRange) {
@@ -405,7 +409,10 @@ TEST(TemplateKnobs, EveryValueOfEveryKnobLowers) {
 TEST(TemplateKnobs, SampledKnobsLowerOnTheSmallPaperModels) {
   std::mt19937_64 rng(29);
   for (const char* model : {"lstm", "mmoe", "bert", "resnext", "efficientnet", "swin"}) {
-    NamedProgram p{model, make_workload(model, find_workload(model)->small), {}};
+    NamedProgram p{model,
+                   make_workload(model, find_workload(model)->small),
+                   {},
+                   find_workload(model)->weight_names(find_workload(model)->small)};
     for (int n = 0; n < 2; ++n) expect_lowers_everywhere(p, sample_template_knobs(rng));
   }
 }
@@ -428,6 +435,7 @@ TEST(TemplateKnobs, SampledKnobsComputeWhatTheInterpreterComputes) {
       if (candidate.name == name) p = &candidate;
     ASSERT_NE(p, nullptr) << name;
     FixedScheduleOptions options = sample_template_knobs(rng);
+    options.weights = p->weights;
     Schedule s = avx512_schedule(p->program, strategy, options);
     TensorMap inputs = random_inputs(p->program, 3, p->ranges);
     LocalRunResult r = local_run(p->program, s, inputs, interpret(p->program, inputs), run_options);
@@ -444,7 +452,7 @@ TEST(TemplateKnobs, SamplingIsDeterministicAndCoversEveryValue) {
   EXPECT_EQ(knobs_to_string(first),
             "max_vector_lanes=64 register_tile=4 gemv_rows=1 gate_chunk=8 accumulator_vectors=12 plane_row_share=8 "
             "min_stencil_iterations=1 min_reduction_lanes=2 reuse_operand_order=0 cache_write=0 prefetch=0 "
-            "stencil_tiles=1 plane_tiles=1");
+            "stencil_tiles=1 plane_tiles=1 pack_weights=1");
   FixedScheduleOptions base;
   base.gpu = true;
   base.simd_fp32_lanes = 8;

@@ -58,12 +58,14 @@ int trials_to_reach(SearchStrategy& search, const Schedule& goal, int max_trials
     std::vector<Schedule> batch = search.propose(8);
     if (batch.empty()) break;
     std::vector<TrialResult> results;
+    int reached = 0;  // the whole batch is measured and told, as in a run
     for (Schedule& s : batch) {
       ++trials;
-      if (s == goal) return trials;
+      if (s == goal && !reached) reached = trials;
       results.push_back(TrialResult{Candidate("w", "t", s), trials - 1, false, ErrorClass::kNone, seconds(s)});
     }
     search.tell(results);
+    if (reached) return reached;
   }
   return max_trials + 1;
 }
@@ -161,7 +163,8 @@ TEST(EvolutionarySearch, ClimbsToAPlantedOptimumFasterThanRandomSearch) {
   small.population = 24;
   small.generations = 2;
   EvolutionarySearch guided(space, 5, EvolutionSeeds{space->fixed_schedule(), {}}, model, "mm", small);
-  EXPECT_LE(trials_to_reach(guided, goal, budget, seconds), budget);
+  const int guided_trials = trials_to_reach(guided, goal, budget, seconds);
+  EXPECT_LE(guided_trials, budget);
   EXPECT_TRUE(model->trained());
   EXPECT_TRUE(guided.last_batch_accuracy().has_value());
 }
