@@ -1,5 +1,6 @@
 #include "tuner/measured_dataset.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -18,6 +19,24 @@ std::map<std::string, std::pair<std::string, double>> best_correct_medians(
     const double median = m.measurement.statistics->median;
     auto [it, inserted] = out.try_emplace(m.candidate.hash, m.candidate.schedule_json, median);
     if (!inserted && median < it->second.second) it->second.second = median;
+  }
+  return out;
+}
+
+std::vector<MeasuredSchedule> fastest_correct_schedules(const std::vector<MeasuredCandidate>& history,
+                                                        const std::string& target, int limit,
+                                                        const std::string& except) {
+  std::vector<std::pair<double, std::string>> ranked;  // (least median, schedule JSON)
+  for (const auto& [hash, measured] : best_correct_medians(history, target))
+    if (hash != except) ranked.emplace_back(measured.second, measured.first);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<MeasuredSchedule> out;
+  for (const auto& [seconds, json] : ranked) {
+    if (int(out.size()) >= limit) break;
+    try {
+      out.push_back(MeasuredSchedule{Schedule::from_json(json), seconds});
+    } catch (const ScheduleError&) {  // a schedule this ingot no longer reads
+    }
   }
   return out;
 }

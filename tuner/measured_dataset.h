@@ -25,6 +25,13 @@ struct DatasetFilter {
 std::map<std::string, std::pair<std::string, double>> best_correct_medians(
     const std::vector<MeasuredCandidate>& history, const std::string& target);
 
+// The schedules of `history` measured correctly on target, fastest first (each candidate's least median; ties in
+// hash order), at most `limit`, without the candidate `except` (a hash; "" = none); a schedule this ingot no longer
+// reads is left out. The evolutionary search's measured parents and the side-by-side comparison's contenders.
+std::vector<MeasuredSchedule> fastest_correct_schedules(const std::vector<MeasuredCandidate>& history,
+                                                        const std::string& target, int limit,
+                                                        const std::string& except = "");
+
 // Adds to model every distinct candidate of the databases with a correct measurement on filter.target_key, workload
 // by workload (a workload is the same in every database: its key is its program's hash). A candidate measured more
 // than once, in one database or in several (two passes of a data set), counts once, with its least median. A

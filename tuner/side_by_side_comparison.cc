@@ -137,17 +137,8 @@ std::vector<Candidate> side_by_side_contenders(const Database& db, const std::st
     out.emplace_back(workload_hash, target, *reference);
     reference_hash = out.back().hash_hex();
   }
-  std::vector<std::pair<double, std::string>> ranked;  // (least median, schedule JSON)
-  for (const auto& [hash, measured] : best_correct_medians(db.history(workload_hash), target))
-    if (hash != reference_hash) ranked.emplace_back(measured.second, measured.first);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [seconds, json] : ranked) {
-    if (int(out.size()) - (reference ? 1 : 0) >= count) break;
-    try {
-      out.emplace_back(workload_hash, target, Schedule::from_json(json));
-    } catch (const ScheduleError&) {  // a schedule this ingot no longer reads
-    }
-  }
+  for (const MeasuredSchedule& m : fastest_correct_schedules(db.history(workload_hash), target, count, reference_hash))
+    out.emplace_back(workload_hash, target, m.schedule);
   return out;
 }
 

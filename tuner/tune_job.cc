@@ -77,19 +77,7 @@ std::vector<MeasuredSchedule> measured_seeds(const Database& db, const std::stri
     }
     if (!run->second) history.push_back(std::move(m));
   }
-  std::vector<std::pair<double, std::string>> ranked;  // (least median, schedule)
-  for (const auto& [hash, measured] : best_correct_medians(history, target))
-    ranked.emplace_back(measured.second, measured.first);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<MeasuredSchedule> out;
-  for (const auto& [seconds, json] : ranked) {
-    if (int(out.size()) >= limit) break;
-    try {
-      out.push_back(MeasuredSchedule{Schedule::from_json(json), seconds});
-    } catch (const ScheduleError&) {
-    }
-  }
-  return out;
+  return fastest_correct_schedules(history, target, limit);
 }
 
 CpuIsa target_isa(const std::string& setting) {
