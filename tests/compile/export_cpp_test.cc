@@ -294,7 +294,9 @@ TEST(ExportCpp, SmallPaperModelsUnderTheGlobalPlanAreOneKernelThatPassesItsCheck
     options.weights = find_workload(name)->weight_names(small);  // Swin's MLP layers pass theirs packed
     Schedule schedule = make_strategy_program(p, "global", test_support::avx512_cpu(), options).schedule;
     const LoopFunction f = lower_program(p, schedule);
-    if (std::string(name) == "swin") EXPECT_FALSE(f.packed_inputs.empty());
+    if (std::string(name) == "swin") {
+      EXPECT_FALSE(f.packed_inputs.empty());
+    }
     models.push_back({name, export_with_reference(p, f, 1, workload_input_ranges(name, small)),
                       fresh_dir(std::string("global_") + name)});
   }
