@@ -17,6 +17,31 @@
 
 namespace ingot::cli {
 
+namespace {
+
+// NAME=VALUE,NAME=VALUE,... with integer values, in order. Throws std::invalid_argument whose message is the first
+// item that is not NAME=INTEGER.
+std::vector<std::pair<std::string, int64_t>> name_values(const std::string& text) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  std::stringstream items(text);
+  for (std::string item; std::getline(items, item, ',');) {
+    const size_t eq = item.find('=');
+    size_t used = 0;
+    int64_t value = 0;
+    try {
+      if (eq != std::string::npos && eq > 0) value = std::stoll(item.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (eq == std::string::npos || eq == 0 || used == 0 || used != item.size() - eq - 1)
+      throw std::invalid_argument(item);
+    out.emplace_back(item.substr(0, eq), value);
+  }
+  return out;
+}
+
+}  // namespace
+
 WorkloadParams workload_size_params(const std::string& name, const std::string& size) {
   const WorkloadInfo* info = find_workload(name);
   if (!info) make_workload(name);  // throws, listing the known workloads
@@ -24,19 +49,10 @@ WorkloadParams workload_size_params(const std::string& name, const std::string& 
   if (size == "default") return {};
   // NAME=VALUE,NAME=VALUE: the default size with those parameters changed.
   WorkloadParams params;
-  std::stringstream items(size);
-  for (std::string item; std::getline(items, item, ',');) {
-    size_t eq = item.find('=');
-    int64_t value = 0;
-    try {
-      if (eq == std::string::npos || eq == 0) throw std::invalid_argument("no NAME=");
-      size_t used = 0;
-      value = std::stoll(item.substr(eq + 1), &used);
-      if (used != item.size() - eq - 1) throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      throw std::invalid_argument("--size must be small, default or NAME=VALUE[,NAME=VALUE...], not '" + size + "'");
-    }
-    params[item.substr(0, eq)] = value;
+  try {
+    for (const auto& [parameter, value] : name_values(size)) params[parameter] = value;
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("--size must be small, default or NAME=VALUE[,NAME=VALUE...], not '" + size + "'");
   }
   return complete_workload_params(name, params);  // throws for an unknown parameter, naming the known ones
 }
@@ -95,25 +111,21 @@ Schedule schedule_from_spec(const std::string& spec, const Program& program, boo
     // strategy:NAME:KNOB=VALUE,...: the fixed schedule with those knobs changed (docs/strategies.md, "Knobs").
     std::string strategy = spec.substr(9);
     if (size_t colon = strategy.find(':'); colon != std::string::npos) {
-      std::stringstream items(strategy.substr(colon + 1));
+      std::vector<std::pair<std::string, int64_t>> knobs;
+      try {
+        knobs = name_values(strategy.substr(colon + 1));
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("--schedule " + spec + ": knobs are KNOB=VALUE[,KNOB=VALUE...], not '" + e.what() +
+                                    "'");
+      }
       strategy.resize(colon);
-      for (std::string item; std::getline(items, item, ',');) {
-        const size_t eq = item.find('=');
-        int value = 0;
-        try {
-          if (eq == std::string::npos || eq == 0) throw std::invalid_argument("no KNOB=");
-          size_t used = 0;
-          value = std::stoi(item.substr(eq + 1), &used);
-          if (used != item.size() - eq - 1) throw std::invalid_argument("trailing text");
-        } catch (const std::exception&) {
-          throw std::invalid_argument("--schedule " + spec + ": knobs are KNOB=VALUE[,KNOB=VALUE...], not '" + item +
-                                      "'");
+      try {
+        for (const auto& [knob, value] : knobs) {
+          if (value != int(value)) throw std::invalid_argument("knob " + knob + ": " + std::to_string(value));
+          set_knob(options, knob, int(value));
         }
-        try {
-          set_knob(options, item.substr(0, eq), value);
-        } catch (const std::invalid_argument& e) {
-          throw std::invalid_argument("--schedule " + spec + ": " + e.what());
-        }
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("--schedule " + spec + ": " + e.what());
       }
     }
     return make_strategy_program(program, strategy, gpu ? resolve_target("sm_90") : cpu_target_for(isa), options)

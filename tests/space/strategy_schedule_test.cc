@@ -286,17 +286,22 @@ TEST(StrategySchedule, PanelsOfAMapOfTokensCopyTheWeightsOnce) {
   }
 }
 
-// A linear layer y[i, j] = sum_k A[i, k] W[j, k] + b[j], alone (unfused) or under its bias add (global): the
-// parallel loop visits W's rows outermost and A's rows inside them, so a tile of W stays in cache for every row of
-// A, and the dot products run as a 4 x 4 register tile, four rows of A by four rows of W (16 accumulators).
-TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
-  const int64_t rows = 12, cols = 128, K = 32;
+// y[i, j] = sum_k A[i, k] W[j, k] + b[j]: a linear layer with its weight [out, in], as PyTorch stores it.
+Program linear_layer(int64_t rows, int64_t cols, int64_t K) {
   Tensor A = placeholder("A", {rows, K}), W = placeholder("W", {cols, K}), b = placeholder("b", {cols});
   IterVar k = reduce_axis(K, "k");
   Tensor C =
       compute("C", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * W(i[1], k.var), {k}); });
   Tensor y = compute("y", {rows, cols}, [&](const std::vector<Expr>& i) { return C(i[0], i[1]) + b(i[1]); });
-  Program p({y}, "linear");
+  return Program({y}, "linear");
+}
+
+// A linear layer y[i, j] = sum_k A[i, k] W[j, k] + b[j], alone (unfused) or under its bias add (global): the
+// parallel loop visits W's rows outermost and A's rows inside them, so a tile of W stays in cache for every row of
+// A, and the dot products run as a 4 x 4 register tile, four rows of A by four rows of W (16 accumulators).
+TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
+  const int64_t rows = 12, cols = 128, K = 32;
+  Program p = linear_layer(rows, cols, K);
   for (const char* strategy : {"unfused", "global"}) {
     Schedule s = make_strategy_program(p, strategy, cpu()).schedule;
     bool unfused = std::string(strategy) == "unfused";
@@ -326,7 +331,8 @@ TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
   }
   // Four rows in all: tiling them would leave the parallel loop one iteration per column tile only, so they stay
   // an outer loop of their own.
-  Tensor A4 = placeholder("A", {4, K});
+  Tensor A4 = placeholder("A", {4, K}), W = placeholder("W", {cols, K});
+  IterVar k = reduce_axis(K, "k");
   Tensor C4 =
       compute("C", {4, 64}, [&](const std::vector<Expr>& i) { return sum(A4(i[0], k.var) * W(i[1], k.var), {k}); });
   Schedule s4 = make_strategy_program(Program({C4}, "short"), "unfused", cpu()).schedule;
@@ -340,13 +346,7 @@ TEST(StrategySchedule, LinearLayersReuseWeightTilesAndComputeRegisterTiles) {
 // times the panel's 3 vectors, as for a [in, out] weight, instead of dot products along k. Without the weight list, or
 // with the knob off, nothing is packed. BERT's FFN (128 x 768 x 3072) ran 1.24x faster so (side by side, 6 rounds).
 TEST(StrategySchedule, WeightsOfLinearLayersArePackedInPanelsOfOutputColumns) {
-  const int64_t rows = 16, cols = 96, K = 32;
-  Tensor A = placeholder("A", {rows, K}), W = placeholder("W", {cols, K}), b = placeholder("b", {cols});
-  IterVar k = reduce_axis(K, "k");
-  Tensor C =
-      compute("C", {rows, cols}, [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * W(i[1], k.var), {k}); });
-  Tensor y = compute("y", {rows, cols}, [&](const std::vector<Expr>& i) { return C(i[0], i[1]) + b(i[1]); });
-  Program p({y}, "linear");
+  Program p = linear_layer(16, 96, 32);
   FixedScheduleOptions packing;
   packing.weights = {"W", "b"};
   for (const char* strategy : {"unfused", "global"}) {
