@@ -645,6 +645,28 @@ class StrategyScheduler {
     return 0;
   }
 
+  // The panel of a GEMM whose B is copied or packed, its rows `height`: knobs.panel_vectors vectors where they divide
+  // the row; else, with 16 lanes, the vectors (4 to 1) whose tile fills the most accumulators with rows dividing
+  // height, then the fewest loads per k (vectors + rows); with 8 lanes, panel_columns. Swin's 56-row maps of 512
+  // and 2048 columns (no multiple of 48) took 2 vectors x 14 rows, 16 loads per 28 FMAs; 4 x 7 loads 11.
+  int64_t gemm_panel_columns(int64_t width, int64_t height) const {
+    const int64_t lanes = options_.simd_fp32_lanes;
+    if (knobs().panel_vectors > 0 && width % (knobs().panel_vectors * lanes) == 0) return knobs().panel_vectors * lanes;
+    if (lanes != kAvx512VectorLanes) return panel_columns(width);
+    int64_t best = 0, best_accumulators = 0, best_loads = 0;
+    for (int64_t vectors = 4; vectors >= 1; --vectors) {
+      if (width % (vectors * lanes) != 0) continue;
+      const int64_t rows = largest_divisor_up_to(height, accumulator_vectors() / vectors);
+      const int64_t accumulators = rows * vectors, loads = rows + vectors;
+      if (accumulators > best_accumulators || (accumulators == best_accumulators && loads < best_loads)) {
+        best = vectors * lanes;
+        best_accumulators = accumulators;
+        best_loads = loads;
+      }
+    }
+    return best;
+  }
+
   std::optional<StencilTile> stencil_tile(const Tensor& t, const Tensor& r) {
     size_t n = t->axes.size();
     if (n < 2 || !knobs().stencil_tiles || !same_extents(t, r) || !is_explicit_vector_width(options_.simd_fp32_lanes) ||
@@ -692,11 +714,16 @@ class StrategyScheduler {
     } else if (n < 3) {
       return std::nullopt;
     }
-    const int64_t budget = accumulator_vectors() / chunks;
+    int64_t budget = accumulator_vectors() / chunks;
     if (budget < 1) return std::nullopt;
     const int64_t channel_extent = n >= 3 ? t->axes[n - 3].extent : 1, height = t->axes[n - 2].extent;
     if (tile.panel > 0) tile.packed = panel_operand(r, folded, reads);
     if (weight_dim >= 0 && tile.packed.empty()) return std::nullopt;  // read in place, its loads would gather
+    if (!tile.packed.empty()) {
+      tile.panel = gemm_panel_columns(width, height);
+      if (weight_dim >= 0 && tile.panel == width) return std::nullopt;
+      budget = accumulator_vectors() / (tile.panel / lanes);
+    }
     if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {
       const size_t rank = program_.find(tile.packed)->shape.size();
       tile.pack_dim = weight_dim >= 0 ? weight_dim : int64_t(rank) - 1;
@@ -1035,6 +1062,7 @@ const std::vector<Knob>& knobs_table() {
       template_knob<&TemplateKnobs::stencil_tiles>("stencil_tiles", {0, 1}),
       template_knob<&TemplateKnobs::plane_tiles>("plane_tiles", {0, 1}),
       template_knob<&TemplateKnobs::pack_weights>("pack_weights", {0, 1}),
+      template_knob<&TemplateKnobs::panel_vectors>("panel_vectors", {0, 1, 2, 3, 4}),
   };
   return table;
 }

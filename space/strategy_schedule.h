@@ -38,6 +38,8 @@ struct TemplateKnobs {
   bool plane_tiles = true;          // plane tiles allowed (else a stencil tile where one applies, or the plain root)
   bool pack_weights = true;         // a GEMM panel's weight (FixedScheduleOptions::weights) is packed once, before
                                     // the runs, panel by panel (else copied per panel, or read in place)
+  int panel_vectors = 0;            // vectors of a copied or packed GEMM panel; 0: the tile that fills the most
+                                    // accumulators (16 lanes), 3 or 2 (8 lanes)
   bool operator==(const TemplateKnobs&) const = default;
   std::string to_string() const;  // "register_tile=4 gemv_rows=8 ...", every member in declaration order
 };

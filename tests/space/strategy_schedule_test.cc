@@ -228,8 +228,9 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
 
 // A GEMM whose B moves along the output's columns (C[i, j] = sum_k A[i, k] B[k, j] + b[j], as ONNX exports a linear
 // layer): rows far wider than the registers are cut into panels, the panel loop outermost and parallel, B's panel
-// copied once per panel, and each step computes 8 rows of A by 3 vectors of 16 lanes (AVX-512) or 6 rows by 2 vectors
-// of 8 (AVX2), held in explicit vectors across k; alone and under its bias add.
+// copied once per panel, and each step computes 6 rows of A by 4 vectors of 16 lanes (AVX-512: of the tiles of 24
+// accumulators whose rows divide 96, 8 x 3 too, the one with the fewest loads per k) or 6 rows by 2 vectors of 8
+// (AVX2), held in explicit vectors across k; alone and under its bias add.
 TEST(StrategySchedule, WideGemmRowsRunAsPanelsOfRegisterTiles) {
   const int64_t rows = 96, cols = 768, K = 64;
   Tensor A = placeholder("A", {rows, K}), B = placeholder("B", {K, cols}), b = placeholder("b", {cols});
@@ -244,10 +245,10 @@ TEST(StrategySchedule, WideGemmRowsRunAsPanelsOfRegisterTiles) {
       Schedule s = make_strategy_program(p, strategy, target).schedule;
       const std::string host = std::string(strategy) == "unfused" ? "C" : "y";
       std::string json = s.to_json();
-      const std::string panel = std::string("{\"axis\":\"j\",\"factor\":") + (avx512 ? "48" : "16") +
+      const std::string panel = std::string("{\"axis\":\"j\",\"factor\":") + (avx512 ? "64" : "16") +
                                 ",\"kind\":\"split\",\"stage\":\"" + host + "\"";
       const std::string tile_rows =
-          std::string("{\"axis\":\"i\",\"factor\":") + (avx512 ? "8" : "6") + ",\"kind\":\"split\",\"stage\":\"C\"";
+          std::string("{\"axis\":\"i\",\"factor\":") + "6" + ",\"kind\":\"split\",\"stage\":\"C\"";
       EXPECT_NE(json.find(panel), std::string::npos) << strategy << " " << json;
       EXPECT_NE(json.find(tile_rows), std::string::npos) << strategy << " " << json;
       // The panel loop is the parallel one; B's panel is copied at its top, once per panel.

@@ -145,7 +145,8 @@ TEST(EvolutionarySearch, ClimbsToAPlantedOptimumFasterThanRandomSearch) {
     goal = *mutate(p, goal, planting);
   ASSERT_GE(decision_distance(goal, space->fixed_schedule()), 4);
   auto seconds = [&](const Schedule& s) { return 1e-3 * (1 + decision_distance(s, goal)); };
-  const int budget = 400;
+  // With 15 knobs, evolutionary seeds 1 to 8 reached it in 115-323 trials; random search (seed 5) not in 600.
+  const int budget = 600;
   EvolutionarySearch evolution(space, 5, EvolutionSeeds{space->fixed_schedule(), {}}, nullptr, "mm");
   RandomSearch random(space, 5);
   const int evolution_trials = trials_to_reach(evolution, goal, budget, seconds);
