@@ -1,5 +1,7 @@
 #include "interp/interpreter.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -277,7 +279,41 @@ HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& value
 
 }  // namespace
 
+double program_tensor_bytes(const Program& program) {
+  double bytes = 0;
+  for (const Tensor& t : program.tensors()) {
+    double elements = 1;
+    for (int64_t extent : t->shape) elements *= double(extent);
+    bytes += elements * dtype_bytes(t->dtype);
+  }
+  return bytes;
+}
+
+void check_program_fits_memory(const Program& program, double machine_bytes) {
+  if (machine_bytes <= 0) machine_bytes = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  const double needed = program_tensor_bytes(program);
+  if (needed <= machine_bytes) return;
+  Tensor largest;
+  double largest_bytes = -1;
+  for (const Tensor& t : program.tensors()) {
+    double bytes = dtype_bytes(t->dtype);
+    for (int64_t extent : t->shape) bytes *= double(extent);
+    if (bytes > largest_bytes) largest = t, largest_bytes = bytes;
+  }
+  auto gb = [](double bytes) {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(1);
+    s << bytes / 1e9 << " GB";
+    return s.str();
+  };
+  throw MemoryNeedError("program '" + program.name() + "' needs " + gb(needed) + " for its tensors (the largest, '" +
+                        largest->name + "' " + describe(largest->dtype, largest->shape) + ": " + gb(largest_bytes) +
+                        "), this machine has " + gb(machine_bytes));
+}
+
 TensorMap interpret(const Program& program, const TensorMap& inputs) {
+  check_program_fits_memory(program);
   interp::TensorValues values;
   for (const Tensor& t : program.placeholders()) {
     auto it = inputs.find(t->name);
@@ -307,6 +343,7 @@ ValueRange input_range(const Tensor& placeholder, const InputRanges& ranges) {
 }
 
 TensorMap random_inputs(const Program& program, uint64_t seed, const InputRanges& ranges) {
+  check_program_fits_memory(program);
   TensorMap inputs;
   uint64_t n = 0;
   for (const Tensor& t : program.placeholders())

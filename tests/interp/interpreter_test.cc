@@ -1,5 +1,6 @@
 #include "interp/interpreter.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -480,6 +481,35 @@ TEST(Interpreter, RandomInputsAreDeterministicPerSeed) {
   HostTensor b = random_tensor(DType::kInt64, {7}, 12);
   EXPECT_EQ(std::memcmp(first.at("B").data(), b.data(), b.num_bytes()), 0);
   EXPECT_EQ(interpret(program, first).at("C").num_elements(), 20);
+}
+
+}  // namespace
+}  // namespace ingot
+
+namespace ingot {
+namespace {
+
+// A program too large for the machine is refused before anything is allocated, naming what it needs, its largest
+// tensor and what the machine has (here a given 1 GB; 0 reads this machine's memory).
+TEST(Interpreter, ProgramsLargerThanTheMemoryAreRefusedBeforeAllocating) {
+  Tensor x = placeholder("x", {100000, 100000});
+  Tensor y = compute("y", {100000, 100000}, [&](const std::vector<Expr>& i) { return x(i[0], i[1]) * 2.0; });
+  Program p({y}, "huge");
+  EXPECT_DOUBLE_EQ(program_tensor_bytes(p), 8e10);
+  EXPECT_THAT([&] { check_program_fits_memory(p, 1e9); },
+              testing::ThrowsMessage<MemoryNeedError>(testing::HasSubstr(
+                  "program 'huge' needs 80.0 GB for its tensors (the largest, 'x' f32[100000, 100000]: 40.0 GB), "
+                  "this machine has 1.0 GB")));
+  // 2^62 elements of three tensors: past 64 bits, still a clear refusal.
+  Tensor z = placeholder("z", {int64_t(1) << 31, int64_t(1) << 31});
+  Program absurd({compute("w", {int64_t(1) << 31, int64_t(1) << 31},
+                          [&](const std::vector<Expr>& i) { return z(i[0], i[1]) + 1.0; })},
+                 "absurd");
+  EXPECT_THROW(random_inputs(absurd, 1), MemoryNeedError);
+  EXPECT_THROW(interpret(absurd, {}), MemoryNeedError);
+  Tensor a = placeholder("a", {4});
+  EXPECT_NO_THROW(check_program_fits_memory(
+      Program({compute("b", {4}, [&](const std::vector<Expr>& i) { return a(i[0]) * 2.0; })}, "tiny")));
 }
 
 }  // namespace
