@@ -9,6 +9,7 @@
 #include "analysis/strategies.h"
 #include "compile/cpp_compiler.h"
 #include "costmodel/features.h"
+#include "interp/interpreter.h"
 #include "results/database.h"
 #include "space/sketch_space.h"
 #include "space/strategy_schedule.h"
@@ -117,6 +118,8 @@ JobStart start_job(const RunConfig& config, const std::string& config_path) {
   // for a toolchain that cannot build.
   check_toolchain(options.builder.compile);
   ConfiguredWorkload workload = make_configured_workload(config.workload);
+  // Before the database is opened too: a workload too large for this machine leaves no run behind.
+  check_program_fits_memory(workload.program);
   options.input_ranges = std::move(workload.input_ranges);
   options.fixed_inputs = std::move(workload.fixed_inputs);
   return JobStart{std::move(target), std::move(options), std::move(workload)};

@@ -7,6 +7,7 @@
 
 #include "analysis/strategies.h"
 #include "compile/cpp_compiler.h"
+#include "interp/interpreter.h"
 #include "results/database.h"
 #include "space/strategy_schedule.h"
 #include "tests/tuner/test_directory.h"
@@ -106,6 +107,15 @@ TEST_F(TuneJobTest, RefusesAToolchainThatCannotBuildBeforeTheDatabaseIsOpened) {
   RunConfig config = parse_run_config(config_text(), "job.yaml");
   config.target.compiler = "/nonexistent/g++";
   EXPECT_THROW(make_tune_job(config), ToolchainError);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
+}
+
+// So is a workload whose tensors do not fit in this machine's memory (issue 20: no run row is left behind).
+TEST_F(TuneJobTest, RefusesAWorkloadLargerThanTheMemoryBeforeTheDatabaseIsOpened) {
+  RunConfig config = parse_run_config(config_text(), "job.yaml");
+  config.workload.name = "matmul";
+  config.workload.params = {{"m", 1000000}, {"n", 1000000}, {"k", 100000}};
+  EXPECT_THROW(make_tune_job(config), MemoryNeedError);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
 }
 
