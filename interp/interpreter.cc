@@ -279,13 +279,19 @@ HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& value
 
 }  // namespace
 
+namespace {
+
+double tensor_bytes(const Tensor& t) {
+  double bytes = dtype_bytes(t->dtype);
+  for (int64_t extent : t->shape) bytes *= double(extent);
+  return bytes;
+}
+
+}  // namespace
+
 double program_tensor_bytes(const Program& program) {
   double bytes = 0;
-  for (const Tensor& t : program.tensors()) {
-    double elements = 1;
-    for (int64_t extent : t->shape) elements *= double(extent);
-    bytes += elements * dtype_bytes(t->dtype);
-  }
+  for (const Tensor& t : program.tensors()) bytes += tensor_bytes(t);
   return bytes;
 }
 
@@ -295,11 +301,8 @@ void check_program_fits_memory(const Program& program, double machine_bytes) {
   if (needed <= machine_bytes) return;
   Tensor largest;
   double largest_bytes = -1;
-  for (const Tensor& t : program.tensors()) {
-    double bytes = dtype_bytes(t->dtype);
-    for (int64_t extent : t->shape) bytes *= double(extent);
-    if (bytes > largest_bytes) largest = t, largest_bytes = bytes;
-  }
+  for (const Tensor& t : program.tensors())
+    if (tensor_bytes(t) > largest_bytes) largest = t, largest_bytes = tensor_bytes(t);
   auto gb = [](double bytes) {
     std::ostringstream s;
     s.setf(std::ios::fixed);

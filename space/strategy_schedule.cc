@@ -724,7 +724,7 @@ class StrategyScheduler {
       if (weight_dim >= 0 && tile.panel == width) return std::nullopt;
       budget = accumulator_vectors() / (tile.panel / lanes);
     }
-    if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {
+    if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {  // packed, not copied
       const size_t rank = program_.find(tile.packed)->shape.size();
       tile.pack_dim = weight_dim >= 0 ? weight_dim : int64_t(rank) - 1;
       auto packed = packs_.find(tile.packed);
