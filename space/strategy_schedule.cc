@@ -430,6 +430,10 @@ class StrategyScheduler {
     size_t row_axis = 0;  // the axis of the channels computed together
     int64_t rows = 1;
     int64_t lanes = 0;  // elements of the plane per iteration: whole rows of it
+    // Per axis, whether the largest operand of the reduction is indexed by it (the last two: by the plane). The
+    // outer loops over those axes go first (knobs.reuse_operand_order), so that operand is read once while the
+    // smaller one is read again from cache in each of its iterations.
+    std::vector<bool> reused_axes;
   };
   // Of the vector registers (32 with AVX-512's 16 lanes, 16 with narrower vectors), those the accumulators may take,
   // leaving the rest for operands (knobs.accumulator_vectors, when set, instead).
@@ -512,6 +516,23 @@ class StrategyScheduler {
     // Only a split one: all of its rows in one iteration would leave the parallel loop few iterations or one.
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(r->body, folded_into(r), reads);
+    // Only where the operands do not fit one core's L2: in cache, the loops in their own order write the output
+    // contiguously and split it by channels as the next stage reads it. EfficientNet's 16 -> 96 channel expansions
+    // on 112 x 112 maps (X 0.8 MB) ran 3x slower over plane blocks first, in the model; ResNeXt's 1 x 1
+    // convolutions of 1.6 to 3.2 MB maps with 256 or more channels ran 1.7-2.5x faster.
+    int64_t largest = 0, operand_bytes = 0;
+    std::set<std::string> counted;
+    for (const auto& [tensor, indices] : reads) {
+      if (counted.insert(tensor->name).second) operand_bytes += tensor->num_elements() * dtype_bytes(tensor->dtype);
+      if (tensor->num_elements() <= largest) continue;
+      largest = tensor->num_elements();
+      tile.reused_axes.assign(n, false);
+      for (size_t d = 0; d < n; ++d)
+        for (const Expr& index : indices)
+          tile.reused_axes[d] = tile.reused_axes[d] || uses_var(index, r->axes[d].name());
+      tile.reused_axes[n - 2] = tile.reused_axes[n - 1] = tile.reused_axes[n - 2] || tile.reused_axes[n - 1];
+    }
+    if (operand_bytes <= options_.l2_bytes || options_.l2_bytes <= 0) tile.reused_axes.clear();
     for (size_t d = n - 2; d-- > 0;) {
       bool shared = std::all_of(reads.begin(), reads.end(), [&](const auto& read) {
         bool on_plane = false, on_axis = false;
@@ -578,13 +599,15 @@ class StrategyScheduler {
 
   // t's loops for a plane tile: its last two axes fused into the plane loop, split into whole rows of the plane when
   // the tile holds fewer, and the channel axis split by the tile's rows.
-  static TileLoops plane_loops(const Tensor& t, const PlaneTile& tile, Schedule& s) {
+  TileLoops plane_loops(const Tensor& t, const PlaneTile& tile, Schedule& s) const {
     size_t n = t->axes.size();
     std::string plane = t->axes[n - 2].name() + "+" + t->axes[n - 1].name();
     s.fuse(t->name, t->axes[n - 2].name(), t->axes[n - 1].name());
     TileLoops loops;
+    std::vector<size_t> outer_axis;  // the axis each outer loop comes from (n - 2: the plane)
     for (size_t d = 0; d + 2 < n; ++d) {
       const std::string& axis = t->axes[d].name();
+      outer_axis.push_back(d);
       if (d != tile.row_axis || tile.rows == 1) {
         loops.outer.push_back(axis);
         continue;
@@ -597,7 +620,19 @@ class StrategyScheduler {
     if (tile.lanes < t->axes[n - 2].extent * t->axes[n - 1].extent) {
       s.split(t->name, plane, tile.lanes);
       loops.outer.push_back(plane + ".o");
+      outer_axis.push_back(n - 2);
       loops.lanes = plane + ".i";
+    }
+    if (knobs().reuse_operand_order && tile.reused_axes.size() == n) {
+      // A ResNeXt 1 x 1 convolution of 256 channels on a 56 x 56 map (X 3.2 MB, W 256 KB) ran 2.4x faster with the
+      // plane's blocks outside the channels': X is read once instead of once per four channels.
+      std::vector<size_t> positions(loops.outer.size());
+      std::iota(positions.begin(), positions.end(), 0);
+      std::stable_partition(positions.begin(), positions.end(),
+                            [&](size_t p) { return bool(tile.reused_axes[outer_axis[p]]); });
+      std::vector<std::string> reordered;
+      for (size_t p : positions) reordered.push_back(loops.outer[p]);
+      loops.outer = reordered;
     }
     return loops;
   }
@@ -1156,6 +1191,7 @@ StrategyProgram make_strategy_program(const Program& program, const std::string&
   FixedScheduleOptions fixed = options;
   if (target.kind == TargetKind::kCpu && target.cpu.simd_fp32_lanes > 0)
     fixed.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
+  if (target.kind == TargetKind::kCpu) fixed.l2_bytes = target.cpu.l2_bytes;
   out.schedule = strategy_schedule(program, out.plan, fixed);
   return out;
 }

@@ -158,6 +158,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   const int lanes = int(target.cpu.simd_fp32_lanes);
   FixedScheduleOptions fixed;
   fixed.simd_fp32_lanes = lanes;
+  fixed.l2_bytes = target.cpu.l2_bytes;
   fixed.weights = workload.weights;
   Schedule fixed_schedule = strategy_schedule(program, plan, fixed);
 

@@ -226,6 +226,34 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
   }
 }
 
+// A 1 x 1 convolution whose operands do not fit one core's L2 runs the plane's blocks outside the channels', so that
+// the map (its largest operand) is read once rather than once per four channels; operands that fit, or an unknown
+// cache, keep the channels outermost (the output written in order, split by channels as the next stage reads it).
+TEST(StrategySchedule, PlaneTilesVisitTheLargestOperandFirstWhenItDoesNotFitTheCache) {
+  Tensor x = placeholder("x", {1, 64, 28, 28}), w = placeholder("w", {64, 64, 1, 1}), b = placeholder("b", {64});
+  Program p({relu("y", conv2d("c", x, w, b))}, "pointwise");
+  auto outer_order = [&](int64_t l2_bytes) {
+    FixedScheduleOptions options;
+    options.l2_bytes = l2_bytes;
+    Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
+    expect_matches_interpreter(p, s);
+    for (const Decision& d : s.decisions())
+      if (d.kind == DecisionKind::kReorder && d.stage == "y") return d.axes;
+    return std::vector<std::string>{};
+  };
+  // x is 200 KB, w 16 KB: the plane of 784 is cut into 7 blocks of 4 rows (112 lanes), the channels into 16 of 4.
+  const std::vector<std::string> plane_first = {"i", "l+m.o", "j.o", "j.i", "l+m.i"};
+  const std::vector<std::string> channels_first = {"i", "j.o", "l+m.o", "j.i", "l+m.i"};
+  EXPECT_EQ(outer_order(128 << 10), plane_first);
+  EXPECT_EQ(outer_order(1 << 20), channels_first);
+  EXPECT_EQ(outer_order(0), channels_first);
+  FixedScheduleOptions own_order;
+  own_order.l2_bytes = 128 << 10;
+  own_order.knobs.reuse_operand_order = false;
+  Schedule kept = strategy_schedule(p, make_plan("global", p, cpu()), own_order);
+  EXPECT_TRUE(has_decision(kept, DecisionKind::kParallel, "y", "i+j.o+l+m.o")) << kept.to_json();
+}
+
 // A GEMM whose B moves along the output's columns (C[i, j] = sum_k A[i, k] B[k, j] + b[j], as ONNX exports a linear
 // layer): rows far wider than the registers are cut into panels, the panel loop outermost and parallel, B's panel
 // copied once per panel, and each step computes 6 rows of A by 4 vectors of 16 lanes (AVX-512: of the tiles of 24
