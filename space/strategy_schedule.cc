@@ -140,13 +140,24 @@ class StrategyScheduler {
   // EfficientNet's squeeze-excitation gate (a sigmoid per channel), inlined into the scaling of a 112 x 112
   // feature map, ran 12 544 sigmoids per channel, and a LayerNorm mean computed inside its reader's tiles ran
   // once per tile.
+  // Reads at the same indices count once: the compiler computes them once (a SiLU's x * sigmoid(x) over a batch
+  // norm; stored instead, EfficientNet wrote and read back every expanded and depthwise map once more).
   bool reread_by_a_reader(const Tensor& t) {
     for (const Tensor& reader : program_.readers(t)) {
       int64_t iterations = reader->num_elements();
       if (const ReduceNode* r = reader->reduction())
         for (const IterVar& k : r->axes) iterations *= k.extent;
-      for (const TensorAccess& access : analyze_accesses(reader))
-        if (access.tensor.get() == t.get() && iterations * access.reads > t->num_elements()) return true;
+      std::vector<std::vector<Expr>> distinct;
+      for_each_node(reader->body, [&](const Expr& node) {
+        auto* read = node.as<TensorReadNode>();
+        if (!read || !read->tensor.same_as(t)) return;
+        auto same = [&](const std::vector<Expr>& indices) {
+          return std::equal(indices.begin(), indices.end(), read->indices.begin(), read->indices.end(),
+                            [](const Expr& a, const Expr& b) { return structural_equal(a, b); });
+        };
+        if (std::none_of(distinct.begin(), distinct.end(), same)) distinct.push_back(read->indices);
+      });
+      if (iterations * int64_t(distinct.size()) > t->num_elements()) return true;
     }
     return false;
   }

@@ -111,6 +111,29 @@ TEST(StrategySchedule, KeepsComputedValuesTheirReaderRereadsOutOfTheReader) {
   EXPECT_TRUE(has_decision(reversed_schedule, DecisionKind::kComputeInline, "moved")) << reversed_schedule.to_json();
 }
 
+// A batch norm read twice at the same element by its SiLU (x * sigmoid(x)) is inlined: the compiler computes the two
+// reads once, where storing it would write and read back the whole map. Read at two different elements (a sum of
+// neighbours), it is computed twice per element inlined, so it stays stored.
+TEST(StrategySchedule, InlinesAValueItsReaderReadsTwiceAtTheSameElement) {
+  const int64_t C = 8, HW = 64;
+  Tensor x = placeholder("x", {C, HW}), scale = placeholder("scale", {C});
+  Tensor bn = compute("bn", {C, HW}, [&](const std::vector<Expr>& i) { return x(i[0], i[1]) * scale(i[0]); });
+  Tensor silu = compute("silu", {C, HW},
+                        [&](const std::vector<Expr>& i) { return bn(i[0], i[1]) * math::sigmoid(bn(i[0], i[1])); });
+  Program same({silu}, "silu");
+  Tensor bn2 = compute("bn", {C, HW}, [&](const std::vector<Expr>& i) { return x(i[0], i[1]) * scale(i[0]); });
+  Tensor neighbours = compute("neighbours", {C, HW}, [&](const std::vector<Expr>& i) {
+    return bn2(i[0], i[1]) * math::sigmoid(bn2(i[0], (i[1] + 1) % HW));
+  });
+  Program different({neighbours}, "neighbours");
+  Schedule inlined = make_strategy_program(same, "global", cpu()).schedule;
+  EXPECT_TRUE(has_decision(inlined, DecisionKind::kComputeInline, "bn")) << inlined.to_json();
+  expect_matches_interpreter(same, inlined);
+  Schedule stored = make_strategy_program(different, "global", cpu()).schedule;
+  EXPECT_FALSE(has_decision(stored, DecisionKind::kComputeInline, "bn")) << stored.to_json();
+  expect_matches_interpreter(different, stored);
+}
+
 // Attention heads merged back into rows (a transpose, then a reshape that merges the transposed axis) read by a
 // GEMM: folding both would load ctx[k / 8, i, k % 8] on the GEMM's vectorized reduction loop, so the transpose
 // is stored and the reshape, affine on the stored transpose, is still folded.

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -145,13 +146,20 @@ TEST(EvolutionarySearch, ClimbsToAPlantedOptimumFasterThanRandomSearch) {
     goal = *mutate(p, goal, planting);
   ASSERT_GE(decision_distance(goal, space->fixed_schedule()), 4);
   auto seconds = [&](const Schedule& s) { return 1e-3 * (1 + decision_distance(s, goal)); };
-  // With 15 knobs, evolutionary seeds 1 to 8 reached it in 115-323 trials; random search (seed 5) not in 600.
-  const int budget = 600;
-  EvolutionarySearch evolution(space, 5, EvolutionSeeds{space->fixed_schedule(), {}}, nullptr, "mm");
+  // One seed's count moves with every change of the fixed schedule (it moves the planted goal): the median of three
+  // seeds is the claim. With 16 knobs, seeds 5, 6 and 7 reached it in 193, 330 and more than 600 trials; random
+  // search (seed 5) not in 800.
+  const int budget = 800;
+  std::vector<int> evolution_trials;
+  for (uint64_t seed : {5, 6, 7}) {
+    EvolutionarySearch evolution(space, seed, EvolutionSeeds{space->fixed_schedule(), {}}, nullptr, "mm");
+    evolution_trials.push_back(trials_to_reach(evolution, goal, budget, seconds));
+  }
+  std::sort(evolution_trials.begin(), evolution_trials.end());
   RandomSearch random(space, 5);
-  const int evolution_trials = trials_to_reach(evolution, goal, budget, seconds);
   const int random_trials = trials_to_reach(random, goal, budget, seconds);
-  EXPECT_LE(evolution_trials, budget / 2);
+  EXPECT_LE(evolution_trials[1], budget / 2)
+      << evolution_trials[0] << ", " << evolution_trials[1] << ", " << evolution_trials[2];
   EXPECT_GT(random_trials, budget) << "random search found it";
 
   // Ranked by a learned model, it gets there too.
