@@ -753,7 +753,13 @@ class StrategyScheduler {
     const int64_t lanes = options_.simd_fp32_lanes, width = t->axes[n - 1].extent;
     StencilTile tile;
     int64_t chunks = (width + lanes - 1) / lanes;
-    if (chunks > accumulator_vectors() || weight_dim >= 0) {
+    // A row that fits the registers but leaves room for fewer than 4 of its rows (more than 7 vectors with AVX-512)
+    // is cut into panels too where B can be copied: 24 vectors of one row load 25 operands per 24 FMAs, a panel's 8
+    // rows x 3 vectors 11. GEMMs of 128 to 448 columns (Swin's first stages as ONNX exports them) ran at 60 GFLOP/s
+    // one or two whole rows at a time.
+    const bool few_rows = chunks > accumulator_vectors() / 4 && panel_columns(width) > 0 &&
+                          panel_columns(width) < width && !panel_operand(r, folded, reads).empty();
+    if (chunks > accumulator_vectors() || weight_dim >= 0 || few_rows) {
       tile.panel = panel_columns(width);
       if (tile.panel == 0 || (weight_dim >= 0 && tile.panel == width)) return std::nullopt;
       chunks = tile.panel / lanes;
@@ -767,7 +773,7 @@ class StrategyScheduler {
     if (weight_dim >= 0 && tile.packed.empty()) return std::nullopt;  // read in place, its loads would gather
     if (!tile.packed.empty()) {
       tile.panel = gemm_panel_columns(width, height);
-      if (weight_dim >= 0 && tile.panel == width) return std::nullopt;
+      if (tile.panel == width) return std::nullopt;  // one panel: a whole row, which the tile was not planned for
       budget = accumulator_vectors() / (tile.panel / lanes);
     }
     if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {  // packed, not copied

@@ -316,6 +316,29 @@ TEST(StrategySchedule, WideGemmRowsRunAsPanelsOfRegisterTiles) {
   }
 }
 
+// A row that fits the registers but would leave room for fewer than 4 rows of it (128 columns: 8 vectors of 16 lanes)
+// is cut into panels too: 6 rows x 4 vectors, B's panel copied. 64 columns (4 vectors, 7 rows) stay whole rows.
+TEST(StrategySchedule, GemmRowsOfMoreThanSevenVectorsRunAsPanels) {
+  const int64_t rows = 96, K = 64;
+  auto gemm = [&](int64_t cols) {
+    Tensor A = placeholder("A", {rows, K}), B = placeholder("B", {K, cols});
+    IterVar k = reduce_axis(K, "k");
+    return Program({compute("C", {rows, cols},
+                            [&](const std::vector<Expr>& i) { return sum(A(i[0], k.var) * B(k.var, i[1]), {k}); })},
+                   "gemm");
+  };
+  Program wide = gemm(128), narrow = gemm(64);
+  Schedule panels = make_strategy_program(wide, "global", cpu()).schedule;
+  EXPECT_TRUE(has_decision(panels, DecisionKind::kCacheRead, "C", "j.o")) << panels.to_json();
+  EXPECT_NE(panels.to_json().find(R"({"axis":"j","factor":64,"kind":"split","stage":"C")"), std::string::npos)
+      << panels.to_json();
+  EXPECT_TRUE(has_decision(panels, DecisionKind::kExplicitVectors, "C", "j.i")) << panels.to_json();
+  expect_matches_interpreter(wide, panels);
+  Schedule whole = make_strategy_program(narrow, "global", cpu()).schedule;
+  EXPECT_FALSE(has_decision(whole, DecisionKind::kCacheRead, "C")) << whole.to_json();
+  expect_matches_interpreter(narrow, whole);
+}
+
 // Tokens on a map (A[h, w, k], as Swin's ONNX file multiplies its [1, 14, 14, 512] activations by W[512, 2048]): the
 // same weights for every token, so the panel of W is copied once per panel and the map's rows are serial inside it.
 TEST(StrategySchedule, PanelsOfAMapOfTokensCopyTheWeightsOnce) {
