@@ -423,7 +423,9 @@ class IngotRunner:
         self.info = {}
         work = os.path.join(args.work_dir, f"{model}-{variant}-t{args.threads}")
         os.makedirs(work, exist_ok=True)
-        database = os.path.join(args.work_dir, "peers.db")
+        # One database per ingot binary: a shared one kept the fixed schedules of earlier builds, and `ingot best`
+        # answered with one of those where it had once been measured faster than this build's.
+        database = os.path.join(args.work_dir, f"peers-{ingot_digest[:12]}.db")
         workload = f"  onnx: {onnx_path}" if variant == "onnx" else f"  name: {model}"
         config_text = (
             "# Written by scripts/peers/run_peers.py: ingot's fixed `global` program of this model, measured once.\n"
