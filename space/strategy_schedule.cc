@@ -609,6 +609,18 @@ class StrategyScheduler {
     s.vectorize(t->name, loops.lanes);
   }
 
+  // The outer loops whose axis (outer_axis[p] for loop p) the reused operand is indexed by move first, each group in
+  // its own order: the parallel loop then runs over that operand's tiles outermost, reading it once.
+  static void reused_axes_first(std::vector<std::string>& outer, const std::vector<size_t>& outer_axis,
+                                const std::vector<bool>& reused) {
+    std::vector<size_t> positions(outer.size());
+    std::iota(positions.begin(), positions.end(), 0);
+    std::stable_partition(positions.begin(), positions.end(), [&](size_t p) { return bool(reused[outer_axis[p]]); });
+    std::vector<std::string> reordered;
+    for (size_t p : positions) reordered.push_back(outer[p]);
+    outer = reordered;
+  }
+
   // t's loops for a plane tile: its last two axes fused into the plane loop, split into whole rows of the plane when
   // the tile holds fewer, and the channel axis split by the tile's rows.
   TileLoops plane_loops(const Tensor& t, const PlaneTile& tile, Schedule& s) const {
@@ -638,13 +650,7 @@ class StrategyScheduler {
     if (knobs().reuse_operand_order && tile.reused_axes.size() == n) {
       // A ResNeXt 1 x 1 convolution of 256 channels on a 56 x 56 map (X 3.2 MB, W 256 KB) ran 2.4x faster with the
       // plane's blocks outside the channels': X is read once instead of once per four channels.
-      std::vector<size_t> positions(loops.outer.size());
-      std::iota(positions.begin(), positions.end(), 0);
-      std::stable_partition(positions.begin(), positions.end(),
-                            [&](size_t p) { return bool(tile.reused_axes[outer_axis[p]]); });
-      std::vector<std::string> reordered;
-      for (size_t p : positions) reordered.push_back(loops.outer[p]);
-      loops.outer = reordered;
+      reused_axes_first(loops.outer, outer_axis, tile.reused_axes);
     }
     return loops;
   }
@@ -758,10 +764,11 @@ class StrategyScheduler {
     // is cut into panels too where B can be copied: 24 vectors of one row load 25 operands per 24 FMAs, a panel's 8
     // rows x 3 vectors 11. GEMMs of 128 to 448 columns (Swin's first stages as ONNX exports them) ran at 60 GFLOP/s
     // one or two whole rows at a time.
-    const bool few_rows = chunks > accumulator_vectors() / 4 && panel_columns(width) > 0 &&
-                          panel_columns(width) < width && !panel_operand(r, folded, reads).empty();
+    const int64_t panel = panel_columns(width);
+    const bool few_rows =
+        chunks > accumulator_vectors() / 4 && panel > 0 && panel < width && !panel_operand(r, folded, reads).empty();
     if (chunks > accumulator_vectors() || weight_dim >= 0 || few_rows) {
-      tile.panel = panel_columns(width);
+      tile.panel = panel;
       if (tile.panel == 0 || (weight_dim >= 0 && tile.panel == width)) return std::nullopt;
       chunks = tile.panel / lanes;
     } else if (n < 3) {
@@ -1008,13 +1015,7 @@ class StrategyScheduler {
     }
     if (!operand_axes.empty() && knobs().reuse_operand_order) {
       // The operand's axes (the last one's outer part included) first, the others inside them.
-      std::vector<size_t> positions(outer.size());
-      std::iota(positions.begin(), positions.end(), 0);
-      std::stable_partition(positions.begin(), positions.end(),
-                            [&](size_t p) { return bool(operand_axes[outer_axis[p]]); });
-      std::vector<std::string> reordered;
-      for (size_t p : positions) reordered.push_back(outer[p]);
-      outer = reordered;
+      reused_axes_first(outer, outer_axis, operand_axes);
     }
     if (hosted && !hosted.same_as(t) && !vector_axis.empty()) {
       hosted_tile_[hosted->name] = vector_extent;
