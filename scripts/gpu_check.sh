@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The checks that need an NVIDIA GPU, which CI's machines do not have: the CUDA tests that skip without one, then
+# each model's programs under the four fusion strategies run on the GPU and compared with the interpreter
+# (`ingot run --gpu`). Run it on a machine with a GPU, a driver and the CUDA toolkit ingot was built with.
+# Usage: scripts/gpu_check.sh [BUILD_DIR] [OUT_DIR]; prints a tally and exits non-zero when a check failed.
+set -uo pipefail
+build="${1:-build}"
+out="${2:-gpu-check}"
+mkdir -p "$out"
+failed=0
+passed=0
+
+check() {  # check NAME TIMEOUT_S COMMAND...: runs the command, its output into OUT/NAME.log
+  local name="$1" limit="$2"
+  shift 2
+  local start=$SECONDS
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  if [ "$rc" -eq 0 ]; then
+    passed=$((passed + 1))
+    echo "ok     $name ($((SECONDS - start)) s)"
+  else
+    failed=$((failed + 1))
+    echo "FAILED $name ($((SECONDS - start)) s, exit $rc): see $out/$name.log"
+    tail -n 5 "$out/$name.log" | sed 's/^/    /'
+  fi
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+check cuda_tests 600 "$build/runtime_tests" --gtest_filter='Cuda*'
+check nvrtc_strategy_tests 600 "$build/space_tests" --gtest_filter='*Gpu*:*Nvrtc*'
+grep -h "SKIPPED\|PASSED\|FAILED  " "$out/cuda_tests.log" "$out/nvrtc_strategy_tests.log" | sed 's/^/    /'
+strategies=(strategy:unfused strategy:rules strategy:subgraph strategy:global)
+for model in mlp mmoe lstm bert efficientnet resnext swin; do
+  check "$model-small" 600 "$build/ingot" run --gpu --workload "$model" --size small --min-repeat-ms 20 \
+    --schedule "${strategies[@]}"
+  grep -E "correct|WRONG" "$out/$model-small.log" | sed 's/^/    /'
+done
+for model in ${INGOT_GPU_CHECK_PAPER_MODELS:-}; do  # paper sizes, where time allows (the interpreter is slow)
+  check "$model-paper" 600 "$build/ingot" run --gpu --workload "$model" --min-repeat-ms 50 --schedule "${strategies[@]}"
+  grep -E "correct|WRONG" "$out/$model-paper.log" | sed 's/^/    /'
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
