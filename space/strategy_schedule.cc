@@ -35,6 +35,15 @@ int64_t largest_divisor_up_to(int64_t n, int64_t cap) {
   return 1;
 }
 
+// Whether only t's last axis has more than one iteration: a GEMV. An ONNX model's out[1, n] is one, as the built-in
+// models' out[n] is (the LSTM's input projections ran 2x slower as 2-D GEMMs of 4-row tiles than as GEMVs).
+bool one_output_axis(const Tensor& t) {
+  if (t->axes.empty()) return false;
+  for (size_t d = 0; d + 1 < t->axes.size(); ++d)
+    if (t->axes[d].extent != 1) return false;
+  return true;
+}
+
 class StrategyScheduler {
  public:
   StrategyScheduler(const Program& program, const PartitionPlan& plan, const FixedScheduleOptions& options)
@@ -268,7 +277,7 @@ class StrategyScheduler {
   // rows had been slower than 2 (13.7 against 12.9 ms).
   std::string register_tile(const Tensor& t, const std::string& axis, int64_t extent, Schedule& s,
                             std::vector<std::string>& order) {
-    int64_t rows = largest_divisor_up_to(extent, t->axes.size() == 1 ? knobs().gemv_rows : knobs().register_tile);
+    int64_t rows = largest_divisor_up_to(extent, one_output_axis(t) ? knobs().gemv_rows : knobs().register_tile);
     if (rows == 1) {
       order.push_back(axis);
       return "";
@@ -372,23 +381,29 @@ class StrategyScheduler {
     if (readers.empty() || program_.is_output(t) || !same_kernel(stage, stage + 1)) return 0;
     std::set<std::string> folded(inlined_.begin(), inlined_.end());
     int64_t period = 0;
+    const int64_t extent = t->axes.back().extent;
     for (const auto& [name, r] : readers) {
-      if (stage_of_.at(name) != stage + 1 || r->reduction() || r->axes.size() != 1) return 0;
-      if (period && r->axes[0].extent != period) return 0;
-      period = r->axes[0].extent;
-      const std::string& j = r->axes[0].name();
+      if (stage_of_.at(name) != stage + 1 || r->reduction() || !one_output_axis(r)) return 0;
+      if (period && r->axes.back().extent != period) return 0;
+      period = r->axes.back().extent;
+      const std::string& j = r->axes.back().name();
+      // The reader's axes of one iteration index the GEMV's (all of one iteration too) at 0.
+      std::unordered_map<std::string, Expr> single;
+      for (size_t d = 0; d + 1 < r->axes.size(); ++d) single[r->axes[d].name()] = Expr(int64_t(0));
       std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
       folded_reads(r->body, folded, reads);
       for (const auto& [tensor, indices] : reads) {
         if (!tensor.same_as(t)) continue;
-        std::optional<AffineForm> form = as_affine(simplify(indices[0]));
+        for (size_t d = 0; d + 1 < indices.size(); ++d)
+          if (!structural_equal(simplify(substitute(indices[d], single)), Expr(int64_t(0)))) return 0;
+        std::optional<AffineForm> form = as_affine(simplify(indices.back()));
         if (!form || form->coeffs.size() != 1 || !form->coeffs.count(j) || form->coeffs.at(j) != 1 ||
-            form->constant < 0 || form->constant % period != 0 || form->constant >= t->axes[0].extent)
+            form->constant < 0 || form->constant % period != 0 || form->constant >= extent)
           return 0;
       }
     }
-    int64_t multiple = t->axes[0].extent / period;
-    return t->axes[0].extent % period == 0 && multiple >= 2 && multiple <= 8 ? period : 0;
+    int64_t multiple = extent / period;
+    return extent % period == 0 && multiple >= 2 && multiple <= 8 ? period : 0;
   }
 
   bool same_kernel(int a, int b) const {
@@ -408,7 +423,7 @@ class StrategyScheduler {
   // once inside the vectorized reduction.
   void gate_aligned_gemv(const Tensor& t, int64_t period, Schedule& s) {
     const std::string& name = t->name;
-    const std::string g = t->axes[0].name();
+    const std::string g = t->axes.back().name();
     int64_t chunk = largest_divisor_up_to(period, knobs().gate_chunk);  // the readers' split (cpu_root, 1-D)
     s.split(name, g, period);
     std::string parallel = g + ".i", rows;
@@ -419,11 +434,20 @@ class StrategyScheduler {
       rows = g + ".i.i";
       rows_extent = chunk;
     }
-    std::vector<std::string> order{parallel, g + ".o"};
+    // Axes of one iteration (an ONNX model's batch of 1) go outside and fuse into the parallel loop, as the readers'.
+    std::vector<std::string> order;
+    for (size_t d = 0; d + 1 < t->axes.size(); ++d) order.push_back(t->axes[d].name());
+    const size_t unit_axes = order.size();
+    order.push_back(parallel);
+    order.push_back(g + ".o");
     std::string tile = rows.empty() ? "" : register_tile(t, rows, rows_extent, s, order);
     for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
     if (!tile.empty()) order.push_back(tile);
     s.reorder(name, order);
+    for (size_t d = unit_axes; d-- > 0;) {
+      s.fuse(name, order[d], parallel);
+      parallel = order[d] + "+" + parallel;
+    }
     s.parallel(name, parallel);
     attach_loop_[name] = parallel;
     if (knobs().cache_write)
@@ -963,7 +987,7 @@ class StrategyScheduler {
       if (Tensor r = hosted_reduction(t, InnerLoops::kUnrollSpatial))
         if (std::optional<StencilTile> tile = stencil_tile(t, r)) return stencil_root(t, r, *tile, s);
     }
-    if (t->reduction() && t->axes.size() == 1 && inner_loops(t) == InnerLoops::kVectorizeReduction)
+    if (t->reduction() && one_output_axis(t) && inner_loops(t) == InnerLoops::kVectorizeReduction)
       if (int64_t period = gate_period(t)) return gate_aligned_gemv(t, period, s);
     std::vector<std::string> outer;
     std::vector<size_t> outer_axis;  // the axis each outer loop comes from
@@ -997,7 +1021,7 @@ class StrategyScheduler {
       const IterVar& last = t->axes.back();
       // A 1-D output needs an outer loop to spread over the threads, so its axis is always split (by gate_chunk, which
       // a gate GEMV writing it follows).
-      bool one_dimensional = t->axes.size() == 1;
+      bool one_dimensional = one_output_axis(t);
       int64_t cap = one_dimensional ? knobs().gate_chunk : options_.max_vector_lanes;
       if (!one_dimensional && last.extent <= cap) {
         vector_axis = last.name();

@@ -522,6 +522,56 @@ TEST(StrategySchedule, LstmStepsHaveOneBarrierEach) {
   expect_matches_interpreter(p, global.schedule);
 }
 
+// The same LSTM as ONNX files have it, every tensor with a batch axis of one ([1, 4H] gates, [1, H] states): its
+// GEMVs are GEMVs (8-row tiles, not a GEMM's 4) and each step still has one barrier. As 2-D GEMMs the paper LSTM's
+// ONNX file ran 1.36x slower.
+TEST(StrategySchedule, GemvsWithABatchAxisOfOneAreGemvs) {
+  using Axes = std::vector<Expr>;
+  const int64_t steps = 4, H = 32, in = 16;
+  Tensor X = placeholder("X", {steps, 1, in});
+  Tensor W = placeholder("W", {4 * H, in}), U = placeholder("U", {4 * H, H}), b = placeholder("b", {4 * H});
+  Tensor h_prev = compute("h0", {1, H}, [](const Axes&) { return Expr(0.0); });
+  Tensor c_prev = compute("c0", {1, H}, [](const Axes&) { return Expr(0.0); });
+  for (int64_t t = 0; t < steps; ++t) {
+    IterVar kx = reduce_axis(in, "k"), kh = reduce_axis(H, "k");
+    Tensor wx = compute("wx_t" + std::to_string(t), {1, 4 * H},
+                        [&](const Axes& g) { return sum(W(g[1], kx.var) * X(t, g[0], kx.var), {kx}); });
+    Tensor uh = compute("uh_t" + std::to_string(t), {1, 4 * H},
+                        [&, h_prev](const Axes& g) { return sum(U(g[1], kh.var) * h_prev(g[0], kh.var), {kh}); });
+    auto pre = [&](int64_t gate, const Axes& j) {
+      Expr row = j[1] + gate * H;
+      return wx(j[0], row) + uh(j[0], row) + b(row);
+    };
+    Tensor c = compute("c_t" + std::to_string(t), {1, H}, [&, c_prev](const Axes& j) {
+      return math::sigmoid(pre(1, j)) * c_prev(j[0], j[1]) + math::sigmoid(pre(0, j)) * math::tanh(pre(2, j));
+    });
+    h_prev = compute("h_t" + std::to_string(t), {1, H},
+                     [&](const Axes& j) { return math::sigmoid(pre(3, j)) * math::tanh(c(j[0], j[1])); });
+    c_prev = c;
+  }
+  Program p({h_prev}, "lstm_batch_of_one");
+  StrategyProgram global = make_strategy_program(p, "global", cpu());
+  const std::string json = global.schedule.to_json();
+  EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kParallel, "uh_t1", "i+j.i.o")) << json;
+  EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kUnroll, "uh_t1", "j.i.i.i")) << json;
+  EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kUnroll, "wx_t1", "j.i.i")) << json;
+  for (const Decision& d : global.schedule.decisions()) {
+    if (d.stage == "wx_t1" && d.kind == DecisionKind::kSplit && d.axes[0] == "j.i") {
+      EXPECT_EQ(d.factor, 8) << json;
+    }
+    if (d.stage == "uh_t1" && d.kind == DecisionKind::kSplit && d.axes[0] == "j.i.i") {
+      EXPECT_EQ(d.factor, 8) << json;
+    }
+  }
+  std::string cpp = compile_to_cpp_source(p, global.schedule).source;
+  size_t barriers = 0;
+  for (size_t at = cpp.find("#pragma omp barrier"); at != std::string::npos;
+       at = cpp.find("#pragma omp barrier", at + 1))
+    ++barriers;
+  EXPECT_EQ(barriers, size_t(steps)) << cpp;
+  expect_matches_interpreter(p, global.schedule);
+}
+
 // Model, strategy, and the ISA the code is written and compiled for (on the fixed targets, with the flags that select
 // it: both forms are compiled on every machine and run where the CPU has the ISA; elsewhere the code runs as this
 // CPU compiles it, its explicit vectors' fallback loops).
