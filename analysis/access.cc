@@ -26,8 +26,12 @@ const char* access_kind_name(AccessKind kind) {
 std::set<std::string> reduction_axes_along_memory(const Tensor& compute) {
   std::set<std::string> axes;
   const ReduceNode* r = compute->reduction();
-  if (!r || compute->axes.empty()) return axes;
-  const std::string last = compute->axes.back().name();
+  // The innermost spatial axis of more than one iteration: a row maximum kept as [rows, 1] (ONNX's keepdims, a
+  // softmax's) moves along rows.
+  auto innermost =
+      std::find_if(compute->axes.rbegin(), compute->axes.rend(), [](const IterVar& axis) { return axis.extent > 1; });
+  if (!r || innermost == compute->axes.rend()) return axes;
+  const std::string last = innermost->name();
   for_each_node(compute->body, [&](const Expr& node) {
     auto* read = node.as<TensorReadNode>();
     if (!read) return;

@@ -30,6 +30,17 @@ TEST(Access, MatmulReadsBothMatricesWhole) {
             "B[0:16, 0:20] 320 elements 1280 B (reduce, 1 reads)\n");
 }
 
+// A row maximum kept as [rows, 1] (ONNX's keepdims, a softmax's) runs along memory: its innermost axis of more than
+// one iteration moves the read by a row, while k walks it. With the unit axis taken as the innermost, it did not.
+TEST(Access, KeptDimensionsDoNotHideAReductionAlongMemory) {
+  Tensor x = placeholder("x", {12, 49});
+  IterVar k = reduce_axis(49, "k");
+  Tensor kept = compute("row_max", {12, 1}, [&](const Axes& i) { return max_reduce(x(i[0], k.var + i[1]), {k}); });
+  EXPECT_EQ(reduction_axes_along_memory(kept), std::set<std::string>{"k"});
+  Tensor scalar = compute("all_max", {1, 1}, [&](const Axes& i) { return max_reduce(x(i[0], k.var + i[1]), {k}); });
+  EXPECT_TRUE(reduction_axes_along_memory(scalar).empty());
+}
+
 TEST(Access, LstmGateSlices) {
   Program p = lstm(LstmSizes::small());  // hidden 8: gates i, f, g, o are rows 0-7, 8-15, 16-23, 24-31
   // c reads gates i, f and g of wx, uh and b (three reads each, one merged region); h reads gate o.

@@ -157,6 +157,29 @@ TEST(StrategySchedule, StoresDataMovementThatWouldLeaveAReductionLoadNonAffine) 
 
 // y[i] = sum_k W[i, k] x[k] reads W along k: the fixed CPU schedule vectorizes k (a simd reduction, a dot
 // product per row, two rows at once sharing the loads of x) instead of the rows, which would gather across them.
+// Window attention's logits over 49 keys (a 7 x 7 window), q . k along the head's 32 channels: 49 has no divisor up
+// to the 4-output tile, so 7 dot products go together (one at a time before). Still what the interpreter computes.
+TEST(StrategySchedule, DotProductsOfAnExtentWithoutSmallDivisorsStillShareATile) {
+  const int64_t windows = 4, tokens = 49, channels = 32;
+  Tensor q = placeholder("q", {windows, tokens, channels}), k = placeholder("k", {windows, tokens, channels});
+  IterVar c = reduce_axis(channels, "c");
+  Tensor scores = compute("scores", {windows, tokens, tokens}, [&](const std::vector<Expr>& i) {
+    return sum(q(i[0], i[1], c.var) * k(i[0], i[2], c.var), {c});
+  });
+  Tensor logits = compute("logits", {windows, tokens, tokens},
+                          [&](const std::vector<Expr>& i) { return scores(i[0], i[1], i[2]) * Expr(0.25); });
+  Program p({logits}, "window_logits");
+  Schedule s = make_strategy_program(p, "global", cpu()).schedule;
+  bool split_by_7 = false;
+  for (const Decision& d : s.decisions())
+    split_by_7 = split_by_7 || (d.stage == "scores" && d.kind == DecisionKind::kSplit && d.factor == 7);
+  EXPECT_TRUE(split_by_7) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "scores", "c")) << s.to_json();
+  std::string source = compile_to_cpp_source(p, s).source;
+  EXPECT_NE(source.find("ingot_vacc6 += "), std::string::npos) << source;
+  expect_matches_interpreter(p, s);
+}
+
 TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
   const int64_t rows = 64, K = 48;
   Tensor W = placeholder("W", {rows, K}), x = placeholder("x", {K}), b = placeholder("b", {rows});
