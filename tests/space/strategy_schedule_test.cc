@@ -180,6 +180,25 @@ TEST(StrategySchedule, DotProductsOfAnExtentWithoutSmallDivisorsStillShareATile)
   expect_matches_interpreter(p, s);
 }
 
+// Attention's q . k^T per head, k^T laid out [head, channel, key] (as ONNX files transpose it): the heads read their
+// own keys, so the tile takes rows of queries, which share each load of k^T, not heads (3 heads x 1 row before).
+TEST(StrategySchedule, TilesOfABatchedProductTakeRowsNotHeads) {
+  const int64_t heads = 4, queries = 32, keys = 128, channels = 16;
+  Tensor q = placeholder("q", {heads, queries, channels}), kt = placeholder("kt", {heads, channels, keys});
+  IterVar c = reduce_axis(channels, "c");
+  Tensor scores = compute("scores", {heads, queries, keys}, [&](const std::vector<Expr>& i) {
+    return sum(q(i[0], i[1], c.var) * kt(i[0], c.var, i[2]), {c});
+  });
+  Tensor scaled = compute("scaled", {heads, queries, keys},
+                          [&](const std::vector<Expr>& i) { return scores(i[0], i[1], i[2]) * Expr(0.125); });
+  Program p({scaled}, "attention_logits");
+  Schedule s = make_strategy_program(p, "global", cpu()).schedule;
+  const std::string heads_axis = scaled->axes[0].name(), rows_axis = scaled->axes[1].name();
+  EXPECT_FALSE(has_decision(s, DecisionKind::kSplit, "scaled", heads_axis)) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kSplit, "scaled", rows_axis)) << s.to_json();
+  expect_matches_interpreter(p, s);
+}
+
 TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
   const int64_t rows = 64, K = 48;
   Tensor W = placeholder("W", {rows, K}), x = placeholder("x", {K}), b = placeholder("b", {rows});
