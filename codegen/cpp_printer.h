@@ -1,8 +1,8 @@
 // The CPU backend's printer: turns a LoopFunction into one self-contained C++ translation unit (OpenMP for
 // parallel and SIMD loops) that exports the C ABI below. Use it on any LoopFunction that follows the loop
 // semantics contract (stages separated by grid barriers); the result compiles alone with e.g.
-// `g++ -O3 -march=native -fopenmp -fPIC -shared kernel.cc -o kernel.so` (add -DINGOT_LIBMVEC -lmvec on x86-64
-// glibc for SIMD expf, logf, tanhf and erff in vectorized loops).
+// `g++ -O3 -march=native -fno-math-errno -fopenmp -fPIC -shared kernel.cc -o kernel.so` (add -DINGOT_LIBMVEC
+// -lmvec on x86-64 glibc for SIMD expf, logf, tanhf and erff in vectorized loops).
 #pragma once
 
 #include <cstdint>

@@ -31,7 +31,7 @@ std::string default_cpp_flags() {
 }
 
 std::string cpp_flags(const std::string& isa_flags) {
-  std::string flags = "-O3 " + isa_flags + " -fopenmp -fPIC -shared";
+  std::string flags = "-O3 " + isa_flags + " -fno-math-errno -fopenmp -fPIC -shared";
   std::string math = vector_math_flags();
   return math.empty() ? flags : flags + " " + math;
 }
