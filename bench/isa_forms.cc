@@ -18,6 +18,7 @@
 #include "codegen/pipeline.h"
 #include "compile/cpp_compiler.h"
 #include "compile/kernel_module.h"
+#include "configs/run_config.h"
 #include "interp/interpreter.h"
 #include "runtime/local_run.h"
 #include "space/strategy_schedule.h"
@@ -35,6 +36,7 @@ struct Form {
   CompiledLibrary library;
   std::unique_ptr<KernelModule> module;
   std::vector<HostTensor> outputs;
+  std::vector<std::unique_ptr<HostTensor>> packed;  // the weights in the layouts the program reads, packed once
   std::vector<const HostTensor*> in;
   std::vector<HostTensor*> out;
   std::vector<double> seconds;  // one per round: the mean of that round's runs
@@ -92,9 +94,12 @@ int run(int argc, char** argv) {
   std::vector<std::unique_ptr<TensorMap>> model_inputs;  // the forms point at them
   for (const std::string& model : models) {
     WorkloadParams params = size == "small" ? find_workload(model)->small : WorkloadParams{};
-    Program program = make_workload(model, params);
-    model_inputs.push_back(
-        std::make_unique<TensorMap>(random_inputs(program, 1, workload_input_ranges(model, params))));
+    // With its weights named, as `ingot run` has them: the fixed programs read them packed once before the runs.
+    const ConfiguredWorkload workload = make_configured_workload(WorkloadConfig{model, params, ""});
+    const Program& program = workload.program;
+    FixedScheduleOptions options;
+    options.weights = workload.weights;
+    model_inputs.push_back(std::make_unique<TensorMap>(random_inputs(program, 1, workload.input_ranges)));
     const TensorMap& inputs = *model_inputs.back();
     std::fprintf(stderr, "%s: interpreting for the reference outputs...\n", model.c_str());
     TensorMap expected = interpret(program, inputs);
@@ -103,14 +108,20 @@ int run(int argc, char** argv) {
       form->model = model;
       form->isa = isa;
       Target target = isa == host.cpu.isa ? host : with_cpu_isa(host, isa);
-      form->function = lower_program(program, make_strategy_program(program, strategy, target).schedule);
+      form->function = lower_program(program, make_strategy_program(program, strategy, target, options).schedule);
       CompileOptions compile;
       compile.flags = cpp_flags_for(isa);
       compile.timeout_seconds = 1800;
       std::fprintf(stderr, "%s %s: compiling (%s)...\n", model.c_str(), cpu_isa_name(isa), compile.flags.c_str());
       form->library = compile_cpp(cpp_source(form->function).source, compile);
       form->module = std::make_unique<KernelModule>(form->library.path, form->function);
-      for (const Buffer& b : form->function.inputs) form->in.push_back(&inputs.at(b->name));
+      for (const Buffer& b : form->function.inputs) {
+        const HostTensor* input = &inputs.at(b->name);
+        for (const PackedLayout& layout : form->function.packed_inputs)
+          if (layout.tensor == b->name)
+            input = form->packed.emplace_back(std::make_unique<HostTensor>(layout.pack(*input))).get();
+        form->in.push_back(input);
+      }
       for (const Buffer& b : form->function.outputs) form->outputs.emplace_back(b->dtype, b->shape);
       for (HostTensor& t : form->outputs) form->out.push_back(&t);
       form->module->run(form->in, form->out);
