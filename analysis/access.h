@@ -43,8 +43,9 @@ std::vector<TensorAccess> analyze_accesses(const Tensor& compute);
 AccessKind classify_read(const Tensor& compute, const Tensor& input, const std::vector<Expr>& indices);
 
 // The reduction axes that some read walks with stride 1 while the innermost spatial axis (of more than one
-// iteration) moves that read by more than one element: W[i, k] of y[i] = sum_k W[i, k] x[k], a reduction along memory. Vectorizing the spatial
-// axis of such a compute gathers across rows; vectorizing the contiguous reduction axis does not.
+// iteration) moves that read by more than one element: W[i, k] of y[i] = sum_k W[i, k] x[k], a reduction along memory.
+// Vectorizing the spatial axis of such a compute gathers across rows; vectorizing the contiguous reduction axis does
+// not.
 std::set<std::string> reduction_axes_along_memory(const Tensor& compute);
 
 // The ranges of the compute's spatial and reduce axes, [0, extent - 1].

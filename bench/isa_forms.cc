@@ -36,7 +36,7 @@ struct Form {
   CompiledLibrary library;
   std::unique_ptr<KernelModule> module;
   std::vector<HostTensor> outputs;
-  std::vector<std::unique_ptr<HostTensor>> packed;  // the weights in the layouts the program reads, packed once
+  std::vector<HostTensor> packed;  // the weights in the layouts the program reads, packed once (pack_inputs)
   std::vector<const HostTensor*> in;
   std::vector<HostTensor*> out;
   std::vector<double> seconds;  // one per round: the mean of that round's runs
@@ -115,13 +115,9 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "%s %s: compiling (%s)...\n", model.c_str(), cpu_isa_name(isa), compile.flags.c_str());
       form->library = compile_cpp(cpp_source(form->function).source, compile);
       form->module = std::make_unique<KernelModule>(form->library.path, form->function);
-      for (const Buffer& b : form->function.inputs) {
-        const HostTensor* input = &inputs.at(b->name);
-        for (const PackedLayout& layout : form->function.packed_inputs)
-          if (layout.tensor == b->name)
-            input = form->packed.emplace_back(std::make_unique<HostTensor>(layout.pack(*input))).get();
-        form->in.push_back(input);
-      }
+      std::vector<const HostTensor*> in;
+      for (const Buffer& b : form->function.inputs) in.push_back(&inputs.at(b->name));
+      form->in = pack_inputs(form->function, in, form->packed);
       for (const Buffer& b : form->function.outputs) form->outputs.emplace_back(b->dtype, b->shape);
       for (HostTensor& t : form->outputs) form->out.push_back(&t);
       form->module->run(form->in, form->out);

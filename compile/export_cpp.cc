@@ -399,7 +399,8 @@ ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap re
   check_file_names_differ(f);
   e.name = c_identifier(f.name);
   e.kernel_source = "#include \"" + e.name + ".h\"\n" + cpp_source(f).source;
-  e.build_command = "g++ -O3 -march=native -fno-math-errno -fopenmp " + e.name + ".cpp " + e.name + "_main.cpp -o " + e.name;
+  e.build_command =
+      "g++ -O3 -march=native -fno-math-errno -fopenmp " + e.name + ".cpp " + e.name + "_main.cpp -o " + e.name;
   if (std::string math = vector_math_flags(); !math.empty()) e.build_command += " " + math;
 
   std::ostringstream h;

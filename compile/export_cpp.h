@@ -17,8 +17,8 @@ struct ExportedProgram {
   std::string header;         // <name>.h
   std::string main_source;    // <name>_main.cpp: ./<name> [DATA_DIR] [--repeat N], see the README
   std::string readme;         // README.txt
-  std::string
-      build_command;  // g++ -O3 -march=native -fno-math-errno -fopenmp <name>.cpp <name>_main.cpp -o <name>, + vector_math_flags()
+  std::string build_command;  // g++ -O3 -march=native -fno-math-errno -fopenmp <name>.cpp <name>_main.cpp -o <name>, +
+                              // vector_math_flags()
   // A tensor's file under inputs/, reference/ and outputs/ is <tensor>.bin, with any character of the name but
   // letters, digits, '_', '-' and '.' replaced by '_'.
   TensorMap inputs;     // by input buffer name: written to inputs/

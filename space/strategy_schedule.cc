@@ -377,10 +377,11 @@ class StrategyScheduler {
     return best;
   }
 
-  // The extent E of the 1-D readers of a 1-D GEMV t when they all sit in the next stage of t's kernel, are root
-  // stages, and read t only at j + c * E (j their axis, 0 <= c < extent(t) / E <= 8): an LSTM cell's gates, stacked
-  // in one [4H] tensor and read at j, j + H, j + 2H, j + 3H. 0 otherwise.
-  int64_t gate_period(const Tensor& t) {
+  // The extent E of the 1-D readers of a 1-D GEMV t (or [1, E] readers of a [1, n] one) when they all sit in the
+  // next stage of t's kernel, are root stages, and read t only at j + c * E (j their axis, 0 <= c < extent(t) / E <=
+  // 8): an LSTM cell's gates, stacked in one [4H] tensor and read at j, j + H, j + 2H, j + 3H; `reader` is one of
+  // them. 0 otherwise.
+  int64_t gate_period(const Tensor& t, Tensor& reader) {
     int stage = stage_of_.at(t->name);
     std::map<std::string, Tensor> readers = root_readers(t);  // through inlined readers (the last step's c)
     if (readers.empty() || program_.is_output(t) || !same_kernel(stage, stage + 1)) return 0;
@@ -392,6 +393,7 @@ class StrategyScheduler {
         return 0;
       if (period && r->axes.back().extent != period) return 0;
       period = r->axes.back().extent;
+      reader = r;
       const std::string& j = r->axes.back().name();
       // The reader's axes of one iteration index the GEMV's (all of one iteration too) at 0.
       std::unordered_map<std::string, Expr> single;
@@ -427,18 +429,15 @@ class StrategyScheduler {
   // iteration wrote and codegen merges them with no barrier between (lower/merge_parallel_stages.h): one barrier
   // per LSTM step, as Souffle's persistent kernel has. Inner loops as every GEMV's: gates, then knobs.gemv_rows rows at
   // once inside the vectorized reduction.
-  void gate_aligned_gemv(const Tensor& t, int64_t period, Schedule& s) {
+  void gate_aligned_gemv(const Tensor& t, int64_t period, const Tensor& reader, Schedule& s) {
     const std::string& name = t->name;
     const std::string g = t->axes.back().name();
-    // The readers' split (cpu_root, in_gate_chunks): gate chunks, or whole rows of up to max_vector_lanes.
-    int64_t chunk = t->axes.size() == 1 || period >= kGateChunkedWidth
-                        ? largest_divisor_up_to(period, knobs().gate_chunk)
-                    : period <= options_.max_vector_lanes ? period
-                                                          : largest_divisor_up_to(period, options_.max_vector_lanes);
+    const int64_t chunk =
+        last_axis_chunk(reader);  // the readers' (one chunk: the whole period, where they run it whole)
     s.split(name, g, period);
     std::string parallel = g + ".i", rows;
     int64_t rows_extent = 0;
-    if (chunk > 1 && chunk <= period) {  // one chunk of the whole period, where the readers run it whole
+    if (chunk > 1) {
       s.split(name, g + ".i", chunk);
       parallel = g + ".i.o";
       rows = g + ".i.i";
@@ -1015,7 +1014,7 @@ class StrategyScheduler {
         if (std::optional<StencilTile> tile = stencil_tile(t, r)) return stencil_root(t, r, *tile, s);
     }
     if (t->reduction() && one_output_axis(t) && inner_loops(t) == InnerLoops::kVectorizeReduction)
-      if (int64_t period = gate_period(t)) return gate_aligned_gemv(t, period, s);
+      if (Tensor reader; int64_t period = gate_period(t, reader)) return gate_aligned_gemv(t, period, reader, s);
     std::vector<std::string> outer;
     std::vector<size_t> outer_axis;  // the axis each outer loop comes from
     std::string vector_axis;
@@ -1048,12 +1047,11 @@ class StrategyScheduler {
       const IterVar& last = t->axes.back();
       // A 1-D output needs an outer loop to spread over the threads, so its axis is always split (by gate_chunk, which
       // a gate GEMV writing it follows).
-      bool one_dimensional = in_gate_chunks(t);
-      int64_t cap = one_dimensional ? knobs().gate_chunk : options_.max_vector_lanes;
-      if (!one_dimensional && last.extent <= cap) {
+      const int64_t lanes = last_axis_chunk(t);
+      if (!in_gate_chunks(t) && lanes == last.extent) {
         vector_axis = last.name();
         vector_extent = last.extent;
-      } else if (int64_t lanes = largest_divisor_up_to(last.extent, cap); lanes > 1 && lanes < last.extent) {
+      } else if (lanes > 1) {
         s.split(name, last.name(), lanes);
         outer.push_back(last.name() + ".o");
         outer_axis.push_back(t->axes.size() - 1);
@@ -1109,6 +1107,18 @@ class StrategyScheduler {
   static constexpr int64_t kGateChunkedWidth = 256;
   bool in_gate_chunks(const Tensor& t) const {
     return t->axes.size() == 1 || (one_output_axis(t) && t->axes.back().extent >= kGateChunkedWidth);
+  }
+
+  // The elements of t's last axis that one iteration of its root's parallel loop computes (cpu_root): a gate chunk
+  // where in_gate_chunks, else the whole row up to max_vector_lanes or its largest divisor up to that; 1 where no
+  // divisor splits the axis (an iteration per element).
+  int64_t last_axis_chunk(const Tensor& t) const {
+    const int64_t extent = t->axes.back().extent;
+    const bool chunked = in_gate_chunks(t);
+    const int64_t cap = chunked ? knobs().gate_chunk : options_.max_vector_lanes;
+    if (!chunked && extent <= cap) return extent;
+    const int64_t lanes = largest_divisor_up_to(extent, cap);
+    return lanes > 1 && lanes < extent ? lanes : 1;
   }
 
   void gpu_root(const Tensor& t, Schedule& s) {

@@ -73,6 +73,14 @@ bool has_decision(const Schedule& s, DecisionKind kind, const std::string& stage
   return false;
 }
 
+size_t barrier_count(const std::string& cpp) {
+  size_t barriers = 0;
+  for (size_t at = cpp.find("#pragma omp barrier"); at != std::string::npos;
+       at = cpp.find("#pragma omp barrier", at + 1))
+    ++barriers;
+  return barriers;
+}
+
 TensorMap inputs_for(const Program& p) { return random_inputs(p, 3, {}); }
 
 void expect_matches_interpreter(const Program& p, const Schedule& s) {
@@ -155,8 +163,6 @@ TEST(StrategySchedule, StoresDataMovementThatWouldLeaveAReductionLoadNonAffine) 
   expect_matches_interpreter(p, global.schedule);
 }
 
-// y[i] = sum_k W[i, k] x[k] reads W along k: the fixed CPU schedule vectorizes k (a simd reduction, a dot
-// product per row, two rows at once sharing the loads of x) instead of the rows, which would gather across them.
 // Window attention's logits over 49 keys (a 7 x 7 window), q . k along the head's 32 channels: 49 has no divisor up
 // to the 4-output tile, so 7 dot products go together (one at a time before). Still what the interpreter computes.
 TEST(StrategySchedule, DotProductsOfAnExtentWithoutSmallDivisorsStillShareATile) {
@@ -199,6 +205,8 @@ TEST(StrategySchedule, TilesOfABatchedProductTakeRowsNotHeads) {
   expect_matches_interpreter(p, s);
 }
 
+// y[i] = sum_k W[i, k] x[k] reads W along k: the fixed CPU schedule vectorizes k (a simd reduction, a dot
+// product per row, two rows at once sharing the loads of x) instead of the rows, which would gather across them.
 TEST(StrategySchedule, VectorizesTheReductionAxisOfAReductionAlongMemory) {
   const int64_t rows = 64, K = 48;
   Tensor W = placeholder("W", {rows, K}), x = placeholder("x", {K}), b = placeholder("b", {rows});
@@ -549,18 +557,21 @@ TEST(StrategySchedule, GlobalPrefetchesTheNextStagesWeightsBeforeTheBarrier) {
 // (the next step's GEMV reads all of h). The program still equals the interpreter.
 TEST(StrategySchedule, LstmStepsHaveOneBarrierEach) {
   LstmSizes sizes{1, 4, 32, 16};
+  // Eight hidden units, fewer than a gate chunk: the cell runs one unit per iteration, and so does the GEMV.
+  {
+    LstmSizes narrow{1, 4, 8, 16};
+    Program p = lstm(narrow);
+    std::string cpp = compile_to_cpp_source(p, make_strategy_program(p, "global", cpu()).schedule).source;
+    EXPECT_EQ(barrier_count(cpp), size_t(narrow.steps)) << cpp;
+  }
   Program p = lstm(sizes);
   StrategyProgram global = make_strategy_program(p, "global", cpu());
   EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kParallel, "uh_l0_t1", "i.i.o")) << global.schedule.to_json();
   EXPECT_TRUE(has_decision(global.schedule, DecisionKind::kCacheWrite, "uh_l0_t1", "i.o")) << global.schedule.to_json();
   std::string cpp = compile_to_cpp_source(p, global.schedule).source;
-  size_t barriers = 0;
-  for (size_t at = cpp.find("#pragma omp barrier"); at != std::string::npos;
-       at = cpp.find("#pragma omp barrier", at + 1))
-    ++barriers;
   // 3 between the 4 steps, 1 after the input projections: they share the kernel here, and the first step's cell
   // reads them, so it keeps the barrier that orders them.
-  EXPECT_EQ(barriers, size_t(sizes.steps)) << cpp;
+  EXPECT_EQ(barrier_count(cpp), size_t(sizes.steps)) << cpp;
   expect_matches_interpreter(p, global.schedule);
 }
 
@@ -606,11 +617,7 @@ TEST(StrategySchedule, GemvsWithABatchAxisOfOneAreGemvs) {
     }
   }
   std::string cpp = compile_to_cpp_source(p, global.schedule).source;
-  size_t barriers = 0;
-  for (size_t at = cpp.find("#pragma omp barrier"); at != std::string::npos;
-       at = cpp.find("#pragma omp barrier", at + 1))
-    ++barriers;
-  EXPECT_EQ(barriers, size_t(steps)) << cpp;
+  EXPECT_EQ(barrier_count(cpp), size_t(steps)) << cpp;
   expect_matches_interpreter(p, global.schedule);
 }
 
