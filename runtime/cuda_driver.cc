@@ -26,6 +26,9 @@ constexpr int kAttrMultiprocessorCount = 16;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrCooperativeLaunch = 95;
+constexpr int kFuncAttrSharedSizeBytes = 1;
+constexpr int kFuncAttrLocalSizeBytes = 3;
+constexpr int kFuncAttrNumRegs = 4;
 
 }  // namespace
 
@@ -47,6 +50,7 @@ struct CudaDriver::Api {
   CUresult (*cuLaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                         unsigned, CUstream, void**) = nullptr;
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t) = nullptr;
+  CUresult (*cuFuncGetAttribute)(int*, int, CUfunction) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
@@ -153,6 +157,7 @@ void CudaDriver::initialize(const std::string& library) {
             resolve(library_, a.cuLaunchCooperativeKernel, {"cuLaunchCooperativeKernel"}, missing) &&
             resolve(library_, a.cuOccupancyMaxActiveBlocksPerMultiprocessor,
                     {"cuOccupancyMaxActiveBlocksPerMultiprocessor"}, missing) &&
+            resolve(library_, a.cuFuncGetAttribute, {"cuFuncGetAttribute"}, missing) &&
             resolve(library_, a.cuMemAlloc, {"cuMemAlloc_v2"}, missing) &&
             resolve(library_, a.cuMemFree, {"cuMemFree_v2"}, missing) &&
             resolve(library_, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, missing) &&
@@ -325,6 +330,23 @@ int CudaKernel::max_active_blocks_per_sm(int block_threads, size_t dynamic_share
                                                                             dynamic_shared_bytes),
                  "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return blocks;
+}
+
+int CudaKernel::attribute(int attribute, const char* what) const {
+  driver_->make_current();
+  int value = 0;
+  driver_->check(driver_->api_->cuFuncGetAttribute(&value, attribute, function_), what);
+  return value;
+}
+
+int CudaKernel::registers_per_thread() const { return attribute(kFuncAttrNumRegs, "cuFuncGetAttribute(NUM_REGS)"); }
+
+int CudaKernel::static_shared_bytes() const {
+  return attribute(kFuncAttrSharedSizeBytes, "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
+}
+
+int CudaKernel::local_bytes_per_thread() const {
+  return attribute(kFuncAttrLocalSizeBytes, "cuFuncGetAttribute(LOCAL_SIZE_BYTES)");
 }
 
 int64_t CudaKernel::cooperative_grid_limit(int block_threads, size_t dynamic_shared_bytes) const {

@@ -55,9 +55,16 @@ class CudaKernel {
   int max_active_blocks_per_sm(int block_threads, size_t dynamic_shared_bytes = 0) const;
   // The most blocks a cooperative launch may have: max_active_blocks_per_sm x multiprocessors.
   int64_t cooperative_grid_limit(int block_threads, size_t dynamic_shared_bytes = 0) const;
+  // What the loaded code uses, as the driver reports it (cuFuncGetAttribute). NVRTC's log, where
+  // compile_cuda reads ptxas's figures, comes back empty in a process that holds a CUDA context (seen with
+  // CUDA 13.0 on an H200), so code that runs kernels asks the driver.
+  int registers_per_thread() const;
+  int static_shared_bytes() const;
+  int local_bytes_per_thread() const;  // spills and stack frame
 
  private:
   friend class CudaDriver;
+  int attribute(int attribute, const char* what) const;
   CudaKernel(std::shared_ptr<const CudaDriver> driver, void* module, void* function, std::string name)
       : driver_(std::move(driver)), module_(module), function_(function), name_(std::move(name)) {}
   std::shared_ptr<const CudaDriver> driver_;

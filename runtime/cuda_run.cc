@@ -82,25 +82,24 @@ CudaRunResult cuda_run(const Program& program, const LoopFunction& function, con
       it->second.binary = compile_cuda(source, driver->arch(), "ingot_kernel");
       it->second.kernel = driver->load_kernel(it->second.binary.cubin, "ingot_kernel");
     }
-    const CudaBinary& bin = it->second.binary;
+    const CudaKernel& kernel = *it->second.kernel;
     CudaKernelLaunch launch;
     launch.name = k.name;
     launch.launch = cuda_launch_config(k);
+    launch.registers = kernel.registers_per_thread();
+    launch.shared_bytes = kernel.static_shared_bytes();
+    launch.local_bytes = kernel.local_bytes_per_thread();
     if (launch.launch.cooperative) {
       if (!driver->supports_cooperative_launch())
         throw CudaError("cuda_run: kernel '" + k.name + "' has grid barriers but " + driver->device_name() +
                         " has no cooperative launch");
-      launch.cooperative_limit =
-          it->second.kernel->cooperative_grid_limit(static_cast<int>(launch.launch.threads_per_block()));
+      launch.cooperative_limit = kernel.cooperative_grid_limit(static_cast<int>(launch.launch.threads_per_block()));
       if (launch.cooperative_limit < 1)
         throw CudaError("cuda_run: kernel '" + k.name + "' does not fit on a multiprocessor (" +
-                        std::to_string(bin.registers) + " registers, " + std::to_string(bin.shared_bytes) +
+                        std::to_string(launch.registers) + " registers, " + std::to_string(launch.shared_bytes) +
                         " B shared per block)");
       launch.launch = fit_grid(launch.launch, launch.cooperative_limit);
     }
-    launch.registers = bin.registers;
-    launch.shared_bytes = bin.shared_bytes;
-    launch.spill_bytes = bin.spill_stores + bin.spill_loads;
     QueuedKernel queued{it->second.kernel.get(), launch.launch, {}};
     for (const auto* list : {&k.inputs, &k.outputs, &k.workspace})
       for (const Buffer& b : *list) queued.arguments.push_back(device.at(b->name).get());

@@ -30,9 +30,9 @@ struct CudaKernelLaunch {
   std::string name;
   CudaLaunchConfig launch;        // the grid fitted to the cooperative limit where the kernel has grid barriers
   int64_t cooperative_limit = 0;  // blocks that fit on the device at once (0: not cooperative)
-  int registers = 0;              // per thread, from ptxas
-  int64_t shared_bytes = 0;       // static, per block
-  int64_t spill_bytes = 0;        // stores + loads
+  int registers = 0;              // per thread, as the driver reports the loaded kernel
+  int64_t shared_bytes = 0;       // static, per block, as the driver reports it
+  int64_t local_bytes = 0;        // per thread (spills and stack frame), as the driver reports it
 };
 
 struct CudaRunResult {

@@ -149,6 +149,8 @@ TEST(CudaDriver, PrintedTwoStageKernelRunsCooperatively) {
   auto kernel = driver->load_kernel(bin.cubin, launch.kernel_name);
   int64_t limit = kernel->cooperative_grid_limit(static_cast<int>(launch.threads_per_block()));
   ASSERT_GT(limit, 0);
+  EXPECT_GT(kernel->registers_per_thread(), 0);
+  EXPECT_EQ(kernel->local_bytes_per_thread(), 0);
   launch = fit_grid(launch, limit);
 
   std::vector<float> x = random_floats(4 * 256, 3);

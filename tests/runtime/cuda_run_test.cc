@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "analysis/strategies.h"
+#include "codegen/cuda_printer.h"
+#include "codegen/pipeline.h"
+#include "compile/nvrtc_compiler.h"
 #include "interp/interpreter.h"
 #include "lower/lower.h"
 #include "runtime/cuda_driver.h"
@@ -58,6 +61,35 @@ TEST(CudaRun, KernelsMatchTheInterpreterOnTheGpu) {
     EXPECT_FALSE(r.seconds.empty());
     EXPECT_GT(r.statistics.median, 0);
     EXPECT_THAT(r.device, HasSubstr(driver->arch()));
+  }
+}
+
+// The registers reported for each launched kernel are the loaded kernel's. ptxas's figure for the same
+// canonical source agrees where NVRTC's log has one: in a process that holds a CUDA context the log came back
+// empty (CUDA 13.0, H200), which is why cuda_run asks the driver.
+TEST(CudaRun, EachKernelReportsTheRegistersOfTheLoadedCode) {
+  auto driver = CudaDriver::open();
+  if (!driver->available()) GTEST_SKIP() << "no usable GPU: " << driver->reason();
+  Program p = two_gemm(64, 32, 48, 16);
+  TensorMap inputs = random_inputs(p, 3);
+  TensorMap expected = interpret(p, inputs);
+  FixedScheduleOptions gpu;
+  gpu.gpu = true;
+  CudaRunOptions options;
+  options.min_repeat_ms = 1;
+  for (const char* strategy : {"unfused", "global"}) {
+    LoopFunction f = lower(p, make_strategy_program(p, strategy, resolve_target("sm_90"), gpu).schedule);
+    CudaRunResult r = cuda_run(p, f, inputs, expected, options);
+    std::vector<LoopFunction> kernels = prepare_for_gpu(f);
+    ASSERT_EQ(kernels.size(), r.kernels.size()) << strategy;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      EXPECT_GT(r.kernels[i].registers, 0) << strategy << " " << r.kernels[i].name;
+      EXPECT_EQ(r.kernels[i].local_bytes, 0) << strategy << " " << r.kernels[i].name;
+      CudaBinary bin = compile_cuda(print_cuda_canonical(kernels[i]), driver->arch(), "ingot_kernel");
+      if (bin.registers > 0) {
+        EXPECT_EQ(r.kernels[i].registers, bin.registers) << strategy << ":\n" << bin.log;
+      }
+    }
   }
 }
 
