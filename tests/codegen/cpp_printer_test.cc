@@ -8,10 +8,14 @@
 #include <regex>
 #include <set>
 
+#include "codegen/pipeline.h"
 #include "compile/cpp_compiler.h"
 #include "compile/kernel_module.h"
 #include "lower/vector_tiles.h"
+#include "space/strategy_schedule.h"
 #include "tests/support/cpu_test_kernels.h"
+#include "tests/support/fixed_targets.h"
+#include "workloads/registry.h"
 
 namespace ingot {
 namespace {
@@ -1071,6 +1075,27 @@ TEST(CppPrinter, PrefetchesEachThreadsShareOfTheLinesBeforeTheBarrier) {
       LoopFunction{
           "nested prefetch", {w}, {y}, {}, for_loop(i, 4, LoopKind::kSerial, seq({prefetch(w), store(y, i, 1.0)}))},
       "prefetch of 'w' inside a loop");
+}
+
+// A 1 x 1 convolution's plane tile broadcasts one weight per row at each input channel: with 512 channels each row
+// is prefetched 256 elements ahead at every step; the map it loads as vectors is not, nor are rows shorter than that.
+TEST(CppPrinter, PrefetchesTheWeightRowsALongReductionBroadcasts) {
+  auto prefetches = [](int64_t in_channels) {
+    Program p =
+        make_workload("task:resnext_conv1x1", {{"in_channels", in_channels}, {"out_channels", 64}, {"map_size", 8}});
+    std::string source =
+        compile_to_cpp_source(p, make_strategy_program(p, "global", test_support::avx512_cpu()).schedule).source;
+    std::vector<std::string> lines;
+    static const std::regex prefetch(R"(__builtin_prefetch\(&[^;]*;)");
+    for (auto it = std::sregex_iterator(source.begin(), source.end(), prefetch); it != std::sregex_iterator(); ++it)
+      lines.push_back(it->str());
+    return lines;
+  };
+  std::vector<std::string> long_rows = prefetches(512);
+  ASSERT_EQ(long_rows.size(), 4u);  // the tile's four output channels
+  EXPECT_EQ(long_rows[0], "__builtin_prefetch(&conv_weight[conv_rc + relu_i_j_o * 2048 + 256]);");
+  for (const std::string& line : long_rows) EXPECT_NE(line.find("conv_weight["), std::string::npos) << line;
+  EXPECT_TRUE(prefetches(128).empty());
 }
 
 TEST(CppPrinter, WorkspaceBuffersAre64ByteAligned) {
