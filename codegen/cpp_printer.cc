@@ -872,6 +872,67 @@ class CppPrinter {
     return addresses;
   }
 
+  // A stencil tile (its reduction runs over a window inside each step of its outermost loop: a grouped or depthwise
+  // convolution's taps for each input channel) reads, at each outer step, a few rows of the map that the hardware
+  // prefetchers do not see coming: the next channel's rows lie a whole plane away. In ResNeXt, where the map comes
+  // from L3, the grouped 3 x 3 convolutions ran half as fast as alone (where it stays in L2), and a stride-2 one at
+  // 32 GFLOP/s. At the top of each outer step this prefetches the lines the vector operands will read in the next
+  // one, per buffer from the lowest to the highest element any of them reads there (at most kMaxLines lines).
+  void print_next_operand_rows_prefetch(const SpatialTile& tile, const std::string& lanes) {
+    constexpr int64_t kMaxLines = 64;
+    const ForNode* outer = tile.reduction.front();
+    if (outer->extent < 2 ||
+        std::none_of(tile.reduction.begin() + 1, tile.reduction.end(), [](const ForNode* r) { return r->extent > 1; }))
+      return;  // a plane tile's reduction is one loop: its operands stream in order
+    std::unordered_map<std::string, Expr> first, last;  // an outer step's first and last elements read
+    for (const ForNode* r : tile.reduction) {
+      if (r == outer) continue;
+      first[r->name()] = Expr(int64_t(0));
+      last[r->name()] = Expr(int64_t(r->extent - 1));
+    }
+    first[lanes] = Expr(int64_t(0));
+    last[lanes] = Expr(tile.lanes->extent - 1);
+    struct Range {
+      Buffer buffer;
+      Expr base;  // the first operand's first element at the outer step
+      int64_t lo = 0, hi = 0;
+    };
+    std::vector<Range> ranges;
+    std::vector<Expr> operands;
+    for (const Expr& term : tile.terms) collect_lane_operands(term, lanes, operands);
+    for (const Expr& operand : operands) {
+      const BufferLoadNode* load = operand.as<BufferLoadNode>();
+      if (auto* sel = operand.as<SelectNode>()) load = sel->true_value.as<BufferLoadNode>();
+      if (!load) continue;
+      for (const ForNode* r : tile.reduction)
+        if (lane_step(load->index, r->name()) < 0) return;
+      if (lane_step(load->index, lanes) < 0) return;
+      Expr low = simplify(substitute(load->index, first)), high = simplify(substitute(load->index, last));
+      auto* extent = simplify(high - low).as<IntImmNode>();
+      if (!extent) return;
+      auto same = std::find_if(ranges.begin(), ranges.end(),
+                               [&](const Range& r) { return r.buffer->name == load->buffer->name; });
+      if (same == ranges.end()) {
+        ranges.push_back({load->buffer, low, 0, extent->value});
+        continue;
+      }
+      auto* offset = simplify(low - same->base).as<IntImmNode>();
+      if (!offset) return;
+      same->lo = std::min(same->lo, offset->value);
+      same->hi = std::max(same->hi, offset->value + extent->value);
+    }
+    const std::string step = names_.loop_var(outer->name());
+    for (const Range& r : ranges) {
+      const int64_t element = dtype_bytes(r.buffer->dtype), lines = ((r.hi - r.lo + 1) * element + 63) / 64 + 1;
+      if (lines > kMaxLines) continue;
+      const Expr next = simplify(substitute(r.base, {{outer->name(), var(outer->name()) + int64_t(1)}}) + r.lo);
+      emit("if (" + step + " + 1 < " + std::to_string(outer->extent) + ")");
+      emit("  for (int64_t ingot_line = 0; ingot_line < " + std::to_string(lines) + "; ++ingot_line)");
+      emit("    __builtin_prefetch(reinterpret_cast<const char*>(&" + lookup(r.buffer).c_name + "[" + index_code(next) +
+           "]) + ingot_line * 64);");
+    }
+  }
+
   void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
     const int64_t width = vector_width(tile.lanes);
     const std::string& v = tile.lanes->name();
@@ -889,6 +950,7 @@ class CppPrinter {
     for (const ForNode* r : tile.reduction) {
       open(for_header(r));
       scopes.push_back(std::make_unique<VarScope>(*this, r->name()));
+      if (r == tile.reduction.front()) print_next_operand_rows_prefetch(tile, v);
     }
     for (const std::string& address : weight_rows_to_prefetch(tile, v)) emit("__builtin_prefetch(" + address + ");");
     // Operands: each distinct one loaded once, with as many lanes as the widest chunk that uses it (every such chunk's

@@ -1098,6 +1098,21 @@ TEST(CppPrinter, PrefetchesTheWeightRowsALongReductionBroadcasts) {
   EXPECT_TRUE(prefetches(128).empty());
 }
 
+// A grouped 3 x 3 convolution's stencil tile reads a few rows of one input channel per step of its channel loop;
+// at the top of each step it prefetches the lines of the next channel's rows (196 elements on), except at the last.
+TEST(CppPrinter, PrefetchesTheNextChannelsRowsOfAStencil) {
+  Program p = make_workload("task:resnext_conv3x3_grouped", {{"channels", 64}, {"groups", 8}, {"map_size", 14}});
+  std::string source =
+      compile_to_cpp_source(p, make_strategy_program(p, "global", test_support::avx512_cpu()).schedule).source;
+  EXPECT_NE(source.find(R"(for (int64_t conv_rc = 0; conv_rc < 8; ++conv_rc) {
+              if (conv_rc + 1 < 8)
+                for (int64_t ingot_line = 0; ingot_line < 4; ++ingot_line)
+                  __builtin_prefetch(reinterpret_cast<const char*>(&feature_map[conv_rc * 196 + relu_i_j_o_l_o / 14 * 1568 + relu_i_j_o_l_o % 7 * 28 + 181]) + ingot_line * 64);
+              for (int64_t conv_ry = 0; conv_ry < 3; ++conv_ry) {)"),
+            std::string::npos)
+      << source;
+}
+
 TEST(CppPrinter, WorkspaceBuffersAre64ByteAligned) {
   Buffer a = global_buffer("a", {3}), b = global_buffer("b", {5}, DType::kInt64),
          c = global_buffer("c", {1}, DType::kBool);
