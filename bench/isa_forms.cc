@@ -95,7 +95,10 @@ int run(int argc, char** argv) {
   for (const std::string& model : models) {
     WorkloadParams params = size == "small" ? find_workload(model)->small : WorkloadParams{};
     // With its weights named, as `ingot run` has them: the fixed programs read them packed once before the runs.
-    const ConfiguredWorkload workload = make_configured_workload(WorkloadConfig{model, params, ""});
+    WorkloadConfig config;
+    config.name = model;
+    config.params = params;
+    const ConfiguredWorkload workload = make_configured_workload(config);
     const Program& program = workload.program;
     FixedScheduleOptions options;
     options.weights = workload.weights;

@@ -8,7 +8,7 @@ namespace ingot::cli {
 
 void add_lower_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("lower", "Print the loop IR or generated source of a workload");
-  static std::string workload = "matmul_bias_relu", size = "small", schedule = "naive", emit = "loop", isa = "native";
+  static std::string workload = "matmul_bias_relu", size = "default", schedule = "naive", emit = "loop", isa = "native";
   static bool dump_passes = false;
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
       ->capture_default_str();

@@ -14,6 +14,7 @@
 #include "runtime/cuda_run.h"
 #include "runtime/local_run.h"
 #include "runtime/side_by_side.h"
+#include "space/hand_schedules.h"
 #include "tuner/tune_job.h"
 
 namespace ingot::cli {
@@ -109,12 +110,25 @@ std::string side_by_side_table(const std::vector<std::vector<Measurement>>& time
   return out;
 }
 
+// Without --schedule: the naive lowering, the hand schedule where the workload has one, and the fixed `global`
+// schedule, so that any workload runs and is compared with its naive form.
+std::vector<std::string> default_schedules(const Program& program) {
+  std::vector<std::string> specs = {"naive"};
+  try {
+    hand_schedule(program);
+    specs.push_back("hand");
+  } catch (const std::invalid_argument&) {
+  }
+  specs.push_back("strategy:global");
+  return specs;
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run", "Compile, verify against the interpreter and time a workload");
   static std::string workload = "matmul_bias_relu", size = "default";
-  static std::vector<std::string> schedules = {"naive", "hand"};
+  static std::vector<std::string> schedules;
   static int threads = 0;
   static uint64_t seed = 1;
   static double min_repeat_ms = 200;
@@ -129,10 +143,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
       ->capture_default_str();
   cmd->add_option(
-         "--schedule", schedules,
-         "One or more of naive, hand, random:SEED, strategy:unfused|rules|subgraph|global (with :KNOB=VALUE,... "
-         "to change knobs of the fixed schedule), FILE.json")
-      ->capture_default_str();
+      "--schedule", schedules,
+      "One or more of naive, hand, random:SEED, strategy:unfused|rules|subgraph|global (with :KNOB=VALUE,... "
+      "to change knobs of the fixed schedule), FILE.json (default: naive, hand where the workload has one, "
+      "strategy:global)");
   cmd->add_option("--threads", threads, "OpenMP threads (0: all cores)")->capture_default_str();
   cmd->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--min-repeat-ms", min_repeat_ms, "Time each schedule for at least this long")->capture_default_str();
@@ -170,6 +184,7 @@ void add_run_command(CLI::App& app) {
                                   ") cannot run that code; `ingot lower --isa " + isa + " --emit cpp` prints it");
     ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0);
     const Program& program = w.program;
+    if (schedules.empty()) schedules = default_schedules(program);
     TensorMap inputs = workload_inputs(w, seed);
     std::cout << "program " << program.name() << " (" << (is_onnx_file(workload) ? workload : size)
               << "): interpreting for the reference output...\n";

@@ -125,6 +125,7 @@ const std::vector<KeySpec>& key_specs() {
          for (const auto& [k, v] : c.workload.params) out += (out.empty() ? "" : ", ") + k + ": " + std::to_string(v);
          return "{" + out + "}";
        }},
+      string_key("workload.size", INGOT_FIELD(workload.size), false, {"small", "default"}, "size"),
       // Whether the file exists and imports is checked once the whole file is read, with the other workload keys.
       {"workload.onnx", ValueType::kString,
        [](const Reader& r, const YAML::Node& v, RunConfig& c) {
@@ -251,9 +252,9 @@ YAML::Mark key_mark(const YAML::Node& root, const Positions& pos, const std::str
 
 // An ONNX file: present, importable and without registry parameters (its shapes are fixed by the model).
 void check_onnx(const Reader& r, const RunConfig& c, const Positions& pos) {
-  if (pos.keys.count("workload.params"))
-    r.fail(pos.keys.at("workload.params"), "workload.params",
-           "not used with workload.onnx (an ONNX model's shapes are fixed by the model)");
+  for (const char* sized : {"workload.params", "workload.size"})
+    if (pos.keys.count(sized))
+      r.fail(pos.keys.at(sized), sized, "not used with workload.onnx (an ONNX model's shapes are fixed by the model)");
   const YAML::Mark at = pos.values.at("workload.onnx");
   const std::string& path = c.workload.onnx;
   std::error_code ec;
@@ -334,6 +335,10 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& sour
   Positions pos;
   if (root.Type() == YAML::NodeType::Map) read_section(r, root, "", config, pos);
   check_whole(r, root, config, pos);
+  // workload.size: small starts the parameters left out from the workload's small size instead of its defaults.
+  if (!config.workload.name.empty() && config.workload.size == "small")
+    for (const auto& [name, value] : find_workload(config.workload.name)->small)
+      config.workload.params.try_emplace(name, value);
   return config;
 }
 
@@ -381,7 +386,7 @@ std::string format_run_config(const RunConfig& config) {
     for (const std::string& child : children_of(top)) {
       // Only the keys of the workload's kind: the others would be empty, which no config may say.
       bool onnx_key = top == "workload" && child == "onnx";
-      bool registry_key = top == "workload" && (child == "name" || child == "params");
+      bool registry_key = top == "workload" && (child == "name" || child == "params" || child == "size");
       if ((onnx_key && config.workload.onnx.empty()) || (registry_key && !config.workload.onnx.empty())) continue;
       out << YAML::Key << child << YAML::Value;
       emit_value(*find_spec(top + "." + child));

@@ -20,8 +20,9 @@ namespace ingot {
 // Exactly one of name and onnx is set.
 struct WorkloadConfig {
   std::string name;       // a workload of list_workloads() (workloads/registry.h)
-  WorkloadParams params;  // that workload's parameters; those left out take the workload's defaults
+  WorkloadParams params;  // that workload's parameters; those left out take the size's (after parsing: all of them)
   std::string onnx;       // or: an ONNX model file, absolute (the parser resolves a relative path)
+  std::string size = "default";  // small or default: the workload's sizes that params start from
   bool operator==(const WorkloadConfig&) const = default;
 };
 

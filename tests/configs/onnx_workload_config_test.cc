@@ -166,6 +166,9 @@ TEST_F(OnnxWorkloadConfig, ExactlyOneOfNameAndOnnx) {
   EXPECT_EQ(error_of("workload:\n  onnx: models/small_mlp.onnx\n  params: {batch: 2}\nbudget: {trials: 1}\n"),
             "x.yaml:3:3: workload.params: not used with workload.onnx (an ONNX model's shapes are fixed by the "
             "model)");
+  EXPECT_EQ(error_of("workload:\n  onnx: models/small_mlp.onnx\n  size: small\nbudget: {trials: 1}\n"),
+            "x.yaml:3:3: workload.size: not used with workload.onnx (an ONNX model's shapes are fixed by the "
+            "model)");
   EXPECT_EQ(error_of("workload:\n  onnx: \"\"\nbudget: {trials: 1}\n"), "x.yaml:2:9: workload.onnx: must not be empty");
   EXPECT_EQ(error_of("workload:\n  onnx: [a, b]\nbudget: {trials: 1}\n"),
             "x.yaml:2:9: workload.onnx: expected a string, got a list");

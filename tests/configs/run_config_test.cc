@@ -140,6 +140,22 @@ TEST(RunConfig, EveryKeyIsRead) {
   EXPECT_EQ(parse_run_config(format_run_config(c), "formatted"), c);
 }
 
+// workload.size: small starts the parameters left out from the workload's small size (as `ingot run --size small`),
+// and the parsed config names every parameter, so its workload is the same one however it was written.
+TEST(RunConfig, SmallSizeStartsTheParametersFromTheWorkloadsSmallOne) {
+  WorkloadParams small = find_workload("lstm")->small;
+  ASSERT_FALSE(small.empty());
+  RunConfig c = parse_run_config("workload: {name: lstm, size: small, params: {steps: 7}}\nbudget: {trials: 1}\n", "x");
+  WorkloadParams expected = small;
+  expected["steps"] = 7;
+  EXPECT_EQ(c.workload.params, expected);
+  EXPECT_EQ(c.workload.size, "small");
+  EXPECT_EQ(parse_run_config(format_run_config(c), "formatted"), c);
+  EXPECT_EQ(parse_run_config("workload: {name: lstm}\nbudget: {trials: 1}\n", "x").workload.params, WorkloadParams{});
+  EXPECT_EQ(error_of("workload: {name: lstm, size: tiny}\nbudget: {trials: 1}\n"),
+            "x.yaml:1:30: workload.size: unknown size 'tiny' (known: small, default)");
+}
+
 TEST(RunConfig, FormatRoundTripsDefaultsAndOddStrings) {
   RunConfig c = parse_run_config(kMinimal, "minimal.yaml");
   EXPECT_EQ(parse_run_config(format_run_config(c), "formatted"), c);
@@ -263,7 +279,7 @@ TEST(RunConfigErrors, WrongType) {
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "measure:", "  rtol: [1, 2]"})),
             "x.yaml:4:9: measure.rtol: expected a number, got a list");
   EXPECT_EQ(error_of(yaml({"workload: mlp", "budget: {trials: 8}"})),
-            "x.yaml:1:11: workload: expected a mapping (keys: name, params, onnx), got 'mlp'");
+            "x.yaml:1:11: workload: expected a mapping (keys: name, params, size, onnx), got 'mlp'");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "database:"})),
             "x.yaml:3:1: database: expected a string, got nothing (write \"\" for an empty string)");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8, minutes: soon}"})),
