@@ -46,9 +46,12 @@ WorkloadParams workload_size_params(const std::string& name, const std::string& 
 // A schedule from a spec: "naive" (no decisions), "hand" (the hand-written one, for AVX-512), "random:SEED" (sampled,
 // CPU), "strategy:NAME" (a fusion strategy's plan with fixed schedules, space/strategy_schedule.h: for this CPU with
 // code for `isa` (a target.isa setting: native, avx512, avx2, generic), or for sm_90 with GPU loop bindings when gpu
-// is set), or a path to a schedule JSON file. Strategy schedules may pass `weights` packed (FixedScheduleOptions).
+// is set), "db:HASH" (the schedule of a candidate measured for this program in `database`, named by a unique prefix
+// of its hash), or a path to a schedule JSON file (or to `ingot best --json`'s answer, whose "schedule" it takes).
+// Strategy schedules may pass `weights` packed (FixedScheduleOptions).
 Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu = false,
-                            const std::string& isa = "native", const std::vector<std::string>& weights = {});
+                            const std::string& isa = "native", const std::vector<std::string>& weights = {},
+                            const std::string& database = "ingot.db");
 // This CPU's target with code for `isa` (a target.isa setting); std::invalid_argument for an unknown one.
 Target cpu_target_for(const std::string& isa);
 // A side-by-side comparison (tuner/side_by_side_comparison.h) for people: one line per schedule with its median over

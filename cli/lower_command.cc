@@ -9,13 +9,17 @@ namespace ingot::cli {
 void add_lower_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("lower", "Print the loop IR or generated source of a workload");
   static std::string workload = "matmul_bias_relu", size = "default", schedule = "naive", emit = "loop", isa = "native";
+  static std::string database = "ingot.db";
   static bool dump_passes = false;
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
       ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
       ->capture_default_str();
-  cmd->add_option("--schedule", schedule, "naive, hand, random:SEED, strategy:NAME or a schedule JSON file")
+  cmd->add_option("--schedule", schedule,
+                  "naive, hand, random:SEED, strategy:NAME, db:HASH (a candidate measured in --db) or a schedule JSON "
+                  "file (or `ingot best --json`'s answer)")
       ->capture_default_str();
+  cmd->add_option("--db", database, "The database that --schedule db:HASH reads (read only)")->capture_default_str();
   cmd->add_option("--isa", isa,
                   "The CPU's ISA that strategy and random schedules plan for: native (this CPU's), avx512, avx2 or "
                   "generic")
@@ -29,7 +33,7 @@ void add_lower_command(CLI::App& app) {
   cmd->callback([cmd] {
     ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0);
     const Program& program = w.program;
-    Schedule s = schedule_from_spec(schedule, program, emit == "cuda", isa, w.weights);
+    Schedule s = schedule_from_spec(schedule, program, emit == "cuda", isa, w.weights, database);
     if (emit == "program") {
       std::cout << program.to_string();
       return;

@@ -138,6 +138,7 @@ void add_run_command(CLI::App& app) {
   static int top = 15;
   static int rounds = 1;
   static std::string rtol = "1e-4", atol = "1e-5";
+  static std::string database = "ingot.db";
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
       ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
@@ -145,8 +146,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option(
       "--schedule", schedules,
       "One or more of naive, hand, random:SEED, strategy:unfused|rules|subgraph|global (with :KNOB=VALUE,... "
-      "to change knobs of the fixed schedule), FILE.json (default: naive, hand where the workload has one, "
-      "strategy:global)");
+      "to change knobs of the fixed schedule), db:HASH (a candidate measured in --db), FILE.json (a schedule, or "
+      "`ingot best --json`'s answer) (default: naive, hand where the workload has one, strategy:global)");
+  cmd->add_option("--db", database, "The database that --schedule db:HASH reads (read only)")->capture_default_str();
   cmd->add_option("--threads", threads, "OpenMP threads (0: all cores)")->capture_default_str();
   cmd->add_option("--seed", seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--min-repeat-ms", min_repeat_ms, "Time each schedule for at least this long")->capture_default_str();
@@ -204,7 +206,7 @@ void add_run_command(CLI::App& app) {
     bool all_correct = true;
     std::vector<std::pair<std::string, Schedule>> correct_schedules;
     for (const std::string& spec : schedules) {
-      Schedule s = schedule_from_spec(spec, program, gpu, isa, w.weights);
+      Schedule s = schedule_from_spec(spec, program, gpu, isa, w.weights, database);
       bool correct = false;
       double median = 0, min = 0;
       size_t runs = 0;

@@ -3,15 +3,18 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 
 #include "cli/commands.h"
 #include "interp/interpreter.h"
+#include "results/database.h"
 #include "space/hand_schedules.h"
 #include "space/schedule_sampler.h"
 #include "space/strategy_schedule.h"
+#include "tuner/candidate.h"
 #include "tuner/tune_job.h"
 #include "workloads/registry.h"
 
@@ -38,6 +41,30 @@ std::vector<std::pair<std::string, int64_t>> name_values(const std::string& text
     out.emplace_back(item.substr(0, eq), value);
   }
   return out;
+}
+
+// The schedule of the candidate whose hash starts with `prefix` in the database at `path` (opened read-only:
+// nothing is written), when it was measured for this very program.
+Schedule measured_schedule(const std::string& prefix, const Program& program, const std::string& path) {
+  const std::string spec = "--schedule db:" + prefix;
+  if (prefix.size() < 4) throw std::invalid_argument(spec + ": give at least 4 characters of a candidate's hash");
+  std::vector<CandidateRecord> found = Database::open_existing(path).candidates_with_prefix(prefix);
+  if (found.empty())
+    throw std::invalid_argument(spec + ": no candidate in " + path + " has a hash starting with '" + prefix +
+                                "' (`ingot history --db " + path + "` lists them; --db names another database)");
+  if (found.size() > 1)
+    throw std::invalid_argument(spec + ": several candidates in " + path + " start with '" + prefix + "' (" +
+                                found[0].hash + ", " + found[1].hash + ", ...); give more of the hash");
+  const CandidateRecord& candidate = found[0];
+  if (candidate.workload_hash != workload_key(program))
+    throw std::invalid_argument(spec + ": candidate " + candidate.hash + " was measured for another workload (" +
+                                candidate.workload_hash + "), not program '" + program.name() + "' (" +
+                                workload_key(program) + ") at this size");
+  try {
+    return Schedule::from_json(candidate.schedule_json);
+  } catch (const ScheduleError& e) {
+    throw std::invalid_argument(spec + ": the stored schedule does not read back: " + e.what());
+  }
 }
 
 }  // namespace
@@ -101,7 +128,7 @@ Target cpu_target_for(const std::string& isa) {
 }
 
 Schedule schedule_from_spec(const std::string& spec, const Program& program, bool gpu, const std::string& isa,
-                            const std::vector<std::string>& weights) {
+                            const std::vector<std::string>& weights, const std::string& database) {
   if (spec == "naive") return Schedule();
   if (spec == "hand") return hand_schedule(program);
   if (spec.rfind("strategy:", 0) == 0) {
@@ -143,14 +170,23 @@ Schedule schedule_from_spec(const std::string& spec, const Program& program, boo
     options.simd_fp32_lanes = int(cpu_target_for(isa).cpu.simd_fp32_lanes);
     return sample_schedule(program, rng, options);
   }
+  if (spec.rfind("db:", 0) == 0) return measured_schedule(spec.substr(3), program, database);
   std::ifstream in(spec);
   if (!in)
     throw std::invalid_argument("--schedule '" + spec +
-                                "' is not naive, hand, random:SEED, strategy:NAME or a readable file");
+                                "' is not naive, hand, random:SEED, strategy:NAME, db:HASH or a readable file");
   std::stringstream text;
   text << in.rdbuf();
+  std::string json = text.str();
+  // `ingot best --json` writes the schedule as the member "schedule" of its answer: that file replays it too.
   try {
-    return Schedule::from_json(text.str());
+    nlohmann::json root = nlohmann::json::parse(json);
+    if (root.is_object() && root.contains("schedule") && root["schedule"].is_object()) json = root["schedule"].dump();
+  } catch (const nlohmann::json::exception&) {
+    // not JSON: from_json says so below, in its words
+  }
+  try {
+    return Schedule::from_json(json);
   } catch (const ScheduleError& e) {
     throw std::invalid_argument(spec + ": " + e.what());
   }

@@ -603,6 +603,20 @@ std::vector<WorkloadRecord> Database::list_workloads() const {
   return workloads;
 }
 
+std::vector<CandidateRecord> Database::candidates_with_prefix(const std::string& prefix, int64_t limit) const {
+  std::lock_guard lock(impl_->mutex);
+  // substr instead of LIKE: a prefix is plain text, '%' and '_' in it match only themselves.
+  Statement select(impl_->db(),
+                   "SELECT hash, workload_hash, target, schedule_json, created_at FROM candidates "
+                   "WHERE substr(hash, 1, length(?1)) = ?1 ORDER BY hash LIMIT ?2");
+  select.bind(1, prefix).bind(2, limit);
+  std::vector<CandidateRecord> found;
+  while (select.step())
+    found.push_back({select.column_text(0), select.column_text(1), select.column_text(2), select.column_text(3),
+                     select.column_text(4)});
+  return found;
+}
+
 bool Database::add_model_task(const ModelTaskRecord& task) {
   const std::string& path = impl_->path;
   const std::string what = "add_model_task: task " + std::to_string(task.task_index) + " of model " +

@@ -212,6 +212,9 @@ class Database {
 
   // Every workload, ordered by name then hash.
   std::vector<WorkloadRecord> list_workloads() const;
+  // The candidates whose hash starts with prefix (as `ingot best` and `history` print them), at most `limit`,
+  // in hash order: one when the prefix names one.
+  std::vector<CandidateRecord> candidates_with_prefix(const std::string& prefix, int64_t limit = 2) const;
 
   // Idempotent as add_workload: true when new, false when an equal record is stored (its created_at is kept).
   // Throws when a record with the same (model, plan, index) but other content is stored (the plan hash should

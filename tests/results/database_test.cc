@@ -43,6 +43,28 @@ TEST(Database, StoresEveryErrorClassUnderItsExactSpelling) {
                std::runtime_error);
 }
 
+// `--schedule db:HASH` names a candidate by a prefix of its hash: one match, several (in hash order) or none.
+TEST(Database, FindsCandidatesByAPrefixOfTheirHash) {
+  TempDir dir;
+  Database db = Database::open(dir.file("tune.db"));
+  db.add_workload(workload(1, "mlp"));
+  for (uint64_t n : {0x100u, 0x101u, 0x200u}) db.add_candidate(candidate(n, hash_of(1)));
+  const std::string first = hash_of(0x100), second = hash_of(0x101), third = hash_of(0x200);
+  ASSERT_EQ(first.substr(0, 14), second.substr(0, 14));
+  std::vector<CandidateRecord> one = db.candidates_with_prefix(third.substr(0, 14));
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].hash, third);
+  EXPECT_EQ(one[0].workload_hash, hash_of(1));
+  EXPECT_EQ(one[0].schedule_json, candidate(0x200, hash_of(1)).schedule_json);
+  std::vector<CandidateRecord> two = db.candidates_with_prefix(first.substr(0, 14));
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[0].hash, first);
+  EXPECT_EQ(two[1].hash, second);
+  EXPECT_EQ(db.candidates_with_prefix(first.substr(0, 14), 1).size(), 1u);
+  EXPECT_TRUE(db.candidates_with_prefix("zz").empty());
+  EXPECT_TRUE(db.candidates_with_prefix(first.substr(0, 12) + "%").empty());  // a prefix, not a LIKE pattern
+}
+
 TEST(Database, CreatesAFileInWalModeAndReopensIt) {
   TempDir dir;
   std::string path = dir.file("tune.db");
