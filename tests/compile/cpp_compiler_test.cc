@@ -1,11 +1,16 @@
 #include "compile/cpp_compiler.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "codegen/cpp_printer.h"
@@ -174,6 +179,45 @@ TEST(ChildProcess, KillsTheWholeProcessGroupOnTimeout) {
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.exit_code, -1);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+}
+
+// A tuner killed with SIGKILL takes its compilers with it: the program and what it started in the background end
+// within seconds of the parent, not when they would have finished.
+TEST(ChildProcess, TheProgramAndItsChildrenDieWithAKilledParent) {
+  const std::string dir = ::testing::TempDir(), ready = dir + "ingot_orphan_pids";
+  std::remove(ready.c_str());
+  std::fflush(nullptr);
+  const pid_t parent = ::fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    run_child_process(
+        {"sh", "-c",
+         "sleep 60 & echo $$ $! > " + ready + ".tmp && mv " + ready + ".tmp " + ready + " && exec sleep 60"},
+        120);
+    ::_exit(0);
+  }
+  pid_t program = 0, background = 0;
+  for (int tries = 0; tries < 1000 && !program; ++tries) {
+    std::ifstream in(ready);
+    if (!(in >> program >> background)) program = 0;
+    if (!program) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(program, 0) << "the program did not start";
+  ::kill(parent, SIGKILL);
+  ::waitpid(parent, nullptr, 0);
+  auto running = [](pid_t pid) {  // a zombie has ended; only its parent's reaping is left
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    return line.size() > line.rfind(')') + 2 && line[line.rfind(')') + 2] != 'Z';
+  };
+  for (int tries = 0; tries < 500 && (running(program) || running(background)); ++tries)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(running(program));
+  EXPECT_FALSE(running(background));
+  ::kill(program, SIGKILL);  // in case it failed: not left for 60 s
+  ::kill(background, SIGKILL);
+  std::remove(ready.c_str());
 }
 
 TEST(ChildProcess, UnknownProgramThrows) {
