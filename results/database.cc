@@ -103,6 +103,22 @@ std::string quick_check_problem(SqliteConnection& connection) {
   }
 }
 
+// A transaction cut off by SIGKILL while the file was in rollback-journal mode (a new file, before ingot turns WAL
+// on) leaves a hot journal beside it. SQLite rolls that back at the first read of a connection that may write, as
+// any open of the file would; a read-only one cannot, and calls the file read-only (every later open failed so, and
+// `db check` called it corrupt). Rolled back here, the file is its last committed state again; where this process
+// cannot write, the read-only probe that follows says what it finds.
+void roll_back_an_interrupted_transaction(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::file_size(path + "-journal", error) == 0 || error) return;
+  try {
+    SqliteConnection writer(path, SQLITE_OPEN_READWRITE);
+    sqlite3_busy_timeout(writer.handle(), kBusyTimeoutMs);
+    sqlite3_exec(writer.handle(), "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  } catch (const std::exception&) {
+  }
+}
+
 void check_existing_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
@@ -113,6 +129,7 @@ void check_existing_file(const std::string& path) {
   if (!file_starts_like_sqlite(path)) {
     throw_database_error(path, "is not an SQLite database (its header is not 'SQLite format 3'); it was not modified");
   }
+  roll_back_an_interrupted_transaction(path);
   SqliteConnection probe(path, SQLITE_OPEN_READONLY);
   sqlite3_busy_timeout(probe.handle(), kBusyTimeoutMs);
   SchemaState state = inspect_schema(probe);
@@ -882,6 +899,7 @@ IntegrityReport Database::check_file(const std::string& path) {
     throw_database_error(path, "no database at this path (ingot tune creates one; --db names another)");
   if (!file_starts_like_sqlite(path))
     throw_database_error(path, "is not an SQLite database (its header is not 'SQLite format 3'); it was not modified");
+  roll_back_an_interrupted_transaction(path);
   SqliteConnection connection(path, SQLITE_OPEN_READONLY);
   sqlite3_busy_timeout(connection.handle(), kBusyTimeoutMs);
   return integrity_report(connection, path);

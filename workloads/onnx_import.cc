@@ -273,6 +273,8 @@ ImportedModel import_onnx(const std::string& path) {
   if (!in) throw std::runtime_error("cannot open ONNX model '" + path + "'");
   // One read into a buffer of the file's size: paper models are hundreds of MB.
   std::string bytes(size_t(in.tellg()), '\0');
+  // An empty message parses as an empty model, which would be refused for its missing opset instead.
+  if (bytes.empty()) throw std::runtime_error("'" + path + "' is empty (0 bytes), not an ONNX model");
   in.seekg(0);
   if (!in.read(bytes.data(), std::streamsize(bytes.size()))) throw std::runtime_error("cannot read '" + path + "'");
   onnx::ModelProto model;

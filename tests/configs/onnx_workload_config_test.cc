@@ -136,6 +136,10 @@ TEST_F(OnnxWorkloadConfig, InvalidModelGivesTheImportersMessage) {
   const std::string garbage = (dir_ / "garbage.onnx").string();
   EXPECT_EQ(error_of("workload: {onnx: garbage.onnx}\nbudget: {trials: 1}\n"),
             "x.yaml:1:18: workload.onnx: does not import: '" + garbage + "' is not an ONNX model");
+  write(dir_ / "empty.onnx", "");
+  EXPECT_EQ(error_of("workload: {onnx: empty.onnx}\nbudget: {trials: 1}\n"),
+            "x.yaml:1:18: workload.onnx: does not import: '" + (dir_ / "empty.onnx").string() +
+                "' is empty (0 bytes), not an ONNX model");
 
   testing::OnnxModelBuilder b;
   b.input("x", {2, 3});

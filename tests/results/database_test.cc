@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "results/sqlite_connection.h"
 #include "tests/results/test_database.h"
 
 namespace ingot {
@@ -187,6 +188,35 @@ std::string corrupt_database(const TempDir& dir) {
   for (size_t i = middle * page; i < (middle + 1) * page; ++i) bytes[i] = char(0xAB);
   write_file(path, bytes);
   return path;
+}
+
+// A process killed inside a transaction while the file was in rollback-journal mode (a new file, before WAL is on)
+// leaves a hot journal beside it. The next open rolls it back, as SQLite does, instead of failing on it for ever.
+TEST(Database, ATransactionCutOffByAKillIsRolledBackAtTheNextOpen) {
+  TempDir dir;
+  const std::string path = dir.file("tune.db");
+  {
+    Database db = Database::open(path);
+    db.add_workload(workload(1, "mlp"));
+  }
+  pid_t child = fork_child([&] {
+    SqliteConnection connection(path, SQLITE_OPEN_READWRITE);
+    connection.exec("PRAGMA journal_mode = DELETE");
+    connection.exec("PRAGMA cache_size = 1");  // the changed pages go to the file before the commit
+    connection.exec("BEGIN");
+    for (int n = 2; n < 400; ++n)
+      connection.exec("INSERT INTO workloads (hash, name, program_text, created_at) VALUES ('" + hash_of(uint64_t(n)) +
+                      "', 'w', '" + std::string(200, 'x') + "', 'now')");
+    _exit(0);  // no commit, no close: what SIGKILL leaves
+    return 0;
+  });
+  ASSERT_EQ(wait_child(child), 0);
+  ASSERT_GT(std::filesystem::file_size(path + "-journal"), 0u) << "the child left no journal";
+  EXPECT_TRUE(Database::check_file(path).ok);
+  Database db = Database::open_existing(path);
+  std::vector<WorkloadRecord> workloads = db.list_workloads();
+  ASSERT_EQ(workloads.size(), 1u);  // the committed one; none of the cut-off transaction's
+  EXPECT_EQ(workloads[0].hash, hash_of(1));
 }
 
 TEST(Database, RefusesACorruptFileBeforeWritingAnythingAndDbCheckReportsIt) {
