@@ -1,5 +1,7 @@
 #include "results/database.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -119,7 +121,16 @@ void roll_back_an_interrupted_transaction(const std::string& path) {
   }
 }
 
-void check_existing_file(const std::string& path) {
+// Whether this process may create files beside path (SQLite's journal, or a WAL reader's -shm file), and the file
+// has no write-ahead log to read: then it is read as it is, without them (SqliteConnection's immutable).
+bool read_as_it_is(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  if (folder.empty()) folder = ".";
+  return ::access(folder.c_str(), W_OK) != 0 && !std::filesystem::exists(path + "-wal", error);
+}
+
+void check_existing_file(const std::string& path, bool immutable = false) {
   namespace fs = std::filesystem;
   std::error_code error;
   fs::file_status status = fs::status(path, error);
@@ -129,8 +140,8 @@ void check_existing_file(const std::string& path) {
   if (!file_starts_like_sqlite(path)) {
     throw_database_error(path, "is not an SQLite database (its header is not 'SQLite format 3'); it was not modified");
   }
-  roll_back_an_interrupted_transaction(path);
-  SqliteConnection probe(path, SQLITE_OPEN_READONLY);
+  if (!immutable) roll_back_an_interrupted_transaction(path);
+  SqliteConnection probe(path, SQLITE_OPEN_READONLY, immutable);
   sqlite3_busy_timeout(probe.handle(), kBusyTimeoutMs);
   SchemaState state = inspect_schema(probe);
   if (state.kind == SchemaKind::kForeign) throw_database_error(path, state.reason + "; it was not modified");
@@ -348,7 +359,19 @@ Database Database::open_existing(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw_database_error(path, "no database at this path (ingot tune creates one; --db names another)");
-  return open(path);
+  if (!read_as_it_is(path)) return open(path);
+  // A folder this process cannot write (a read-only mount, another user's results): SQLite could make neither a
+  // journal nor the -shm file a WAL reader needs there, so the file is read as it is, and nothing can be written.
+  check_existing_file(path, true);
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->connection = std::make_unique<SqliteConnection>(path, SQLITE_OPEN_READONLY, true);
+  SchemaState state = inspect_schema(*impl->connection);
+  if (state.kind != SchemaKind::kIngot || state.version != kSchemaVersion)
+    throw_database_error(path, "has schema version " + std::to_string(state.version) + ", not this ingot's " +
+                                   std::to_string(kSchemaVersion) +
+                                   ", and its folder cannot be written to upgrade it; open it once where it can");
+  return Database(std::move(impl));
 }
 
 int64_t Database::begin_run(const RunInfo& info) {
@@ -899,8 +922,9 @@ IntegrityReport Database::check_file(const std::string& path) {
     throw_database_error(path, "no database at this path (ingot tune creates one; --db names another)");
   if (!file_starts_like_sqlite(path))
     throw_database_error(path, "is not an SQLite database (its header is not 'SQLite format 3'); it was not modified");
-  roll_back_an_interrupted_transaction(path);
-  SqliteConnection connection(path, SQLITE_OPEN_READONLY);
+  const bool immutable = read_as_it_is(path);
+  if (!immutable) roll_back_an_interrupted_transaction(path);
+  SqliteConnection connection(path, SQLITE_OPEN_READONLY, immutable);
   sqlite3_busy_timeout(connection.handle(), kBusyTimeoutMs);
   return integrity_report(connection, path);
 }

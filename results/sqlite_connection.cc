@@ -4,9 +4,32 @@
 
 namespace ingot {
 
-SqliteConnection::SqliteConnection(std::string path, int flags) : path_(std::move(path)) {
+namespace {
+
+// path as a file: URI with the query parameter: '%', '?' and '#' escaped, so that they stay part of the name.
+std::string uri_of(const std::string& path, const std::string& query) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static const char* hex = "0123456789ABCDEF";
+      uri += '%';
+      uri += hex[(unsigned char)c >> 4];
+      uri += hex[(unsigned char)c & 15];
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + query;
+}
+
+}  // namespace
+
+SqliteConnection::SqliteConnection(std::string path, int flags, bool immutable) : path_(std::move(path)) {
+  const std::string name = immutable ? uri_of(path_, "immutable=1") : path_;
+  if (immutable)
+    flags = (flags & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
   // NOMUTEX: Database serializes use of a connection itself; SQLite's own mutex would only add cost.
-  int rc = sqlite3_open_v2(path_.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);

@@ -15,8 +15,10 @@ namespace ingot {
 
 class SqliteConnection {
  public:
-  // flags as for sqlite3_open_v2 (SQLITE_OPEN_READONLY, or SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE).
-  SqliteConnection(std::string path, int flags);
+  // flags as for sqlite3_open_v2 (SQLITE_OPEN_READONLY, or SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE). immutable:
+  // read-only without locks or the -shm file WAL readers otherwise make (SQLite's immutable=1), for a file in a
+  // folder this process cannot write, which no one else can then be writing either.
+  SqliteConnection(std::string path, int flags, bool immutable = false);
   ~SqliteConnection();
   SqliteConnection(const SqliteConnection&) = delete;
   SqliteConnection& operator=(const SqliteConnection&) = delete;

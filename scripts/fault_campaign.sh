@@ -267,13 +267,7 @@ case_read_only() {
     return
   fi
   read_only readonly.file 755
-  # Open (issue 20, item 5): in a read-only folder SQLite cannot make the -shm file a WAL reader needs, and every
-  # command fails. The full campaign shows it; the quick one, a CTest, leaves it out until it is fixed.
-  if [ "$quick" = 1 ]; then
-    skip readonly.folder "known to fail (issue 20, item 5); the full campaign runs it"
-  else
-    read_only readonly.folder 555
-  fi
+  read_only readonly.folder 555
 }
 
 # A database that is not there is an error naming it, and reading it does not create it.

@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -217,6 +218,53 @@ TEST(Database, ATransactionCutOffByAKillIsRolledBackAtTheNextOpen) {
   std::vector<WorkloadRecord> workloads = db.list_workloads();
   ASSERT_EQ(workloads.size(), 1u);  // the committed one; none of the cut-off transaction's
   EXPECT_EQ(workloads[0].hash, hash_of(1));
+}
+
+// A database in a folder that this process cannot write (a read-only mount, another user's results) is read as it
+// is: the commands that read it work, a write is refused, and nothing appears beside it. Permissions do not bind
+// root, so as root the reading runs in a child that has become nobody.
+TEST(Database, ReadsADatabaseInAFolderItCannotWrite) {
+  TempDir dir;
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(dir.file("results"));
+  fs::create_directory(folder);
+  const std::string path = (folder / "tune.db").string();
+  {
+    Database db = Database::open(path);
+    db.add_workload(workload(1, "mlp"));
+    db.add_candidate(candidate(2, hash_of(1)));
+  }
+  ASSERT_FALSE(fs::exists(path + "-wal"));  // closed cleanly: the log was checkpointed and removed
+  const std::string before = file_bytes(path);
+  fs::permissions(dir.file(""), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  pid_t child = fork_child([&] {
+    if (::getuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) return 2;
+    if (::access(folder.c_str(), W_OK) == 0) return 3;  // still allowed to write: the case would prove nothing
+    Database db = Database::open_existing(path);
+    if (db.list_workloads().size() != 1 || db.candidates_with_prefix(hash_of(2)).size() != 1) return 4;
+    if (!Database::check_file(path).ok) return 5;
+    try {
+      db.add_workload(workload(3, "other"));
+      return 6;
+    } catch (const DatabaseError&) {
+    }
+    try {
+      Database::open(path);  // what tune does
+      return 7;
+    } catch (const DatabaseError&) {
+    }
+    return 0;
+  });
+  EXPECT_EQ(wait_child(child), 0) << "2: cannot become nobody, 3: the folder is writable, 4: wrong rows, 5: check "
+                                     "failed, 6: a write was accepted, 7: a writable open was accepted";
+  fs::permissions(folder, fs::perms::owner_all);
+  EXPECT_EQ(file_bytes(path), before);
+  EXPECT_FALSE(fs::exists(path + "-shm"));
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  EXPECT_FALSE(fs::exists(path + "-journal"));
 }
 
 TEST(Database, RefusesACorruptFileBeforeWritingAnythingAndDbCheckReportsIt) {
