@@ -185,7 +185,22 @@ void add_results_commands(CLI::App& app) {
   });
 
   CLI::App* workloads = app.add_subcommand("workloads", "List the workloads with their FLOPs and parameter counts");
+  static bool sizes = false;
+  workloads->add_flag("--sizes", sizes,
+                      "List each workload's size parameters instead: default and small value (--size small, "
+                      "workload.size: small) and meaning");
   workloads->callback([] {
+    if (sizes) {
+      for (const WorkloadInfo& w : list_workloads()) {
+        std::printf("%s\n", w.name.c_str());
+        for (const WorkloadParameter& p : w.parameters) {
+          auto small = w.small.find(p.name);
+          std::printf("  %-18s default %8lld  small %8lld  %s\n", p.name.c_str(), (long long)p.default_value,
+                      (long long)(small != w.small.end() ? small->second : p.default_value), p.meaning.c_str());
+        }
+      }
+      return;
+    }
     // The name column fits the longest name (task workloads' names are long).
     int name_width = int(std::string("workload").size());
     for (const WorkloadInfo& w : list_workloads()) name_width = std::max(name_width, int(w.name.size()));
