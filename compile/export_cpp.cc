@@ -1,8 +1,13 @@
 #include "compile/export_cpp.h"
 
+#include <unistd.h>
+
 #include <bit>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -435,12 +440,26 @@ ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap re
 
 std::vector<std::string> write_exported_program(const ExportedProgram& e, const std::string& dir) {
   const std::filesystem::path root(dir);
-  for (const char* folder : {"inputs", "reference"}) std::filesystem::create_directories(root / folder);
+  for (const char* folder : {"inputs", "reference"}) {
+    std::error_code error;
+    std::filesystem::create_directories(root / folder, error);
+    if (error)
+      throw std::runtime_error("cannot create the folder " + (root / folder).string() + ": " + error.message());
+  }
   std::vector<std::string> written;
+  // Each file is written beside its place and renamed into it once whole: a full disk or a killed export leaves
+  // an earlier export's file as it was, not half of a new one.
   auto write = [&](const std::filesystem::path& path, const void* data, size_t bytes) {
-    std::ofstream out(path, std::ios::binary);
-    out.write(static_cast<const char*>(data), std::streamsize(bytes));
-    if (!out) throw std::runtime_error("cannot write " + path.string());
+    const std::filesystem::path partial = path.string() + ".partial." + std::to_string(::getpid());
+    std::FILE* out = std::fopen(partial.c_str(), "wb");
+    int error = out ? 0 : errno;
+    if (out && bytes && std::fwrite(data, 1, bytes, out) != bytes) error = errno;
+    if (out && std::fclose(out) != 0 && !error) error = errno;
+    if (!error && std::rename(partial.c_str(), path.c_str()) != 0) error = errno;
+    if (error) {
+      std::remove(partial.c_str());
+      throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(error));
+    }
     written.push_back(path.string());
   };
   for (const auto& [name, text] :

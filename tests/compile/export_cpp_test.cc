@@ -43,6 +43,8 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
+void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+
 std::string read_text(const fs::path& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -125,6 +127,37 @@ TEST_F(ExportCppTwoGemm, WritesTheSourcesReadmeAndOneFilePerTensor) {
   for (const std::string& part : {exported_->build_command, std::string("./two_gemm [DATA_DIR] [--repeat N]"),
                                   std::string("reference/<tensor>.bin"), std::string("little-endian")})
     EXPECT_NE(readme.find(part), std::string::npos) << part << "\n" << readme;
+}
+
+// A file that cannot be written is named with the system's reason (a full disk says "No space left on device"),
+// each file written before it is whole (renamed into place once written), and no partial file is left; a folder
+// that cannot be made is named too (not in std::filesystem's own wording).
+TEST_F(ExportCppTwoGemm, AFileThatCannotBeWrittenIsNamedAndNothingHalfIsLeft) {
+  fs::path dir = fresh_dir("unwritable");
+  fs::create_directories(dir / "inputs" / "X.bin");  // a folder where a data file goes
+  write_text(dir / "two_gemm.cpp", "an earlier export\n");
+  try {
+    write_exported_program(*exported_, dir.string());
+    ADD_FAILURE() << "the export wrote over a folder";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write " + (dir / "inputs" / "X.bin").string() + ": Is a directory");
+  }
+  EXPECT_EQ(read_text(dir / "two_gemm.cpp"), exported_->kernel_source);  // the sources come before the data
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    EXPECT_EQ(entry.path().string().find(".partial."), std::string::npos) << entry.path();
+  fs::remove_all(dir);
+
+  fs::path file = fresh_dir("a_file");
+  write_text(file, "not a folder");
+  try {
+    write_exported_program(*exported_, (file / "out").string());
+    ADD_FAILURE() << "the export made a folder inside a file";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cannot create the folder " + (file / "out" / "inputs").string() + ": ", 0),
+              0u)
+        << e.what();
+  }
+  fs::remove(file);
 }
 
 TEST_F(ExportCppTwoGemm, MainCompilesWithoutWarnings) {
