@@ -908,7 +908,8 @@ class CppPrinter {
         if (lane_step(load->index, r->name()) < 0) return;
       if (lane_step(load->index, lanes) < 0) return;
       Expr low = simplify(substitute(load->index, first)), high = simplify(substitute(load->index, last));
-      auto* extent = simplify(high - low).as<IntImmNode>();
+      const Expr span = simplify(high - low);  // kept: as<> points into it
+      auto* extent = span.as<IntImmNode>();
       if (!extent) return;
       auto same = std::find_if(ranges.begin(), ranges.end(),
                                [&](const Range& r) { return r.buffer->name == load->buffer->name; });
@@ -916,7 +917,8 @@ class CppPrinter {
         ranges.push_back({load->buffer, low, 0, extent->value});
         continue;
       }
-      auto* offset = simplify(low - same->base).as<IntImmNode>();
+      const Expr distance = simplify(low - same->base);
+      auto* offset = distance.as<IntImmNode>();
       if (!offset) return;
       same->lo = std::min(same->lo, offset->value);
       same->hi = std::max(same->hi, offset->value + extent->value);

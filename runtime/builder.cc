@@ -63,7 +63,8 @@ Builder::Builder(BuilderOptions options) : options_(std::move(options)) {
   if (options_.workers == 0) options_.workers = std::max(1u, std::thread::hardware_concurrency());
 }
 
-std::vector<BuildResult> Builder::build(const std::vector<BuildInput>& inputs) const {
+std::vector<BuildResult> Builder::build(const std::vector<BuildInput>& inputs,
+                                        const std::function<void(size_t compiled, size_t total)>& on_compiled) const {
   std::vector<BuildResult> results(inputs.size());
   std::vector<std::string> sources(inputs.size());
   std::vector<size_t> to_compile;
@@ -74,8 +75,9 @@ std::vector<BuildResult> Builder::build(const std::vector<BuildInput>& inputs) c
 
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
-  std::mutex failure_mutex;
+  std::mutex failure_mutex, progress_mutex;
   std::exception_ptr failure;
+  size_t compiled = 0;
   auto work = [&] {
     while (!stop) {
       size_t k = next++;
@@ -83,6 +85,10 @@ std::vector<BuildResult> Builder::build(const std::vector<BuildInput>& inputs) c
       size_t n = to_compile[k];
       try {
         compile(sources[n], options_.compile, results[n]);
+        if (on_compiled) {
+          std::lock_guard<std::mutex> lock(progress_mutex);
+          on_compiled(++compiled, to_compile.size());
+        }
       } catch (...) {
         std::lock_guard<std::mutex> lock(failure_mutex);
         if (!failure) failure = std::current_exception();

@@ -4,6 +4,7 @@
 // All worker threads have exited when build() returns, as the runner's fork requires (runtime/runner.h).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,7 +56,11 @@ class Builder {
   // the calling thread (they are quick next to compiling); only the compiles are spread over the workers.
   // Throws what is not a candidate's fault: std::runtime_error when the kernel cache cannot be written, and
   // any other exception from lowering (an ingot bug must not be recorded as a bad candidate).
-  std::vector<BuildResult> build(const std::vector<BuildInput>& inputs) const;
+  // on_compiled, when set, is called after each compile (as `compiled` of `total` candidates to compile), one call
+  // at a time from whichever worker finished it: long batches show their progress (the paper LSTM's compile for
+  // more than a minute each).
+  std::vector<BuildResult> build(const std::vector<BuildInput>& inputs,
+                                 const std::function<void(size_t compiled, size_t total)>& on_compiled = {}) const;
 
  private:
   BuilderOptions options_;

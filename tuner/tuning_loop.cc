@@ -175,7 +175,9 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
         cut_by_budget = true;
       }
     }
-    std::vector<BuildResult> built = Builder(batch_options).build(inputs_to_build);
+    std::vector<BuildResult> built = Builder(batch_options).build(inputs_to_build, [&](size_t compiled, size_t total) {
+      report_phase("compiled " + std::to_string(compiled) + " of " + std::to_string(total));
+    });
     std::vector<bool> released(results.size(), false);
     for (size_t n = 0; n < built.size(); ++n) {
       TrialResult& result = results[claimed[n]];

@@ -99,7 +99,11 @@ TEST(Builder, KeepsTheInputOrderWithTwoWorkers) {
       BuildInput(sm, Schedule()),
       BuildInput(mm, Schedule()),
   };
-  std::vector<BuildResult> r = Builder(options_in(dir, 2)).build(inputs);
+  std::vector<std::pair<size_t, size_t>> progress;  // one call per compile, failed ones included, one at a time
+  std::vector<BuildResult> r = Builder(options_in(dir, 2)).build(inputs, [&](size_t compiled, size_t total) {
+    progress.emplace_back(compiled, total);
+  });
+  EXPECT_EQ(progress, (std::vector<std::pair<size_t, size_t>>{{1, 4}, {2, 4}, {3, 4}, {4, 4}}));
   ASSERT_EQ(r.size(), inputs.size());
   EXPECT_EQ(r[0].error_class, ErrorClass::kNone) << r[0].error_message;
   EXPECT_EQ(r[1].error_class, ErrorClass::kInvalidSchedule);

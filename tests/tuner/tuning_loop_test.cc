@@ -378,10 +378,12 @@ TEST_F(TuningLoop, TellsSkippedCandidatesOnResume) {
     if (phases.empty() || phases.back() != p.phase) phases.push_back(p.phase);
   });
   EXPECT_EQ(s.skipped, 3);
-  // Batches of 2: the first skips 2, the second skips 1 and compiles 1, the third compiles 2; each measures.
+  // Batches of 2: the first skips 2, the second skips 1 and compiles 1, the third compiles 2 (each compile told as
+  // it finishes); each measures.
   EXPECT_EQ(phases,
             (std::vector<std::string>{"skipped 2 measured before", "skipped 1 measured before", "compiling 1 candidate",
-                                      "measuring", "compiling 2 candidates", "measuring"}));
+                                      "compiled 1 of 1", "measuring", "compiling 2 candidates", "compiled 1 of 2",
+                                      "compiled 2 of 2", "measuring"}));
   std::vector<TrialResult> told = search.all();
   ASSERT_EQ(told.size(), 6u);
   for (size_t n = 0; n < told.size(); ++n) {
