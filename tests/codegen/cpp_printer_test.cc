@@ -1099,14 +1099,15 @@ TEST(CppPrinter, PrefetchesTheWeightRowsALongReductionBroadcasts) {
 }
 
 // A grouped 3 x 3 convolution's stencil tile reads a few rows of one input channel per step of its channel loop;
-// at the top of each step it prefetches the lines of the next channel's rows (196 elements on), except at the last.
+// at the top of each step it prefetches the lines of the next channel's rows (196 elements on), except at the last:
+// two output rows and three taps read rows -1 to 2 of the 14 x 14 plane, elements -15 to 42 (58 floats: 5 lines).
 TEST(CppPrinter, PrefetchesTheNextChannelsRowsOfAStencil) {
   Program p = make_workload("task:resnext_conv3x3_grouped", {{"channels", 64}, {"groups", 8}, {"map_size", 14}});
   std::string source =
       compile_to_cpp_source(p, make_strategy_program(p, "global", test_support::avx512_cpu()).schedule).source;
   EXPECT_NE(source.find(R"(for (int64_t conv_rc = 0; conv_rc < 8; ++conv_rc) {
               if (conv_rc + 1 < 8)
-                for (int64_t ingot_line = 0; ingot_line < 4; ++ingot_line)
+                for (int64_t ingot_line = 0; ingot_line < 5; ++ingot_line)
                   __builtin_prefetch(reinterpret_cast<const char*>(&feature_map[conv_rc * 196 + relu_i_j_o_l_o / 14 * 1568 + relu_i_j_o_l_o % 7 * 28 + 181]) + ingot_line * 64);
               for (int64_t conv_ry = 0; conv_ry < 3; ++conv_ry) {)"),
             std::string::npos)
