@@ -51,15 +51,17 @@ void add_results_commands(CLI::App& app) {
       ->capture_default_str();
   best->add_flag("--json", json, "Print JSON");
   best->callback([best] {
+    std::string toolchain;
     if (!config_path.empty()) {
       RunConfig config = load_run_config(config_path);
       workload = workload_key(make_configured_workload(config.workload).program);
       if (best->count("--db") == 0) db = config.database;
       if (best->count("--threads") == 0) threads = config.target.threads;
       if (best->count("--isa") == 0) isa = config.target.isa;
+      toolchain = toolchain_key(config.target.compiler, config.target.flags);
     }
     Database d = Database::open_existing(db);
-    std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa)) : target;
+    std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa), toolchain) : target;
     if (workload.empty()) {
       std::vector<MeasuredCandidate> all = d.best_of_every_workload(t);
       if (all.empty()) throw std::runtime_error("no correct measurement on target '" + t + "' in " + db);

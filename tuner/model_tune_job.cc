@@ -136,7 +136,8 @@ void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_ta
   summary.best_plan_kernels = best_plan.kernel_count();
   summary.best_plan_stages = best_plan.stage_count();
   Database db = Database::open(job.options.database_path);
-  if (auto best = db.best(workload_key(job.program), cpu_target_key(job.options.threads, job.options.target_isa)))
+  if (auto best = db.best(workload_key(job.program),
+                          cpu_target_key(job.options.threads, job.options.target_isa, job.options.toolchain)))
     summary.best_seconds = best->measurement.statistics->median;
 }
 
@@ -169,7 +170,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   for (const Tensor& out : program.outputs()) options.expected_outputs.emplace(out->name, values.at(out->name));
 
   Database db = Database::open(options.database_path);
-  const std::string target_key = cpu_target_key(options.threads, options.target_isa);
+  const std::string target_key = cpu_target_key(options.threads, options.target_isa, options.toolchain);
   std::ostringstream notes;
   std::shared_ptr<XGBoostCostModel> cost_model;
   if (config.search.cost_model == "xgboost") {

@@ -113,6 +113,7 @@ JobStart start_job(const RunConfig& config, const std::string& config_path) {
   TuneOptions options = tune_options_from_config(config);
   options.config_path = config_path;
   options.target_isa = target_isa_key(config.target.isa);
+  options.toolchain = toolchain_key(config.target.compiler, config.target.flags);
   if (config.target.flags.empty()) options.builder.compile.flags = cpp_flags_for(target.cpu.isa);
   // Before the database is opened (the evolutionary search reads its seeds from it): nothing is created or recorded
   // for a toolchain that cannot build.
@@ -145,7 +146,7 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
   // Opened (and checked) once, by the strategies that read it before the run: the random search reads nothing.
   std::optional<Database> db;
   if (evolutionary || search_config.strategy == "ranked") db = Database::open(options.database_path);
-  const std::string target_key = cpu_target_key(options.threads, options.target_isa);
+  const std::string target_key = cpu_target_key(options.threads, options.target_isa, options.toolchain);
   if (search_config.strategy == "ranked" || (evolutionary && search_config.cost_model == "xgboost")) {
     model = std::make_shared<XGBoostCostModel>(target, job_options.model);
     const std::string own = tuning_run_model_source(workload.name);

@@ -9,6 +9,7 @@
 #include "costmodel/evaluation.h"
 #include "costmodel/features.h"
 #include "interp/interpreter.h"
+#include "ir/hash.h"
 #include "results/database.h"
 #include "tuner/candidate.h"
 
@@ -59,9 +60,15 @@ CostModelRecord cost_model_record(const XGBoostCostModel& model, const std::stri
 
 std::string tuning_run_model_source(const std::string& workload_name) { return "tuning run of " + workload_name; }
 
-std::string cpu_target_key(int threads, const std::string& isa) {
+std::string cpu_target_key(int threads, const std::string& isa, const std::string& toolchain) {
   return "cpu:" + cpu_model() + (isa.empty() ? "" : ":isa=" + isa) +
-         ":threads=" + std::to_string(effective_threads(threads));
+         ":threads=" + std::to_string(effective_threads(threads)) +
+         (toolchain.empty() ? "" : ":toolchain=" + toolchain);
+}
+
+std::string toolchain_key(const std::string& compiler, const std::string& flags) {
+  if (compiler.empty() && flags.empty()) return "";
+  return hash_hex(fnv1a64("compiler " + compiler + "\nflags " + flags)).substr(0, 8);
 }
 
 std::string cpu_target_description(int threads, const std::string& isa, const CompileOptions& compile) {
@@ -84,7 +91,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   check_toolchain(options.builder.compile);
   Database db = Database::open(options.database_path);
   TuneSummary summary;
-  summary.target = cpu_target_key(options.threads, options.target_isa);
+  summary.target = cpu_target_key(options.threads, options.target_isa, options.toolchain);
   const std::string description = cpu_target_description(options.threads, options.target_isa, options.builder.compile);
   summary.workload_hash = workload_key(program);
   db.add_workload(WorkloadRecord{summary.workload_hash, workload_name, program.to_string(), ""});

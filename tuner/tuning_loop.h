@@ -35,6 +35,7 @@ struct TuneOptions {
   int batch_size = 0;      // candidates built together before they are measured; 0 = 2 per build worker
   int threads = 0;         // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
   std::string target_isa;  // the ISA the code is written for where it is not this CPU's own; part of the target
+  std::string toolchain;   // toolchain_key of a config's own compiler or flags ("" for the default); part of the target
   BuilderOptions builder;
   RunnerOptions runner;
   std::string config_text, config_path;  // recorded with the run
@@ -85,9 +86,14 @@ struct TuneSummary {
   std::optional<SideBySideComparison> side_by_side;
 };
 
-// The database key of the CPU target this process measures on: CPU model and thread count, and the ISA where code
-// is written for another than this CPU's own (isa: its cpu_isa_name; "" for this CPU's).
-std::string cpu_target_key(int threads, const std::string& isa = "");
+// The database key of the CPU target this process measures on: CPU model and thread count, the ISA where code is
+// written for another than this CPU's own (isa: its cpu_isa_name; "" for this CPU's), and the toolchain where a
+// config names its own compiler or flags (toolchain: a toolchain_key; "" for the default).
+std::string cpu_target_key(int threads, const std::string& isa = "", const std::string& toolchain = "");
+// A short tag of a config's target.compiler and target.flags, "" when both are unset (the default toolchain): a
+// candidate measured with `-O2` or another compiler is another measurement than with the defaults, and a run with
+// other ones must not take it as measured.
+std::string toolchain_key(const std::string& compiler, const std::string& flags);
 // The database row of a trained model (its held-out metrics, or "{}" without them) for a target key.
 CostModelRecord cost_model_record(const XGBoostCostModel& model, const std::string& target,
                                   const std::string& trained_on);

@@ -136,6 +136,36 @@ TEST_F(TuneJobTest, RefusesGpuTargetsBeforeAnythingRuns) {
 
 // target.isa picks the ISA the code is written for: another than this CPU's has its lanes, its compiler flags and a
 // target key of its own, and is measured where this CPU runs it; where it does not, nothing is recorded.
+// A config's own compiler or flags key its results apart: a run with the default toolchain measures the same
+// candidates again instead of taking them as measured, and the same flags again skip them.
+TEST_F(TuneJobTest, AnotherToolchainIsKeyedApart) {
+  RunConfig custom = parse_run_config(config_text(), "job.yaml");
+  custom.target.flags = default_cpp_flags() + " -DINGOT_ANOTHER_TOOLCHAIN";
+  TuneJob job = make_tune_job(custom, "job.yaml");
+  const std::string tag = toolchain_key("", custom.target.flags);
+  EXPECT_EQ(job.options.toolchain, tag);
+  EXPECT_EQ(tag.size(), 8u);
+  EXPECT_NE(tag, toolchain_key("g++", custom.target.flags));
+  EXPECT_EQ(toolchain_key("", ""), "");
+  TuneSummary first = run_tune_job(job);
+  EXPECT_EQ(first.measured_now, 3);
+  EXPECT_EQ(first.target, cpu_target_key(1, "", tag));
+  EXPECT_EQ(first.target.substr(first.target.size() - tag.size() - 11), ":toolchain=" + tag);
+
+  RunConfig plain = parse_run_config(config_text(), "job.yaml");
+  TuneJob defaults = make_tune_job(plain, "job.yaml");
+  EXPECT_EQ(defaults.options.toolchain, "");
+  TuneSummary second = run_tune_job(defaults);
+  EXPECT_EQ(second.skipped, 0);
+  EXPECT_EQ(second.measured_now, 3);
+  EXPECT_EQ(second.target, cpu_target_key(1));
+
+  TuneJob same = make_tune_job(custom, "job.yaml");
+  TuneSummary again = run_tune_job(same);
+  EXPECT_EQ(again.skipped, 3);
+  EXPECT_EQ(again.measured_now, 0);
+}
+
 TEST_F(TuneJobTest, AnotherIsaIsPlannedCompiledAndKeyedApart) {
   const CpuIsa host = host_cpu_isa();
   const CpuIsa other = host == CpuIsa::kAvx512 ? CpuIsa::kAvx2 : CpuIsa::kAvx512;
