@@ -130,13 +130,14 @@ bool read_as_it_is(const std::string& path) {
   return ::access(folder.c_str(), W_OK) != 0 && !std::filesystem::exists(path + "-wal", error);
 }
 
-void check_existing_file(const std::string& path, bool immutable = false) {
+// Refuses what ingot must not open (and must not change); else the file's schema (kEmpty for no file or 0 bytes).
+SchemaState check_existing_file(const std::string& path, bool immutable = false) {
   namespace fs = std::filesystem;
   std::error_code error;
   fs::file_status status = fs::status(path, error);
-  if (error || !fs::exists(status)) return;
+  if (error || !fs::exists(status)) return {};
   if (!fs::is_regular_file(status)) throw_database_error(path, "is not a regular file");
-  if (fs::file_size(path, error) == 0 && !error) return;  // empty: becomes a new database
+  if (fs::file_size(path, error) == 0 && !error) return {};  // empty: becomes a new database
   if (!file_starts_like_sqlite(path)) {
     throw_database_error(path, "is not an SQLite database (its header is not 'SQLite format 3'); it was not modified");
   }
@@ -156,6 +157,7 @@ void check_existing_file(const std::string& path, bool immutable = false) {
     throw_database_error(path, "is corrupt (" + damage + "); it was not modified. `ingot db check --db " + path +
                                    "` reports what it can read");
   }
+  return state;
 }
 
 // Switching to WAL needs a moment of exclusive access, which SQLite does not wait for under busy_timeout
@@ -362,15 +364,14 @@ Database Database::open_existing(const std::string& path) {
   if (!read_as_it_is(path)) return open(path);
   // A folder this process cannot write (a read-only mount, another user's results): SQLite could make neither a
   // journal nor the -shm file a WAL reader needs there, so the file is read as it is, and nothing can be written.
-  check_existing_file(path, true);
-  auto impl = std::make_unique<Impl>();
-  impl->path = path;
-  impl->connection = std::make_unique<SqliteConnection>(path, SQLITE_OPEN_READONLY, true);
-  SchemaState state = inspect_schema(*impl->connection);
+  SchemaState state = check_existing_file(path, true);
   if (state.kind != SchemaKind::kIngot || state.version != kSchemaVersion)
     throw_database_error(path, "has schema version " + std::to_string(state.version) + ", not this ingot's " +
                                    std::to_string(kSchemaVersion) +
                                    ", and its folder cannot be written to upgrade it; open it once where it can");
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->connection = std::make_unique<SqliteConnection>(path, SQLITE_OPEN_READONLY, true);
   return Database(std::move(impl));
 }
 

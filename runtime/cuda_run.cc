@@ -35,11 +35,6 @@ const HostTensor& find_tensor(const TensorMap& tensors, const std::string& name,
   return it->second;
 }
 
-struct LoadedKernel {
-  std::unique_ptr<CudaKernel> kernel;
-  CudaBinary binary;
-};
-
 struct QueuedKernel {
   const CudaKernel* kernel;
   CudaLaunchConfig launch;
@@ -72,17 +67,16 @@ CudaRunResult cuda_run(const Program& program, const LoopFunction& function, con
     it->second->copy_from_host(packed.num_elements() ? packed.data() : host.data(), host.num_bytes());
   }
 
-  std::map<std::string, LoadedKernel> binaries;  // canonical source -> kernel
+  std::map<std::string, std::unique_ptr<CudaKernel> > binaries;  // canonical source -> kernel
   std::vector<QueuedKernel> queue;
   Clock::time_point compile_start = Clock::now();
   for (const LoopFunction& k : prepare_for_gpu(function)) {
     std::string source = print_cuda_canonical(k);
     auto [it, is_new] = binaries.try_emplace(source);
-    if (is_new) {
-      it->second.binary = compile_cuda(source, driver->arch(), "ingot_kernel");
-      it->second.kernel = driver->load_kernel(it->second.binary.cubin, "ingot_kernel");
-    }
-    const CudaKernel& kernel = *it->second.kernel;
+    // The kernel's figures come from the driver (CudaKernelLaunch), so only the cubin of the compile is needed.
+    if (is_new)
+      it->second = driver->load_kernel(compile_cuda(source, driver->arch(), "ingot_kernel").cubin, "ingot_kernel");
+    const CudaKernel& kernel = *it->second;
     CudaKernelLaunch launch;
     launch.name = k.name;
     launch.launch = cuda_launch_config(k);
@@ -100,7 +94,7 @@ CudaRunResult cuda_run(const Program& program, const LoopFunction& function, con
                         " B shared per block)");
       launch.launch = fit_grid(launch.launch, launch.cooperative_limit);
     }
-    QueuedKernel queued{it->second.kernel.get(), launch.launch, {}};
+    QueuedKernel queued{it->second.get(), launch.launch, {}};
     for (const auto* list : {&k.inputs, &k.outputs, &k.workspace})
       for (const Buffer& b : *list) queued.arguments.push_back(device.at(b->name).get());
     queue.push_back(std::move(queued));
