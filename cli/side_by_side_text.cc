@@ -28,9 +28,26 @@ std::string side_by_side_text(const SideBySideComparison& comparison) {
           << (comparison.rounds - e.correct_rounds == 1 ? "" : "s") << ": " << e.error_message.substr(0, 80);
     out << "\n";
   }
-  if (const SideBySideEntry* fastest = comparison.fastest())
+  if (const std::optional<SideBySideEntry>& naive = comparison.naive) {
+    char line[160];
+    if (naive->median_seconds)
+      std::snprintf(line, sizeof line, "  %-20s %10.4g ms  timed once, after the rounds\n", "naive schedule",
+                    *naive->median_seconds * 1e3);
+    else
+      std::snprintf(line, sizeof line, "  %-20s %13s  %s: %.80s\n", "naive schedule", "-",
+                    to_string(naive->error_class).c_str(), naive->error_message.c_str());
+    out << line;
+  }
+  if (const SideBySideEntry* fastest = comparison.fastest()) {
     out << "fastest side by side: "
-        << (fastest->is_reference ? std::string("the fixed schedule") : "candidate " + fastest->candidate_hash) << "\n";
+        << (fastest->is_reference ? std::string("the fixed schedule") : "candidate " + fastest->candidate_hash);
+    if (const std::optional<double> over_naive = comparison.speedup_over_naive(*fastest)) {
+      char line[64];
+      std::snprintf(line, sizeof line, ", %.1fx the naive schedule", *over_naive);
+      out << line;
+    }
+    out << "\n";
+  }
   return out.str();
 }
 

@@ -141,11 +141,15 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
   }
   // After the partition search, as it was measured: it compares the model's best few, the moved plans' among them.
   if (s.side_by_side) std::cout << side_by_side_text(*s.side_by_side);
-  if (s.best_seconds)
-    std::cout << "best of " << job.workload_name << ": " << ms_text(s.best_seconds) << " in " << config.database << "\n"
+  if (s.best_seconds) {
+    std::cout << "best of " << job.workload_name << ": " << ms_text(s.best_seconds);
+    if (const std::optional<double> naive = s.side_by_side ? s.side_by_side->naive_seconds() : std::nullopt)
+      std::cout << " (" << speedup_text(*naive / *s.best_seconds) << " the naive schedule's " << ms_text(naive) << ")";
+    std::cout << " in " << config.database << "\n"
               << "next: its schedule: ingot best --config " << config_path << " [--json]\n"
               << "      standalone C++: ingot export --workload " << s.workload_hash << " --db " << config.database
               << " --out DIR\n";
+  }
 }
 
 }  // namespace
@@ -229,6 +233,9 @@ void add_tune_command(CLI::App& app) {
       if (s.reference_seconds)
         std::cout << ", " << speedup_text(*s.reference_seconds / *s.best_seconds) << " the fixed schedule's "
                   << *s.reference_seconds * 1e3 << " ms";
+      if (const std::optional<double> naive = s.side_by_side ? s.side_by_side->naive_seconds() : std::nullopt)
+        std::cout << ", " << speedup_text(*naive / *s.best_seconds) << " the naive schedule's " << *naive * 1e3
+                  << " ms";
       std::cout << ") in " << job.options.database_path << "\n";
       if (s.side_by_side) std::cout << side_by_side_text(*s.side_by_side);
       std::cout << "next: more trials: ingot tune " << config_path

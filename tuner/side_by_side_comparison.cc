@@ -41,6 +41,20 @@ SideBySideComparison summarize(const std::vector<std::vector<Measurement>>& roun
 
 }  // namespace
 
+std::optional<double> SideBySideComparison::naive_seconds() const {
+  if (naive) return naive->median_seconds;
+  const std::string naive_json = Schedule().to_json();
+  for (const SideBySideEntry& e : entries)
+    if (e.schedule_json == naive_json) return e.median_seconds;
+  return std::nullopt;
+}
+
+std::optional<double> SideBySideComparison::speedup_over_naive(const SideBySideEntry& entry) const {
+  const std::optional<double> naive_median = naive_seconds();
+  if (!naive_median || !entry.median_seconds || *entry.median_seconds <= 0) return std::nullopt;
+  return *naive_median / *entry.median_seconds;
+}
+
 const SideBySideEntry* SideBySideComparison::fastest() const {
   const SideBySideEntry* best = nullptr;
   for (const SideBySideEntry& e : entries)
@@ -52,36 +66,86 @@ SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const st
                                           std::optional<size_t> reference, int rounds) {
   std::vector<BuildInput> inputs;
   std::vector<std::pair<std::string, std::string>> keys;
+  const std::string naive_json = Schedule().to_json();
+  bool naive_contends = false;
   for (const Candidate& c : contenders) {
     setup.db->add_candidate(c.record());
     inputs.emplace_back(*setup.program, c.schedule());
     keys.emplace_back(c.hash_hex(), c.schedule_json());
+    naive_contends = naive_contends || c.schedule_json() == naive_json;
   }
-  const std::vector<BuildResult> built = Builder(setup.builder).build(inputs);
+  std::optional<Candidate> naive;
+  if (!naive_contends && !contenders.empty()) {
+    naive.emplace(contenders.front().workload(), contenders.front().target(), Schedule());
+    setup.db->add_candidate(naive->record());
+    inputs.emplace_back(*setup.program, naive->schedule());
+  }
+  // Everything is built before anything is timed: no compiler runs beside a measurement.
+  std::vector<BuildResult> built = Builder(setup.builder).build(inputs);
+  std::optional<BuildResult> naive_built;
+  if (naive) {
+    naive_built = std::move(built.back());
+    built.pop_back();
+  }
   const std::vector<std::vector<Measurement>> timed = measure_side_by_side(*setup.runner, built, rounds, setup.stop);
+  auto store = [&](const std::string& hash, bool is_reference, size_t round, const Measurement& m) {
+    SideBySideRecord record;
+    record.candidate_hash = hash;
+    record.run_id = setup.run_id;
+    record.is_reference = is_reference;
+    record.round = int64_t(round);
+    record.target_description = setup.target_description;
+    record.error_class = m.error_class;
+    record.error_message = m.error_message;
+    record.run_seconds = m.run_seconds;
+    setup.db->add_side_by_side(record);
+  };
   for (size_t r = 0; r < timed.size(); ++r)
-    for (size_t c = 0; c < contenders.size(); ++c) {
-      const Measurement& m = timed[r][c];
-      SideBySideRecord record;
-      record.candidate_hash = keys[c].first;
-      record.run_id = setup.run_id;
-      record.is_reference = reference == c;
-      record.round = int64_t(r);
-      record.target_description = setup.target_description;
-      record.error_class = m.error_class;
-      record.error_message = m.error_message;
-      record.run_seconds = m.run_seconds;
-      setup.db->add_side_by_side(record);
-    }
+    for (size_t c = 0; c < contenders.size(); ++c) store(keys[c].first, reference == c, r, timed[r][c]);
   SideBySideComparison out = summarize(timed, keys, reference);
   out.run_id = setup.run_id;
+  if (naive && !(setup.stop && setup.stop->load())) {
+    // Stored one round past the last, which is how stored_side_by_side tells it from a contender.
+    const std::vector<std::vector<Measurement>> once =
+        measure_side_by_side(*setup.runner, {std::move(*naive_built)}, 1, setup.stop);
+    if (!once.empty()) {
+      store(naive->hash_hex(), false, timed.size(), once[0][0]);
+      out.naive = summarize(once, {{naive->hash_hex(), naive->schedule_json()}}, std::nullopt).entries.at(0);
+    }
+  }
   return out;
 }
 
 std::optional<SideBySideComparison> stored_side_by_side(const Database& db, const std::string& workload,
                                                         const std::string& target) {
-  const std::vector<SideBySideRow> rows = db.latest_side_by_side(workload, target);
+  std::vector<SideBySideRow> rows = db.latest_side_by_side(workload, target);
   if (rows.empty()) return std::nullopt;
+  // The naive schedule timed once: its one row lies one round past every other candidate's last.
+  const std::string naive_json = Schedule().to_json();
+  std::map<std::string, std::vector<int64_t>> rounds_of;
+  for (const SideBySideRow& row : rows) rounds_of[row.record.candidate_hash].push_back(row.record.round);
+  int64_t contenders_rounds = 0;
+  for (const SideBySideRow& row : rows)
+    if (row.candidate.schedule_json != naive_json)
+      contenders_rounds = std::max(contenders_rounds, row.record.round + 1);
+  std::optional<SideBySideRow> naive_row;
+  for (auto it = rows.begin(); it != rows.end(); ++it) {
+    const std::vector<int64_t>& its = rounds_of.at(it->record.candidate_hash);
+    if (it->candidate.schedule_json == naive_json && !it->record.is_reference && its.size() == 1 &&
+        its[0] == contenders_rounds && contenders_rounds > 0) {
+      naive_row = *it;
+      rows.erase(it);
+      break;
+    }
+  }
+  auto measurement_of = [](const SideBySideRow& row) {
+    Measurement m;
+    m.error_class = row.record.error_class;
+    m.error_message = row.record.error_message;
+    m.run_seconds = row.record.run_seconds;
+    if (row.record.statistics) m.statistics = *row.record.statistics;
+    return m;
+  };
   std::vector<std::pair<std::string, std::string>> keys;
   std::map<std::string, size_t> position;
   std::optional<size_t> reference;
@@ -94,14 +158,14 @@ std::optional<SideBySideComparison> stored_side_by_side(const Database& db, cons
   for (const SideBySideRow& row : rows) {
     const size_t r = size_t(row.record.round);
     if (rounds.size() <= r) rounds.resize(r + 1, std::vector<Measurement>(keys.size()));
-    Measurement& m = rounds[r][position.at(row.record.candidate_hash)];
-    m.error_class = row.record.error_class;
-    m.error_message = row.record.error_message;
-    m.run_seconds = row.record.run_seconds;
-    if (row.record.statistics) m.statistics = *row.record.statistics;
+    rounds[r][position.at(row.record.candidate_hash)] = measurement_of(row);
   }
   SideBySideComparison out = summarize(rounds, keys, reference);
-  out.run_id = rows.front().record.run_id;
+  out.run_id = (naive_row && rows.empty() ? *naive_row : rows.front()).record.run_id;
+  if (naive_row)
+    out.naive = summarize({{measurement_of(*naive_row)}},
+                          {{naive_row->record.candidate_hash, naive_row->candidate.schedule_json}}, std::nullopt)
+                    .entries.at(0);
   return out;
 }
 

@@ -34,8 +34,15 @@ struct SideBySideComparison {
   int64_t run_id = 0;
   int rounds = 0;                        // rounds timed (fewer than asked when the run was stopped)
   std::vector<SideBySideEntry> entries;  // in the order they were given: the reference, if any, first
+  // The naive schedule (no decisions), timed once after the rounds when it is not among the entries: a baseline for
+  // the user (how much scheduling gained), never a choice, and too slow on paper-size models to time every round.
+  std::optional<SideBySideEntry> naive;
   // The entry with the least median (the reference included): the schedule to keep. Null when none was correct.
   const SideBySideEntry* fastest() const;
+  // The naive schedule's median over the entry's; nullopt when either was not correct or naive was not timed.
+  std::optional<double> speedup_over_naive(const SideBySideEntry& entry) const;
+  // The naive schedule's median: naive's own entry or the separately timed one; nullopt when neither is correct.
+  std::optional<double> naive_seconds() const;
 };
 
 // What the comparison runs with: the tuning run's database, run and target, and its program's runner.
@@ -50,8 +57,10 @@ struct SideBySideSetup {
 };
 
 // Builds the contenders (their candidates are added to the database), times them in `rounds` interleaved rounds and
-// stores every round. reference: the position in contenders of the schedule the speed-ups are over, if any. Throws
-// what Builder::build, Runner::measure and the database throw; a contender's failure is recorded, never thrown.
+// stores every round. reference: the position in contenders of the schedule the speed-ups are over, if any. Unless
+// a contender is the naive schedule, the naive schedule is built with them and timed once after the last round
+// (stored as a round-0 row). Throws what Builder::build, Runner::measure and the database throw; a contender's
+// failure is recorded, never thrown.
 SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const std::vector<Candidate>& contenders,
                                           std::optional<size_t> reference, int rounds);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `ingot best --config` finds exactly a config's workload when two sizes of one workload share a name in the
-# database (as scripts/main.sh needs after `ingot tune configs/mlp.yaml`), where `--workload NAME` must refuse.
+# database (as scripts/main.sh needs after `ingot tune configs/mlp.yaml`), where `--workload NAME` must refuse;
+# and the tune summary compares the best with the fixed and the naive schedules.
 # Usage: best_of_a_config.sh PATH/TO/ingot
 set -euo pipefail
 ingot="$1"
@@ -14,8 +15,18 @@ budget: {trials: 2}
 database: $dir/both.db
 measure: {warmup_runs: 0, min_repeat_ms: 1, min_repeats: 1, build_workers: 2}
 CONFIG
-  "$ingot" tune "$dir/mlp_$size.yaml" > /dev/null
+  "$ingot" tune "$dir/mlp_$size.yaml" > "$dir/tune_$size.txt"
 done
+# The summary says how the best compares with the fixed and the naive schedule (issue 20, item 10).
+grep -q "^best: .* the fixed schedule's .* the naive schedule's .* ms) in $dir/both.db" "$dir/tune_16.txt" || {
+  echo "FAIL: no speed-ups over the fixed and naive schedules in the summary"
+  cat "$dir/tune_16.txt"
+  exit 1
+}
+grep -q "^  naive schedule .* ms  timed once, after the rounds" "$dir/tune_16.txt" || {
+  echo "FAIL: the naive schedule is missing from the side-by-side table"
+  exit 1
+}
 if "$ingot" best --workload mlp --db "$dir/both.db" 2> "$dir/error.txt"; then
   echo "FAIL: best --workload mlp chose one of two workloads named mlp"
   exit 1

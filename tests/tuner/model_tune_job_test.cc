@@ -98,7 +98,8 @@ TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
     EXPECT_EQ(s.side_by_side->entries[0].schedule_json, job.fixed_schedule.to_json());
     EXPECT_EQ(s.side_by_side->entries[1].schedule_json, s.assembled_schedule_json);
     EXPECT_TRUE(s.side_by_side->entries[1].speedup.has_value());
-    EXPECT_EQ(db.latest_side_by_side("mlp", target).size(), 2u * 5);
+    EXPECT_TRUE(s.side_by_side->naive.has_value());
+    EXPECT_EQ(db.latest_side_by_side("mlp", target).size(), 2u * 5 + 1) << "5 rounds of two, and naive once";
   } else {
     EXPECT_FALSE(s.side_by_side.has_value()) << "one schedule has nothing to be compared with";
   }

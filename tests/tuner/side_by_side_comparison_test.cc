@@ -92,6 +92,46 @@ TEST_F(SideBySideComparisonTest, TimesTheReferenceAndTheBestInRoundsAndStoresThe
   }
 }
 
+TEST_F(SideBySideComparisonTest, TheNaiveScheduleIsTimedOnceAfterTheRoundsWhenNoContenderIsIt) {
+  // The reference is the naive schedule: it is timed every round as a contender, and not again.
+  ListSearch with_naive(schedules(), Schedule());
+  const TuneSummary a = tune(program_, "mm", options(2), with_naive);
+  ASSERT_TRUE(a.side_by_side.has_value());
+  EXPECT_FALSE(a.side_by_side->naive.has_value());
+  EXPECT_EQ(a.side_by_side->naive_seconds(), a.side_by_side->entries[0].median_seconds);
+
+  // No schedule of this search is naive: it is built with the contenders and timed once, after the rounds.
+  const std::vector<Schedule> others = {schedules()[0], schedules()[2], schedules()[3]};
+  ListSearch search(others, others[0]);
+  TuneOptions o = options(2);
+  o.database_path = (dir_ / "n.db").string();
+  const TuneSummary s = tune(program_, "mm", o, search);
+  ASSERT_TRUE(s.side_by_side.has_value());
+  const SideBySideComparison& c = *s.side_by_side;
+  ASSERT_EQ(c.entries.size(), 3u);
+  ASSERT_TRUE(c.naive.has_value());
+  EXPECT_EQ(c.naive->candidate_hash, Candidate(s.workload_hash, s.target, Schedule()).hash_hex());
+  EXPECT_EQ(c.naive->correct_rounds, 1);
+  ASSERT_TRUE(c.naive->median_seconds.has_value());
+  EXPECT_EQ(c.naive_seconds(), c.naive->median_seconds);
+  for (const SideBySideEntry& e : c.entries) {
+    ASSERT_TRUE(c.speedup_over_naive(e).has_value());
+    EXPECT_DOUBLE_EQ(*c.speedup_over_naive(e), *c.naive->median_seconds / *e.median_seconds);
+  }
+
+  // Stored one round past the last, never as a measurement; read back apart from the contenders.
+  Database db = Database::open(o.database_path);
+  EXPECT_EQ(db.latest_side_by_side(s.workload_hash, s.target).size(), 3u * 3u + 1u);
+  EXPECT_EQ(db.history(s.workload_hash).size(), 3u);
+  const std::optional<SideBySideComparison> stored = stored_side_by_side(db, s.workload_hash, s.target);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->rounds, 3);
+  ASSERT_EQ(stored->entries.size(), 3u);
+  ASSERT_TRUE(stored->naive.has_value());
+  EXPECT_EQ(stored->naive->candidate_hash, c.naive->candidate_hash);
+  EXPECT_DOUBLE_EQ(*stored->naive->median_seconds, *c.naive->median_seconds);
+}
+
 TEST_F(SideBySideComparisonTest, AResumedRunMeasuresNothingAgainAndComparesAnew) {
   ListSearch first(schedules(), Schedule());
   const TuneSummary a = tune(program_, "mm", options(1), first);
