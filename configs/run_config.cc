@@ -47,7 +47,7 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-enum class ValueType { kInteger, kNumber, kString, kIntegerMap };
+enum class ValueType { kInteger, kNumber, kString, kIntegerMap, kIntegerListMap };
 
 const char* type_name(ValueType t) {
   switch (t) {
@@ -55,6 +55,7 @@ const char* type_name(ValueType t) {
     case ValueType::kNumber: return "number";
     case ValueType::kString: return "string";
     case ValueType::kIntegerMap: return "map of integers";
+    case ValueType::kIntegerListMap: return "map of integer lists";
   }
   return "?";
 }
@@ -134,6 +135,17 @@ const std::vector<KeySpec>& key_specs() {
          c.workload.onnx = r.absolute_path(path);
        },
        [](const RunConfig& c) { return c.workload.onnx; }},
+      // Read by read_bind; checked against the model's inputs when it is imported.
+      {"workload.bind", ValueType::kIntegerListMap, nullptr,
+       [](const RunConfig& c) {
+         std::string out;
+         for (const auto& [name, b] : c.workload.bind) {
+           std::string values;
+           for (int64_t v : b.values) values += (values.empty() ? "" : ", ") + std::to_string(v);
+           out += (out.empty() ? "" : ", ") + name + ": " + (b.scalar ? values : "[" + values + "]");
+         }
+         return "{" + out + "}";
+       }},
       // The built-in targets (analysis/target.h); the tuner refuses the GPUs until it can measure on them.
       string_key("target.kind", INGOT_FIELD(target.kind), false, {"cpu", "sm_80", "sm_90"}, "target kind"),
       integer_key("target.threads", INGOT_FIELD(target.threads), 0),
@@ -214,6 +226,35 @@ void read_params(const Reader& r, const YAML::Node& v, RunConfig& c, Positions& 
   }
 }
 
+// Reads workload.bind: graph input names with an integer or a non-empty list of integers each; the names are
+// checked against the model when it is imported.
+void read_bind(const Reader& r, const YAML::Node& v, RunConfig& c, Positions& pos) {
+  const std::string path = "workload.bind";
+  if (v.Type() == YAML::NodeType::Null) return;
+  if (v.Type() != YAML::NodeType::Map)
+    r.fail(v.Mark(), path, "expected a mapping of graph input names to integer lists, got " + Reader::describe(v));
+  for (const auto& entry : v) {
+    const YAML::Node key = entry.first, value = entry.second;
+    if (key.Type() != YAML::NodeType::Scalar) r.fail(key.Mark(), path, "an input name must be a plain name");
+    const std::string name = key.Scalar(), key_path = path + "." + name;
+    if (pos.keys.count(key_path)) r.fail(key.Mark(), key_path, "duplicate key");
+    pos.keys[key_path] = key.Mark();
+    BoundInputConfig bound;
+    if (value.Type() == YAML::NodeType::Scalar) {
+      bound.scalar = true;
+      bound.values.push_back(r.integer(value, key_path, INT64_MIN, INT64_MAX));
+    } else if (value.Type() == YAML::NodeType::Sequence) {
+      if (value.size() == 0) r.fail(value.Mark(), key_path, "expected at least one integer, got an empty list");
+      for (const YAML::Node& element : value)
+        bound.values.push_back(r.integer(element, key_path, INT64_MIN, INT64_MAX));
+    } else {
+      r.fail(value.Type() == YAML::NodeType::Null ? key.Mark() : value.Mark(), key_path,
+             "expected an integer or a list of integers, got " + Reader::describe(value));
+    }
+    c.workload.bind[name] = std::move(bound);
+  }
+}
+
 void read_section(const Reader& r, const YAML::Node& map, const std::string& prefix, RunConfig& c, Positions& pos) {
   for (const auto& entry : map) {
     const YAML::Node key = entry.first, value = entry.second;
@@ -224,6 +265,8 @@ void read_section(const Reader& r, const YAML::Node& map, const std::string& pre
     pos.keys[path] = key.Mark();
     if (path == "workload.params") {
       read_params(r, value, c, pos);
+    } else if (path == "workload.bind") {
+      read_bind(r, value, c, pos);
     } else if (const KeySpec* spec = find_spec(path)) {
       // A key without a value has no position of its own (yaml-cpp marks where the next token starts).
       if (value.Type() == YAML::NodeType::Null)
@@ -261,7 +304,14 @@ void check_onnx(const Reader& r, const RunConfig& c, const Positions& pos) {
   if (!std::filesystem::exists(path, ec)) r.fail(at, "workload.onnx", "no such file: " + path);
   if (!std::filesystem::is_regular_file(path, ec)) r.fail(at, "workload.onnx", "not a file: " + path);
   try {
-    import_onnx(path);
+    import_onnx(path, onnx_bound_inputs(c.workload));
+  } catch (const OnnxBindError& e) {
+    const std::string key = "workload.bind." + e.input();
+    r.fail(pos.keys.count(key) ? pos.keys.at(key) : at, key, e.what());
+  } catch (const OnnxConstantInputError& e) {
+    r.fail(at, "workload.onnx",
+           std::string("does not import: ") + e.what() + " (give its value with workload.bind: {" + e.input() +
+               ": [...]})");
   } catch (const std::exception& e) {
     // The importer's messages name the file.
     r.fail(at, "workload.onnx", std::string("does not import: ") + e.what());
@@ -306,10 +356,13 @@ void check_whole(const Reader& r, const YAML::Node& root, const RunConfig& c, co
   if (has_name && has_onnx)
     r.fail(pos.keys.at("workload.onnx"), "workload.onnx",
            "workload.name is set too; give one of workload.name and workload.onnx");
-  if (has_onnx)
+  if (has_onnx) {
     check_onnx(r, c, pos);
-  else
+  } else {
+    if (pos.keys.count("workload.bind"))
+      r.fail(pos.keys.at("workload.bind"), "workload.bind", "only used with workload.onnx (it binds a model's inputs)");
     check_registry_workload(r, c, pos);
+  }
   check_budget_and_measure(r, root, c, pos);
 }
 
@@ -370,6 +423,19 @@ std::string format_run_config(const RunConfig& config) {
       out << YAML::BeginMap;
       for (const auto& [k, v] : config.workload.params) out << YAML::Key << k << YAML::Value << v;
       out << YAML::EndMap;
+    } else if (s.type == ValueType::kIntegerListMap) {
+      out << YAML::BeginMap;
+      for (const auto& [k, b] : config.workload.bind) {
+        out << YAML::Key << k << YAML::Value;
+        if (b.scalar) {
+          out << b.values.at(0);
+          continue;
+        }
+        out << YAML::Flow << YAML::BeginSeq;
+        for (int64_t v : b.values) out << v;
+        out << YAML::EndSeq;
+      }
+      out << YAML::EndMap;
     } else if (s.type == ValueType::kString) {
       out << YAML::DoubleQuoted << s.show(config);
     } else {
@@ -385,7 +451,7 @@ std::string format_run_config(const RunConfig& config) {
     out << YAML::BeginMap;
     for (const std::string& child : children_of(top)) {
       // Only the keys of the workload's kind: the others would be empty, which no config may say.
-      bool onnx_key = top == "workload" && child == "onnx";
+      bool onnx_key = top == "workload" && (child == "onnx" || child == "bind");
       bool registry_key = top == "workload" && (child == "name" || child == "params" || child == "size");
       if ((onnx_key && config.workload.onnx.empty()) || (registry_key && !config.workload.onnx.empty())) continue;
       out << YAML::Key << child << YAML::Value;
@@ -395,6 +461,16 @@ std::string format_run_config(const RunConfig& config) {
   }
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+std::map<std::string, HostTensor> onnx_bound_inputs(const WorkloadConfig& workload) {
+  std::map<std::string, HostTensor> bound;
+  for (const auto& [name, b] : workload.bind) {
+    HostTensor t(DType::kInt64, b.scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(b.values.size())});
+    for (size_t i = 0; i < b.values.size(); ++i) t.i64()[i] = b.values[i];
+    bound.emplace(name, std::move(t));
+  }
+  return bound;
 }
 
 ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload) {
@@ -409,7 +485,7 @@ ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload) {
             {},
             std::move(weights)};
   }
-  ImportedModel model = import_onnx(workload.onnx);
+  ImportedModel model = import_onnx(workload.onnx, onnx_bound_inputs(workload));
   std::vector<std::string> weights;
   for (const auto& [name, value] : model.initializers) weights.push_back(name);  // a std::map: sorted
   return {std::filesystem::path(workload.onnx).stem().string(),

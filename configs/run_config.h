@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,11 +18,20 @@
 
 namespace ingot {
 
+// A value bound to an ONNX model's graph input (workload.bind): int64 values, a 1-D tensor, or a scalar (0-D).
+struct BoundInputConfig {
+  std::vector<int64_t> values;
+  bool scalar = false;
+  bool operator==(const BoundInputConfig&) const = default;
+};
+
 // Exactly one of name and onnx is set.
 struct WorkloadConfig {
   std::string name;       // a workload of list_workloads() (workloads/registry.h)
   WorkloadParams params;  // that workload's parameters; those left out take the size's (after parsing: all of them)
   std::string onnx;       // or: an ONNX model file, absolute (the parser resolves a relative path)
+  // With onnx: graph inputs imported as constants (shape operands fed as inputs), by ONNX input name
+  std::map<std::string, BoundInputConfig> bind;
   std::string size = "default";  // small or default: the workload's sizes that params start from
   bool operator==(const WorkloadConfig&) const = default;
 };
@@ -98,8 +108,9 @@ class ConfigError : public LocatedError {
 // base_directory (empty: the working directory) and stored absolute, so that the formatted config a run
 // records rebuilds the same program from anywhere. Throws ConfigError on an unknown key, a value of the wrong
 // type or out of range, an unknown workload, workload parameter, target kind or search strategy, neither or
-// both of workload.name and workload.onnx, workload.params with workload.onnx, an ONNX file that is missing or
-// does not import (the importer's message), or a budget with neither trials nor minutes above 0. The ONNX
+// both of workload.name and workload.onnx, workload.params with workload.onnx, workload.bind without it or naming
+// an input the model lacks or a value that does not fit it, an ONNX file that is missing or does not import (the
+// importer's message), or a budget with neither trials nor minutes above 0. The ONNX
 // check imports the model, so parsing such a config costs one import. Returns nothing partial.
 RunConfig parse_run_config(const std::string& yaml_text, const std::string& source_name,
                            const std::string& base_directory = "");
@@ -108,8 +119,8 @@ RunConfig parse_run_config(const std::string& yaml_text, const std::string& sour
 RunConfig load_run_config(const std::string& path);
 
 // Every key the parser accepts (dotted path, e.g. "measure.rtol"), its type as docs/config.md names it
-// ("integer", "number", "string", "map of integers") and its default as text ("(required unless ...)" for
-// workload.name and workload.onnx). The list docs/config.md must match.
+// ("integer", "number", "string", "map of integers", "map of integer lists") and its default as text ("(required unless
+// ...)" for workload.name and workload.onnx). The list docs/config.md must match.
 struct ConfigKey {
   std::string path;
   std::string type;
@@ -132,8 +143,12 @@ struct ConfiguredWorkload {
   // registry's weight names, or the ONNX model's initializers. Sorted.
   std::vector<std::string> weights = {};
 };
-// Builds the program of a parsed config's workload (imports the ONNX model, or make_workload). Throws what
-// those throw.
+// Builds the program of a parsed config's workload (imports the ONNX model with its bound inputs, or
+// make_workload). Throws what those throw. A binding changes the program's name (onnx_import.h), so the
+// database keys each binding as a workload of its own; results are still stored under the file's stem.
 ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload);
+
+// workload.bind as the importer takes it: int64 tensors of shape [n], or [] for a scalar.
+std::map<std::string, HostTensor> onnx_bound_inputs(const WorkloadConfig& workload);
 
 }  // namespace ingot

@@ -97,6 +97,12 @@ Tensor OnnxGraph::tensor(const std::string& onnx_name) {
   return v.tensor;
 }
 
+Tensor OnnxGraph::constant_tensor(const std::string& name, HostTensor value) {
+  Tensor t = placeholder(unique_name(name), value.shape(), value.dtype());
+  constant_values_.emplace(t->name, std::move(value));
+  return t;
+}
+
 const HostTensor* OnnxGraph::try_constant(const std::string& onnx_name) {
   OnnxValue& v = value(onnx_name);
   if (v.constant) return v.constant.get();
@@ -174,8 +180,11 @@ const HostTensor& OnnxNode::constant_input(size_t i, const std::string& role) {
   const std::string& name = input_name(i);
   if (const HostTensor* c = graph_.try_constant(name)) return *c;
   std::string behind = graph_.model_input_behind(name);
-  unsupported(role + " (input '" + name + "') must be a constant: ingot has static shapes only" +
-              (behind.empty() ? std::string() : ", but it depends on model input '" + behind + "'"));
+  const std::string message =
+      describe() + ": " + role + " (input '" + name + "') must be a constant: ingot has static shapes only";
+  if (behind.empty()) throw OnnxUnsupportedError(message);
+  // Binding `behind` to a value (OnnxBoundInputs) makes the operand a constant.
+  throw OnnxConstantInputError(message + ", but it depends on model input '" + behind + "'", behind);
 }
 
 std::vector<int64_t> OnnxNode::constant_ints(size_t i, const std::string& role) {
@@ -237,6 +246,11 @@ std::vector<float> OnnxNode::attr_floats(const std::string& name) {
   return a ? std::vector<float>(a->floats().begin(), a->floats().end()) : std::vector<float>{};
 }
 
+std::vector<std::string> OnnxNode::attr_strings(const std::string& name) {
+  auto* a = find_attr(name, onnx::AttributeProto::STRINGS);
+  return a ? std::vector<std::string>(a->strings().begin(), a->strings().end()) : std::vector<std::string>{};
+}
+
 const onnx::TensorProto* OnnxNode::attr_tensor(const std::string& name) {
   auto* a = find_attr(name, onnx::AttributeProto::TENSOR);
   return a ? &a->t() : nullptr;
@@ -264,6 +278,11 @@ std::string OnnxNode::output_name(size_t i) {
 std::string OnnxNode::temp_name(const std::string& suffix) {
   std::string base = node_.output_size() > 0 && !node_.output(0).empty() ? node_.output(0) : node_.op_type();
   return graph_.unique_name(base + suffix);
+}
+
+Tensor OnnxNode::constant_tensor(const std::string& suffix, HostTensor value) {
+  std::string base = node_.output_size() > 0 && !node_.output(0).empty() ? node_.output(0) : node_.op_type();
+  return graph_.constant_tensor(base + suffix, std::move(value));
 }
 
 void OnnxNode::set_output(size_t i, Tensor tensor) {

@@ -44,6 +44,9 @@ class OnnxGraph {
 
   // The value as a tensor: a constant's placeholder is made (and its value recorded) on first use.
   Tensor tensor(const std::string& onnx_name);
+  // A placeholder for a constant a converter makes itself (a lookup table), named after `name`, its value recorded
+  // with the other constants.
+  Tensor constant_tensor(const std::string& name, HostTensor value);
   // The value's contents: a constant, or a computed value whose inputs are all constants (evaluated with the
   // interpreter and remembered). Returns nullptr when it depends on a model input.
   const HostTensor* try_constant(const std::string& onnx_name);
@@ -101,6 +104,7 @@ class OnnxNode {
   std::string attr_string(const std::string& name, const std::string& default_value);
   std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& default_value = {});
   std::vector<float> attr_floats(const std::string& name);
+  std::vector<std::string> attr_strings(const std::string& name);
   const onnx::TensorProto* attr_tensor(const std::string& name);
   // Reads (marks as handled) an attribute the converter accepts only at one value: present with another value
   // is unsupported.
@@ -114,6 +118,9 @@ class OnnxNode {
   std::string output_name(size_t i);
   // A unique name for an intermediate TE a converter adds itself: output 0's ONNX name + suffix.
   std::string temp_name(const std::string& suffix);
+  // A constant TE the converter makes (a lookup table), named like temp_name(suffix): a placeholder whose value
+  // goes to the model's initializers.
+  Tensor constant_tensor(const std::string& suffix, HostTensor value);
   void set_output(size_t i, Tensor tensor);
   void set_constant_output(size_t i, HostTensor value);
   // Output i takes input j's value unchanged (Identity, Dropout in inference).

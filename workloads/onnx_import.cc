@@ -2,9 +2,12 @@
 
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
 #include <set>
 
+#include "ir/hash.h"
 #include "ops/op_conventions.h"
 #include "workloads/onnx_graph.h"
 #include "workloads/onnx_ops.h"
@@ -25,8 +28,9 @@ int default_domain_opset(const onnx::ModelProto& model) {
 
 // What ONNX shape inference needs of the model: everything but the values of large float initializers, which
 // become typed graph inputs instead. Shape inference reads initializer values only for shape arithmetic (integer
-// tensors), and a full copy of a paper-size model is hundreds of MB of copying.
-onnx::ModelProto model_for_shape_inference(const onnx::ModelProto& model) {
+// tensors), and a full copy of a paper-size model is hundreds of MB of copying. Bound inputs become initializers
+// there, so that data propagation sees their values (a Reshape's bound shape gives its output shape).
+onnx::ModelProto model_for_shape_inference(const onnx::ModelProto& model, const OnnxBoundInputs& bound) {
   constexpr int64_t kLargeElements = 1024;
   onnx::ModelProto copy;
   copy.set_ir_version(model.ir_version());
@@ -36,12 +40,15 @@ onnx::ModelProto model_for_shape_inference(const onnx::ModelProto& model) {
   onnx::GraphProto* out = copy.mutable_graph();
   out->set_name(g.name());
   *out->mutable_node() = g.node();
-  *out->mutable_input() = g.input();
+  for (const auto& in : g.input())
+    if (!bound.count(in.name())) *out->add_input() = in;
+  for (const auto& [name, value] : bound) *out->add_initializer() = tensor_to_onnx(value, name);
   *out->mutable_output() = g.output();
   *out->mutable_value_info() = g.value_info();
   std::set<std::string> inputs;
   for (const auto& in : g.input()) inputs.insert(in.name());
   for (const auto& init : g.initializer()) {
+    if (bound.count(init.name())) continue;  // a graph input with a default value, overridden by the binding
     int64_t elements = 1;
     for (int64_t d : init.dims()) elements *= d;
     bool is_float_type =
@@ -63,8 +70,9 @@ onnx::ModelProto model_for_shape_inference(const onnx::ModelProto& model) {
 }
 
 // Static shapes of the values ONNX shape inference could infer, by name.
-std::map<std::string, std::vector<int64_t>> inferred_static_shapes(const onnx::ModelProto& model) {
-  onnx::ModelProto copy = model_for_shape_inference(model);
+std::map<std::string, std::vector<int64_t>> inferred_static_shapes(const onnx::ModelProto& model,
+                                                                   const OnnxBoundInputs& bound) {
+  onnx::ModelProto copy = model_for_shape_inference(model, bound);
   try {
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
                                        onnx::ShapeInferenceOptions(false, 0, true));
@@ -109,28 +117,95 @@ std::vector<int64_t> static_input_shape(const onnx::ValueInfoProto& info) {
   return shape;
 }
 
+// A bound value checked against the graph input's declared shape and converted to its declared dtype.
+HostTensor bound_value(const onnx::ValueInfoProto& info, const HostTensor& value) {
+  const std::string what = "the value bound to input '" + info.name() + "'";
+  if (!info.type().has_tensor_type()) throw OnnxBindError("input '" + info.name() + "' is not a tensor", info.name());
+  const auto& type = info.type().tensor_type();
+  if (type.has_shape()) {
+    const auto& dims = type.shape().dim();
+    bool fits = dims.size() == int(value.shape().size());
+    for (int d = 0; fits && d < dims.size(); ++d)
+      fits = !dims[d].has_dim_value() || dims[d].dim_value() == value.shape()[size_t(d)];
+    if (!fits) {
+      std::string declared;
+      for (int d = 0; d < dims.size(); ++d)
+        declared += (d ? ", " : "") + (dims[d].has_dim_value()       ? std::to_string(dims[d].dim_value())
+                                       : dims[d].dim_param().empty() ? "?"
+                                                                     : dims[d].dim_param());
+      throw OnnxBindError(
+          what + " has shape " + shape_to_string(value.shape()) + " but the input is declared [" + declared + "]",
+          info.name());
+    }
+  }
+  const DType dtype = dtype_from_onnx(type.elem_type(), "input '" + info.name() + "'");
+  if (dtype == value.dtype()) return value;
+  if (!is_int(dtype) || !is_int(value.dtype()))
+    throw OnnxBindError(what + " is " + dtype_name(value.dtype()) + " but the input is " + dtype_name(dtype),
+                        info.name());
+  HostTensor out(dtype, value.shape());
+  for (int64_t i = 0; i < value.num_elements(); ++i) {
+    int64_t v = value.dtype() == DType::kInt64 ? value.i64()[i] : int64_t(value.i32()[i]);
+    if (dtype == DType::kInt64) {
+      out.i64()[i] = v;
+      continue;
+    }
+    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+      throw OnnxBindError(what + " holds " + std::to_string(v) + ", which does not fit the input's int32", info.name());
+    out.i32()[i] = int32_t(v);
+  }
+  return out;
+}
+
+// "_bound_" and 8 hex digits of a hash of the bound names, dtypes, shapes and values.
+std::string binding_suffix(const OnnxBoundInputs& bound) {
+  std::string text;
+  for (const auto& [name, value] : bound) {
+    text += name + ":" + dtype_name(value.dtype()) + shape_to_string(value.shape()) + "=";
+    text.append(static_cast<const char*>(value.data()), value.num_bytes());
+    text += ";";
+  }
+  return "_bound_" + hash_hex(fnv1a64(text)).substr(8);
+}
+
 class Importer {
  public:
-  explicit Importer(const onnx::ModelProto& model) : model_(model), graph_(reserved_names(model.graph())) {}
+  Importer(const onnx::ModelProto& model, const OnnxBoundInputs& bound)
+      : model_(model), bound_(bound), graph_(reserved_names(model.graph())) {}
 
   ImportedModel run() {
     opset_ = default_domain_opset(model_);
     if (opset_ < kMinOpset || opset_ > kMaxOpset)
       throw OnnxUnsupportedError("the model uses opset " + std::to_string(opset_) + "; ingot imports opsets " +
                                  std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset));
-    inferred_ = inferred_static_shapes(model_);
     const onnx::GraphProto& g = model_.graph();
+    for (const auto& [name, value] : bound_) {
+      auto it = std::find_if(g.input().begin(), g.input().end(),
+                             [&](const onnx::ValueInfoProto& info) { return info.name() == name; });
+      if (it == g.input().end()) {
+        std::string names;
+        for (const auto& info : g.input()) names += (names.empty() ? "" : ", ") + info.name();
+        throw OnnxBindError("'" + name + "' is not a graph input of the model (its inputs: " + names + ")", name);
+      }
+      bound_values_.emplace(name, bound_value(*it, value));
+    }
+    inferred_ = inferred_static_shapes(model_, bound_values_);
     if (g.sparse_initializer_size() > 0)
       throw OnnxUnsupportedError("sparse initializer '" + g.sparse_initializer(0).values().name() +
                                  "' is not supported");
     std::set<std::string> initializer_names;
     for (const auto& init : g.initializer()) {
-      graph_.add_constant(init.name(), tensor_from_onnx(init));
       initializer_names.insert(init.name());
+      if (!bound_values_.count(init.name())) graph_.add_constant(init.name(), tensor_from_onnx(init));
     }
     std::vector<std::string> input_names;
     for (const auto& info : g.input()) {
-      if (initializer_names.count(info.name())) continue;
+      if (initializer_names.count(info.name()) && !bound_values_.count(info.name())) continue;
+      graph_inputs_.push_back(info.name());
+      if (auto b = bound_values_.find(info.name()); b != bound_values_.end()) {
+        graph_.add_constant(info.name(), b->second);
+        continue;
+      }
       std::vector<int64_t> shape = static_input_shape(info);  // first: it rejects non-tensor inputs by name
       DType dtype = dtype_from_onnx(info.type().tensor_type().elem_type(), "input '" + info.name() + "'");
       graph_.add_model_input(info.name(), shape, dtype);
@@ -211,7 +286,8 @@ class Importer {
     }
     if (outputs.empty()) throw std::invalid_argument("the graph has no outputs");
     std::string name = g.name().empty() ? "onnx_model" : sanitize_onnx_name(g.name());
-    ImportedModel result{Program(outputs, name), {}, std::move(output_bindings), {}};
+    if (!bound_values_.empty()) name += binding_suffix(bound_values_);
+    ImportedModel result{Program(outputs, name), {}, std::move(output_bindings), {}, graph_inputs_, bound_values_};
     for (const std::string& in : input_names) {
       const OnnxValue& v = graph_.value(in);
       result.inputs.push_back(OnnxBinding{in, v.tensor->name, v.shape, v.dtype});
@@ -224,6 +300,9 @@ class Importer {
   }
 
   const onnx::ModelProto& model_;
+  const OnnxBoundInputs& bound_;
+  OnnxBoundInputs bound_values_;  // bound_ converted to the inputs' dtypes
+  std::vector<std::string> graph_inputs_;
   OnnxGraph graph_;
   int opset_ = 0;
   std::map<std::string, std::vector<int64_t>> inferred_;
@@ -260,15 +339,17 @@ TensorMap ImportedModel::feeds(const std::vector<HostTensor>& input_values) cons
   return map;
 }
 
-ImportedModel import_onnx_model(const onnx::ModelProto& model) { return Importer(model).run(); }
-
-ImportedModel import_onnx_bytes(const std::string& serialized_model) {
-  onnx::ModelProto model;
-  if (!model.ParseFromString(serialized_model)) throw std::invalid_argument("the bytes are not an ONNX ModelProto");
-  return import_onnx_model(model);
+ImportedModel import_onnx_model(const onnx::ModelProto& model, const OnnxBoundInputs& bound) {
+  return Importer(model, bound).run();
 }
 
-ImportedModel import_onnx(const std::string& path) {
+ImportedModel import_onnx_bytes(const std::string& serialized_model, const OnnxBoundInputs& bound) {
+  onnx::ModelProto model;
+  if (!model.ParseFromString(serialized_model)) throw std::invalid_argument("the bytes are not an ONNX ModelProto");
+  return import_onnx_model(model, bound);
+}
+
+onnx::ModelProto read_onnx_model(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw std::runtime_error("cannot open ONNX model '" + path + "'");
   // One read into a buffer of the file's size: paper models are hundreds of MB.
@@ -279,9 +360,17 @@ ImportedModel import_onnx(const std::string& path) {
   if (!in.read(bytes.data(), std::streamsize(bytes.size()))) throw std::runtime_error("cannot read '" + path + "'");
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) throw std::runtime_error("'" + path + "' is not an ONNX model");
-  bytes = std::string();  // free it before the import makes its own copies of the weights
+  return model;  // the bytes are freed before the import makes its own copies of the weights
+}
+
+ImportedModel import_onnx(const std::string& path, const OnnxBoundInputs& bound) {
+  onnx::ModelProto model = read_onnx_model(path);
   try {
-    return import_onnx_model(model);
+    return import_onnx_model(model, bound);
+  } catch (const OnnxConstantInputError& e) {
+    throw OnnxConstantInputError(path + ": " + e.what(), e.input());
+  } catch (const OnnxBindError& e) {
+    throw OnnxBindError(path + ": " + e.what(), e.input());
   } catch (const OnnxUnsupportedError& e) {
     throw OnnxUnsupportedError(path + ": " + e.what());
   } catch (const std::invalid_argument& e) {
@@ -289,7 +378,9 @@ ImportedModel import_onnx(const std::string& path) {
   }
 }
 
-Program onnx_workload(const std::string& path) { return import_onnx(path).program; }
+Program onnx_workload(const std::string& path, const OnnxBoundInputs& bound) {
+  return import_onnx(path, bound).program;
+}
 
 OnnxConverterMap make_onnx_converters() {
   OnnxConverterMap converters;
@@ -297,6 +388,7 @@ OnnxConverterMap make_onnx_converters() {
   add_onnx_tensor_converters(converters);
   add_onnx_nn_converters(converters);
   add_onnx_recurrent_converters(converters);
+  add_onnx_resize_converters(converters);
   return converters;
 }
 

@@ -1,6 +1,7 @@
-// ONNX neural-network operators: MatMul, Gemm, Conv (1-D and 2-D), MaxPool / AveragePool (1-D and 2-D),
-// GlobalAveragePool, GlobalMaxPool, BatchNormalization, LayerNormalization, InstanceNormalization, Softmax,
-// LogSoftmax and the Reduce* family. 1-D convolutions and pools run as 2-D ones with a height of 1.
+// ONNX neural-network operators: MatMul, Gemm, Conv (1-D and 2-D), ConvTranspose (any spatial rank, in gather
+// form), MaxPool / AveragePool (1-D and 2-D), GlobalAveragePool, GlobalMaxPool, BatchNormalization,
+// LayerNormalization, InstanceNormalization, Softmax, LogSoftmax and the Reduce* family. 1-D convolutions and
+// pools run as 2-D ones with a height of 1.
 #include <cmath>
 
 #include "ops/conv.h"
@@ -97,6 +98,106 @@ void convert_conv(OnnxNode& node) {
   if (!one_d) return node.set_output(0, conv2d(node.output_name(0), x, weight, bias, attrs));
   Tensor y = conv2d(node.temp_name("_2d"), as_2d(node, x, "_x2d"), as_2d(node, weight, "_w2d"), bias, attrs);
   node.set_output(0, reshape(node.output_name(0), y, {y->shape[0], y->shape[1], y->shape[3]}));
+}
+
+// ConvTranspose over any number of spatial dimensions, in gather form: y[n, f, o...] sums x[n, c, i...] *
+// w[c, f % (M / group), k...] over the input channels c of f's group and the kernel taps k for which
+// o + pad_begin = i * stride + k * dilation with 0 <= i < input size, i.e. i = (o + pad_begin - k * dilation) /
+// stride where that divides evenly. One reduction TE whose input read is guarded by a select (as conv2d guards its
+// padding), plus a bias TE. Padding may come out negative (an output_shape larger than the plain output): those
+// positions receive no taps.
+void convert_conv_transpose(OnnxNode& node) {
+  require_float(node, 0);
+  const std::vector<int64_t>& xs = node.input_shape(0);
+  const std::vector<int64_t>& ws = node.input_shape(1);
+  if (xs.size() < 3) node.fail("input must have rank >= 3, not " + shape_to_string(xs));
+  const size_t r = xs.size() - 2;
+  if (ws.size() != xs.size())
+    node.fail("weight " + shape_to_string(ws) + " and input " + shape_to_string(xs) + " differ in rank");
+  const int64_t N = xs[0], C = xs[1], group = node.attr_int("group", 1);
+  if (group <= 0 || C % group != 0 || ws[0] != C)
+    node.fail("weight " + shape_to_string(ws) + " must be [" + std::to_string(C) + ", M/group, k...] with group=" +
+              std::to_string(group) + " dividing the " + std::to_string(C) + " input channels");
+  const int64_t Mg = ws[1], Cg = C / group, M = Mg * group;
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (node.attr_ints("kernel_shape", kernel) != kernel)
+    node.fail("kernel_shape disagrees with the weight's shape " + shape_to_string(ws));
+  std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> dilations = node.attr_ints("dilations", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> output_padding = node.attr_ints("output_padding", std::vector<int64_t>(r, 0));
+  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  std::vector<int64_t> output_shape = node.attr_ints("output_shape");
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (strides.size() != r || dilations.size() != r || output_padding.size() != r || pads.size() != 2 * r)
+    node.fail("strides, dilations, output_padding and pads must have one entry per spatial dimension (pads two)");
+  if (output_shape.size() == r + 2) output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+  if (!output_shape.empty() && output_shape.size() != r)
+    node.fail("output_shape must have one entry per spatial dimension");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    node.unsupported("auto_pad=" + auto_pad + " is not supported");
+  for (size_t d = 0; d < r; ++d)
+    if (strides[d] <= 0 || dilations[d] <= 0) node.fail("strides and dilations must be positive");
+
+  // Per spatial dimension: the begin padding (all the gather needs) and the output size. ONNX: an output_shape, or
+  // auto_pad SAME_* (output = input * stride), fixes the total padding, split with the odd unit at the end for
+  // SAME_UPPER and at the begin otherwise (floor division: a negative total lengthens the output at its end).
+  std::vector<int64_t> pad_begin(r), out(r);
+  auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t in = xs[2 + d], span = strides[d] * (in - 1) + output_padding[d] + (kernel[d] - 1) * dilations[d] + 1;
+    if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out[d] = output_shape.empty() ? in * strides[d] : output_shape[d];
+      const int64_t total = span - out[d];
+      pad_begin[d] = auto_pad == "SAME_UPPER" ? floor_half(total) : total - floor_half(total);
+    } else {
+      const bool valid = auto_pad == "VALID";
+      pad_begin[d] = valid ? 0 : pads[d];
+      out[d] = span - (valid ? 0 : pads[d] + pads[r + d]);
+    }
+    if (out[d] <= 0) node.unsupported("the output would be empty along spatial dimension " + std::to_string(d));
+  }
+
+  Tensor x = node.input(0), weight = node.input(1);
+  Tensor bias = node.has_input(2) ? node.input(2) : Tensor();
+  if (bias && bias->shape != std::vector<int64_t>{M})
+    node.fail("bias " + shape_to_string(bias->shape) + " must be [" + std::to_string(M) + "]");
+  std::vector<IterVar> axes;
+  IterVar rc;
+  if (Cg > 1) {
+    rc = reduce_axis(Cg, "rc");
+    axes.push_back(rc);
+  }
+  std::vector<IterVar> taps;
+  for (size_t d = 0; d < r; ++d) {
+    taps.push_back(reduce_axis(kernel[d], "rk" + std::to_string(d)));
+    axes.push_back(taps.back());
+  }
+  std::vector<int64_t> y_shape = {N, M};
+  y_shape.insert(y_shape.end(), out.begin(), out.end());
+  const std::string name = node.output_name(0);
+  Tensor y = compute(bias ? name + "_conv" : name, y_shape, [&](const std::vector<Expr>& i) {
+    Expr c = Cg > 1 ? rc.var : Expr(int64_t(0));
+    if (group > 1) c = i[1] / Mg * Cg + c;
+    std::vector<Expr> at = {i[0], c}, w_at = {c, group > 1 ? i[1] % Mg : i[1]};
+    Expr inside;
+    auto require = [&](const Expr& cond) { inside = inside ? logical_and(inside, cond) : cond; };
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t in = xs[2 + d], s = strides[d];
+      Expr t = i[2 + d] + (pad_begin[d] - taps[d].var * dilations[d]);
+      // Conditions that can fail for some output position and tap.
+      const int64_t t_min = pad_begin[d] - (kernel[d] - 1) * dilations[d], t_max = out[d] - 1 + pad_begin[d];
+      if (t_min < 0) require(ge(t, int64_t(0)));
+      if (s > 1) require(eq(t % s, int64_t(0)));
+      if (t_max > (in - 1) * s) require(lt(t, in * s - (s - 1)));
+      at.push_back(s > 1 ? t / s : t);
+      w_at.push_back(taps[d].var);
+    }
+    Expr value = read(x, at);
+    if (inside) value = select(inside, value, float_imm(0.0, x->dtype));
+    return sum(value * read(weight, w_at), axes);
+  });
+  if (!bias) return node.set_output(0, y);
+  node.set_output(0, compute(name, y->shape, [&](const std::vector<Expr>& i) { return read(y, i) + bias(i[1]); }));
 }
 
 void convert_pool(OnnxNode& node, bool is_max) {
@@ -337,6 +438,7 @@ void add_onnx_nn_converters(OnnxConverterMap& m) {
   m["MatMul"] = convert_matmul;
   m["Gemm"] = convert_gemm;
   m["Conv"] = convert_conv;
+  m["ConvTranspose"] = convert_conv_transpose;
   m["MaxPool"] = [](OnnxNode& node) { convert_pool(node, true); };
   m["AveragePool"] = [](OnnxNode& node) { convert_pool(node, false); };
   m["GlobalAveragePool"] = [](OnnxNode& node) { convert_global_pool(node, false); };

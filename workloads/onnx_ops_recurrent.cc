@@ -1,7 +1,10 @@
 // ONNX recurrent operators: LSTM (forward, reverse and bidirectional; layouts 0 and 1; peepholes; clip; the
-// default activations only), unrolled over its static sequence length into per-step TEs as workloads/lstm.cc
-// builds its model. PyTorch exports torch.nn.LSTM as one LSTM node per layer.
+// default activations only) and GRU (the same, linear_before_reset 0 and 1, activations without parameters),
+// unrolled over the static sequence length into per-step TEs as workloads/lstm.cc builds its model. PyTorch
+// exports torch.nn.LSTM / torch.nn.GRU as one node per layer.
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "ops/op_conventions.h"
 #include "workloads/onnx_ops.h"
@@ -25,70 +28,123 @@ Expr choose(const Expr& index, int64_t lo, int64_t hi, const std::function<Expr(
   return select(lt(index, Expr(mid)), choose(index, lo, mid, at), choose(index, mid, hi, at));
 }
 
-// activations, activation_alpha and activation_beta are never read, so a node that sets them (even to the
-// defaults Sigmoid, Tanh, Tanh) is reported as unsupported; exporters leave them unset.
-void convert_lstm(OnnxNode& node) {
-  if (!is_float(node.input_dtype(0))) node.unsupported("input of a non-float type is not supported");
-  const std::string direction = node.attr_string("direction", "forward");
-  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-    node.fail("direction must be forward, reverse or bidirectional, not '" + direction + "'");
-  const int64_t D = direction == "bidirectional" ? 2 : 1;
-  node.require_attr_int("input_forget", 0, "coupling the input and forget gates is not supported");
-  const bool batch_first = node.attr_int("layout", 0) != 0;
-  const bool clipped = node.has_attr("clip");
-  const double clip = node.attr_float("clip", 0.0);
-  if (clipped && clip <= 0) node.fail("clip must be positive");
+// The static dimensions of a recurrent node (LSTM: 4 gates, GRU: 3) and its direction and layout.
+struct RecurrentDims {
+  int64_t steps = 0, batch = 0, in = 0, D = 1, H = 0;
+  bool batch_first = false;
+  std::string direction;
+  bool reverse(int64_t d) const { return direction == "reverse" || d == 1; }
+  // initial_h, Y_h (and LSTM's initial_c, Y_c): [D, batch, H], or [batch, D, H] with layout=1.
+  std::vector<int64_t> state_shape() const {
+    return batch_first ? std::vector<int64_t>{batch, D, H} : std::vector<int64_t>{D, batch, H};
+  }
+};
 
+// Reads direction, layout and hidden_size, checks X, W ([D, gates*H, in]), R ([D, gates*H, H]), the optional
+// initial_h (input 5) and sequence_lens (input 4: only the full length for every batch entry).
+RecurrentDims read_recurrent_dims(OnnxNode& node, int64_t gates) {
+  if (!is_float(node.input_dtype(0))) node.unsupported("input of a non-float type is not supported");
+  RecurrentDims r;
+  r.direction = node.attr_string("direction", "forward");
+  if (r.direction != "forward" && r.direction != "reverse" && r.direction != "bidirectional")
+    node.fail("direction must be forward, reverse or bidirectional, not '" + r.direction + "'");
+  r.D = r.direction == "bidirectional" ? 2 : 1;
+  r.batch_first = node.attr_int("layout", 0) != 0;
   const std::vector<int64_t>& xs = node.input_shape(0);
   if (xs.size() != 3) node.fail("X must have rank 3, not " + shape_to_string(xs));
-  const int64_t steps = batch_first ? xs[1] : xs[0], batch = batch_first ? xs[0] : xs[1], in = xs[2];
+  r.steps = r.batch_first ? xs[1] : xs[0];
+  r.batch = r.batch_first ? xs[0] : xs[1];
+  r.in = xs[2];
   const std::vector<int64_t>& ws = node.input_shape(1);
-  if (ws.size() != 3 || ws[0] != D || ws[2] != in || ws[1] % 4 != 0)
-    node.fail("W " + shape_to_string(ws) + " must be [" + std::to_string(D) + ", 4*hidden, " + std::to_string(in) +
-              "]");
-  const int64_t H = node.attr_int("hidden_size", ws[1] / 4);
-  if (ws[1] != 4 * H) node.fail("W " + shape_to_string(ws) + " does not match hidden_size " + std::to_string(H));
-  if (node.input_shape(2) != std::vector<int64_t>{D, 4 * H, H})
-    node.fail("R " + shape_to_string(node.input_shape(2)) + " must be [" + std::to_string(D) + ", " +
-              std::to_string(4 * H) + ", " + std::to_string(H) + "]");
+  const std::string g = std::to_string(gates);
+  if (ws.size() != 3 || ws[0] != r.D || ws[2] != r.in || ws[1] % gates != 0)
+    node.fail("W " + shape_to_string(ws) + " must be [" + std::to_string(r.D) + ", " + g + "*hidden, " +
+              std::to_string(r.in) + "]");
+  r.H = node.attr_int("hidden_size", ws[1] / gates);
+  if (ws[1] != gates * r.H)
+    node.fail("W " + shape_to_string(ws) + " does not match hidden_size " + std::to_string(r.H));
+  if (node.input_shape(2) != std::vector<int64_t>{r.D, gates * r.H, r.H})
+    node.fail("R " + shape_to_string(node.input_shape(2)) + " must be [" + std::to_string(r.D) + ", " +
+              std::to_string(gates * r.H) + ", " + std::to_string(r.H) + "]");
+  if (node.has_input(3) && node.input_shape(3) != std::vector<int64_t>{r.D, 2 * gates * r.H})
+    node.fail("B " + shape_to_string(node.input_shape(3)) + " must be [" + std::to_string(r.D) + ", " +
+              std::to_string(2 * gates * r.H) + "]");
   if (node.has_input(4)) {
     // Sequences shorter than the tensor would need masking per batch row; equal lengths are the plain unroll.
     for (int64_t len : node.constant_ints(4, "sequence_lens"))
-      if (len != steps)
-        node.unsupported("sequence_lens other than the full length " + std::to_string(steps) + " is not supported");
+      if (len != r.steps)
+        node.unsupported("sequence_lens other than the full length " + std::to_string(r.steps) + " is not supported");
   }
-  const std::vector<int64_t> state_shape =
-      batch_first ? std::vector<int64_t>{batch, D, H} : std::vector<int64_t>{D, batch, H};
-  for (size_t i : {size_t(5), size_t(6)})
-    if (node.has_input(i) && node.input_shape(i) != state_shape)
-      node.fail(std::string(i == 5 ? "initial_h " : "initial_c ") + shape_to_string(node.input_shape(i)) + " must be " +
-                shape_to_string(state_shape));
+  if (node.has_input(5) && node.input_shape(5) != r.state_shape())
+    node.fail("initial_h " + shape_to_string(node.input_shape(5)) + " must be " + shape_to_string(r.state_shape()));
+  return r;
+}
+
+// Direction d's slice of a state input (initial_h, initial_c), zeros when the input is absent.
+StateReader initial_state(OnnxNode& node, size_t i, const RecurrentDims& r, int64_t d) {
+  if (!node.has_input(i)) return [](const Expr&, const Expr&) { return Expr(0.0); };
+  Tensor t = node.input(i);
+  bool batch_first = r.batch_first;
+  return [t, d, batch_first](const Expr& b, const Expr& j) { return batch_first ? t(b, d, j) : t(d, b, j); };
+}
+
+Expr clip_to(const Expr& v, std::optional<double> clip) {
+  return clip ? minimum(maximum(v, Expr(-*clip)), Expr(*clip)) : v;
+}
+
+// Output 0 (Y: every step's hidden state, [steps, D, batch, H] or [batch, steps, D, H] with layout=1) from
+// hs[d][t], the state direction d computes for sequence position t.
+void set_sequence_output(OnnxNode& node, const RecurrentDims& r, const std::vector<std::vector<Tensor>>& hs) {
+  if (!node.has_output(0)) return;
+  std::vector<int64_t> y_shape = r.batch_first ? std::vector<int64_t>{r.batch, r.steps, r.D, r.H}
+                                               : std::vector<int64_t>{r.steps, r.D, r.batch, r.H};
+  node.set_output(0, compute(node.output_name(0), y_shape, [&](const Axes& i) {
+                    const Expr &t = r.batch_first ? i[1] : i[0], &d = r.batch_first ? i[2] : i[1],
+                               &b = r.batch_first ? i[0] : i[2];
+                    return choose(t, 0, r.steps, [&](int64_t step) {
+                      return choose(d, 0, r.D, [&](int64_t k) { return hs[size_t(k)][size_t(step)](b, i[3]); });
+                    });
+                  }));
+}
+
+// A final-state output (Y_h, LSTM's Y_c) from each direction's last state.
+void set_state_output(OnnxNode& node, size_t output, const RecurrentDims& r,
+                      const std::function<Tensor(int64_t)>& state) {
+  if (!node.has_output(output)) return;
+  node.set_output(output, compute(node.output_name(output), r.state_shape(), [&](const Axes& i) {
+                    const Expr &d = r.batch_first ? i[1] : i[0], &b = r.batch_first ? i[0] : i[1];
+                    return choose(d, 0, r.D, [&](int64_t k) { return state(k)(b, i[2]); });
+                  }));
+}
+
+// activations, activation_alpha and activation_beta are never read, so a node that sets them (even to the
+// defaults Sigmoid, Tanh, Tanh) is reported as unsupported; exporters leave them unset.
+void convert_lstm(OnnxNode& node) {
+  node.require_attr_int("input_forget", 0, "coupling the input and forget gates is not supported");
+  const RecurrentDims r = read_recurrent_dims(node, 4);
+  const int64_t steps = r.steps, batch = r.batch, in = r.in, D = r.D, H = r.H;
+  std::optional<double> clip;
+  if (node.has_attr("clip")) clip = node.attr_float("clip", 0.0);
+  if (clip && *clip <= 0) node.fail("clip must be positive");
+  if (node.has_input(6) && node.input_shape(6) != r.state_shape())
+    node.fail("initial_c " + shape_to_string(node.input_shape(6)) + " must be " + shape_to_string(r.state_shape()));
   if (node.has_input(7) && node.input_shape(7) != std::vector<int64_t>{D, 3 * H})
     node.fail("P " + shape_to_string(node.input_shape(7)) + " must be [" + std::to_string(D) + ", " +
               std::to_string(3 * H) + "]");
-  if (node.has_input(3) && node.input_shape(3) != std::vector<int64_t>{D, 8 * H})
-    node.fail("B " + shape_to_string(node.input_shape(3)) + " must be [" + std::to_string(D) + ", " +
-              std::to_string(8 * H) + "]");
 
   Tensor X = node.input(0), W = node.input(1), R = node.input(2);
   Tensor B = node.has_input(3) ? node.input(3) : Tensor();
   Tensor P = node.has_input(7) ? node.input(7) : Tensor();
-  auto initial = [&](size_t i, int64_t d) -> StateReader {
-    if (!node.has_input(i)) return [](const Expr&, const Expr&) { return Expr(0.0); };
-    Tensor t = node.input(i);
-    return [t, d, batch_first](const Expr& b, const Expr& j) { return batch_first ? t(b, d, j) : t(d, b, j); };
-  };
-  auto x_at = [&](int64_t t, const Expr& b, const Expr& k) { return batch_first ? X(b, t, k) : X(t, b, k); };
+  auto x_at = [&](int64_t t, const Expr& b, const Expr& k) { return r.batch_first ? X(b, t, k) : X(t, b, k); };
 
   // hs[d][t]: the hidden state direction d computes for sequence position t (reverse runs t = steps-1 .. 0).
   std::vector<std::vector<Tensor>> hs(static_cast<size_t>(D), std::vector<Tensor>(static_cast<size_t>(steps)));
   std::vector<Tensor> last_c(static_cast<size_t>(D));
   for (int64_t d = 0; d < D; ++d) {
-    const bool reverse = direction == "reverse" || d == 1;
     const std::string dir = D == 2 ? (d == 0 ? "_fw" : "_bw") : "";
-    StateReader h_prev = initial(5, d), c_prev = initial(6, d);
+    StateReader h_prev = initial_state(node, 5, r, d), c_prev = initial_state(node, 6, r, d);
     for (int64_t s = 0; s < steps; ++s) {
-      const int64_t t = reverse ? steps - 1 - s : s;
+      const int64_t t = r.reverse(d) ? steps - 1 - s : s;
       const std::string step = dir + "_t" + std::to_string(t);
       IterVar kx = reduce_axis(in, "k");
       Tensor wx = compute(node.temp_name(step + "_wx"), {batch, 4 * H},
@@ -106,7 +162,7 @@ void convert_lstm(OnnxNode& node) {
           int64_t p = q == kInputGate ? 0 : q == kOutputGate ? 1 : 2;
           v = v + (p ? P(d, j + p * H) : P(d, j)) * cell(b, j);
         }
-        return clipped ? minimum(maximum(v, Expr(-clip)), Expr(clip)) : v;
+        return clip_to(v, clip);
       };
       Tensor c = compute(node.temp_name(step + "_c"), {batch, H}, [&](const Axes& i) {
         return math::sigmoid(pre(kForgetGate, i[0], i[1], c_prev)) * c_prev(i[0], i[1]) +
@@ -122,40 +178,112 @@ void convert_lstm(OnnxNode& node) {
       last_c[size_t(d)] = c;
     }
   }
-
+  set_sequence_output(node, r, hs);
   // The last state of each direction: position steps-1 forward, position 0 in reverse.
-  auto last_h = [&](int64_t d) {
-    bool reverse = direction == "reverse" || d == 1;
-    return hs[size_t(d)][size_t(reverse ? 0 : steps - 1)];
+  set_state_output(node, 1, r, [&](int64_t d) { return hs[size_t(d)][size_t(r.reverse(d) ? 0 : steps - 1)]; });
+  set_state_output(node, 2, r, [&](int64_t d) { return last_c[size_t(d)]; });
+}
+
+// A GRU's activation function by ONNX name: the ones without alpha or beta (activation_alpha and
+// activation_beta are not read, so a node that sets them is refused).
+using Activation = std::function<Expr(const Expr&)>;
+Activation gru_activation(OnnxNode& node, const std::string& name) {
+  if (name == "Sigmoid") return [](const Expr& v) { return math::sigmoid(v); };
+  if (name == "Tanh") return [](const Expr& v) { return math::tanh(v); };
+  if (name == "Relu") return [](const Expr& v) { return maximum(v, Expr(0.0)); };
+  if (name == "Softsign") return [](const Expr& v) { return v / (math::abs(v) + 1.0); };
+  if (name == "Softplus") return [](const Expr& v) { return math::log(math::exp(v) + 1.0); };
+  node.unsupported("attribute 'activations': activation " + name +
+                   " is not supported (Sigmoid, Tanh, Relu, Softsign and Softplus are)");
+}
+
+// GRU (opsets 7 to 14 semantics, which 11 to 17 share): gates z (update), r (reset), h (hidden), stacked in
+// that order in W, R and B (B = [Wb, Rb]):
+//   z = f(W_z x + R_z h' + Wb_z + Rb_z), r = f(W_r x + R_r h' + Wb_r + Rb_r)
+//   linear_before_reset = 0: n = g(W_h x + R_h (r * h') + Wb_h + Rb_h)
+//   linear_before_reset = 1: n = g(W_h x + r * (R_h h' + Rb_h) + Wb_h)
+//   h = (1 - z) * n + z * h'
+// f and g are Sigmoid and Tanh unless `activations` says otherwise (per direction: f, g, then the reverse
+// direction's f, g); clip bounds each activation's input. Unrolled into per-step TEs like LSTM.
+void convert_gru(OnnxNode& node) {
+  const RecurrentDims r = read_recurrent_dims(node, 3);
+  const int64_t steps = r.steps, batch = r.batch, in = r.in, D = r.D, H = r.H;
+  const bool linear_before_reset = node.attr_int("linear_before_reset", 0) != 0;
+  std::optional<double> clip;
+  if (node.has_attr("clip")) clip = node.attr_float("clip", 0.0);
+  if (clip && *clip <= 0) node.fail("clip must be positive");
+  std::vector<std::string> names = node.attr_strings("activations");
+  if (names.empty())
+    for (int64_t d = 0; d < D; ++d) names.insert(names.end(), {"Sigmoid", "Tanh"});
+  if (int64_t(names.size()) != 2 * D)
+    node.fail("activations must list 2 functions per direction (" + std::to_string(2 * D) + "), not " +
+              std::to_string(names.size()));
+  std::vector<Activation> activations;
+  for (const std::string& name : names) activations.push_back(gru_activation(node, name));
+  node.require_outputs_at_most(2, "does not exist in GRU");
+
+  Tensor X = node.input(0), W = node.input(1), R = node.input(2);
+  Tensor B = node.has_input(3) ? node.input(3) : Tensor();
+  auto x_at = [&](int64_t t, const Expr& b, const Expr& k) { return r.batch_first ? X(b, t, k) : X(t, b, k); };
+  // v plus the bias of gate row `row` (z: j, r: j + H, h: j + 2H): Wb, or Rb with recurrent = true.
+  auto biased = [&](const Expr& v, int64_t d, const Expr& row, bool recurrent) {
+    return B ? v + B(d, recurrent ? row + 3 * H : row) : v;
   };
-  auto by_direction = [&](const Expr& d, const std::function<Tensor(int64_t)>& state, const Expr& b, const Expr& j) {
-    return choose(d, 0, D, [&](int64_t k) { return state(k)(b, j); });
-  };
-  if (node.has_output(0)) {
-    std::vector<int64_t> y_shape =
-        batch_first ? std::vector<int64_t>{batch, steps, D, H} : std::vector<int64_t>{steps, D, batch, H};
-    node.set_output(0, compute(node.output_name(0), y_shape, [&](const Axes& i) {
-                      const Expr &t = batch_first ? i[1] : i[0], &d = batch_first ? i[2] : i[1],
-                                 &b = batch_first ? i[0] : i[2];
-                      return choose(t, 0, steps, [&](int64_t step) {
-                        return by_direction(
-                            d, [&](int64_t k) { return hs[size_t(k)][size_t(step)]; }, b, i[3]);
-                      });
-                    }));
+
+  std::vector<std::vector<Tensor>> hs(static_cast<size_t>(D), std::vector<Tensor>(static_cast<size_t>(steps)));
+  for (int64_t d = 0; d < D; ++d) {
+    const std::string dir = D == 2 ? (d == 0 ? "_fw" : "_bw") : "";
+    const Activation &f = activations[size_t(2 * d)], &g = activations[size_t(2 * d + 1)];
+    StateReader h_prev = initial_state(node, 5, r, d);
+    for (int64_t s = 0; s < steps; ++s) {
+      const int64_t t = r.reverse(d) ? steps - 1 - s : s;
+      const std::string step = dir + "_t" + std::to_string(t);
+      IterVar kx = reduce_axis(in, "k");
+      Tensor wx = compute(node.temp_name(step + "_wx"), {batch, 3 * H},
+                          [&](const Axes& i) { return sum(W(d, i[1], kx.var) * x_at(t, i[0], kx.var), {kx}); });
+      // R h' for the z and r rows, and for the h rows too when the reset gate applies after it.
+      IterVar kh = reduce_axis(H, "k");
+      Tensor rh = compute(node.temp_name(step + "_rh"), {batch, (linear_before_reset ? 3 : 2) * H},
+                          [&](const Axes& i) { return sum(R(d, i[1], kh.var) * h_prev(i[0], kh.var), {kh}); });
+      auto gate = [&](int64_t q, const Expr& b, const Expr& j) {
+        Expr row = q == 0 ? j : j + q * H;
+        return f(clip_to(biased(biased(wx(b, row) + rh(b, row), d, row, false), d, row, true), clip));
+      };
+      std::function<Expr(const Expr&, const Expr&)> hidden_pre;
+      if (linear_before_reset) {
+        hidden_pre = [&](const Expr& b, const Expr& j) {
+          Expr row = j + 2 * H;
+          return biased(wx(b, row), d, row, false) + gate(1, b, j) * biased(rh(b, row), d, row, true);
+        };
+      } else {
+        Tensor reset = compute(node.temp_name(step + "_r"), {batch, H},
+                               [&](const Axes& i) { return gate(1, i[0], i[1]) * h_prev(i[0], i[1]); });
+        IterVar kr = reduce_axis(H, "k");
+        Tensor rr = compute(node.temp_name(step + "_rr"), {batch, H}, [&, reset](const Axes& i) {
+          return sum(R(d, i[1] + 2 * H, kr.var) * reset(i[0], kr.var), {kr});
+        });
+        hidden_pre = [&, rr](const Expr& b, const Expr& j) {
+          Expr row = j + 2 * H;
+          return biased(biased(wx(b, row) + rr(b, j), d, row, false), d, row, true);
+        };
+      }
+      Tensor h = compute(node.temp_name(step + "_h"), {batch, H}, [&](const Axes& i) {
+        Expr z = gate(0, i[0], i[1]);
+        return (1.0 - z) * g(clip_to(hidden_pre(i[0], i[1]), clip)) + z * h_prev(i[0], i[1]);
+      });
+      hs[size_t(d)][size_t(t)] = h;
+      h_prev = [h](const Expr& b, const Expr& j) { return h(b, j); };
+    }
   }
-  auto final_state = [&](size_t output, const std::function<Tensor(int64_t)>& state) {
-    if (!node.has_output(output)) return;
-    node.set_output(output, compute(node.output_name(output), state_shape, [&](const Axes& i) {
-                      return batch_first ? by_direction(i[1], state, i[0], i[2])
-                                         : by_direction(i[0], state, i[1], i[2]);
-                    }));
-  };
-  final_state(1, last_h);
-  final_state(2, [&](int64_t d) { return last_c[size_t(d)]; });
+  set_sequence_output(node, r, hs);
+  set_state_output(node, 1, r, [&](int64_t d) { return hs[size_t(d)][size_t(r.reverse(d) ? 0 : steps - 1)]; });
 }
 
 }  // namespace
 
-void add_onnx_recurrent_converters(OnnxConverterMap& m) { m["LSTM"] = convert_lstm; }
+void add_onnx_recurrent_converters(OnnxConverterMap& m) {
+  m["LSTM"] = convert_lstm;
+  m["GRU"] = convert_gru;
+}
 
 }  // namespace ingot

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <functional>
+#include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "interp/interpreter.h"
@@ -45,7 +49,55 @@ HostTensor load_data_tensor(const std::string& file, DType expected) {
   }
 }
 
+// The value of graph input `name` in a data set: input_N.pb with N its position among the graph inputs that are
+// not initializers.
+HostTensor data_set_input(const onnx::ModelProto& model, const std::string& name, const std::string& data_set_dir) {
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  int n = 0;
+  for (const auto& info : model.graph().input()) {
+    if (initializers.count(info.name())) continue;
+    if (info.name() == name) {
+      fs::path file = fs::path(data_set_dir) / ("input_" + std::to_string(n) + ".pb");
+      if (!fs::exists(file))
+        throw std::runtime_error("the model needs input '" + name + "' as a constant, but '" + data_set_dir +
+                                 "' has no " + file.filename().string() + " to bind it from");
+      return load_data_tensor(file.string(), DType::kFloat32);
+    }
+    ++n;
+  }
+  throw std::invalid_argument("'" + name + "' is not a graph input of the model");
+}
+
+// Imports with import(bound), binding one more input after each OnnxConstantInputError.
+template <class Import>
+ImportedModel import_binding_inputs(const Import& import, const std::function<HostTensor(const std::string&)>& value) {
+  OnnxBoundInputs bound;
+  for (;;) {
+    try {
+      return import(bound);
+    } catch (const OnnxConstantInputError& e) {
+      if (bound.count(e.input())) throw;  // bound and still not constant: not a case binding can help
+      bound.emplace(e.input(), value(e.input()));
+    }
+  }
+}
+
 }  // namespace
+
+ImportedModel import_onnx_for_data_set(const onnx::ModelProto& model, const std::string& data_set_dir) {
+  return import_binding_inputs([&](const OnnxBoundInputs& bound) { return import_onnx_model(model, bound); },
+                               [&](const std::string& name) { return data_set_input(model, name, data_set_dir); });
+}
+
+ImportedModel import_onnx_for_data_set(const std::string& model_path, const std::string& data_set_dir) {
+  std::optional<onnx::ModelProto> proto;  // read for the input order only when an input is to be bound
+  return import_binding_inputs([&](const OnnxBoundInputs& bound) { return import_onnx(model_path, bound); },
+                               [&](const std::string& name) {
+                                 if (!proto) proto = read_onnx_model(model_path);
+                                 return data_set_input(*proto, name, data_set_dir);
+                               });
+}
 
 bool OnnxDataSetResult::ok() const {
   return std::all_of(outputs.begin(), outputs.end(), [](const OnnxOutputCheck& c) { return c.comparison.ok; });
@@ -101,17 +153,30 @@ OnnxDataSetResult verify_onnx_data_set(const ImportedModel& model, const std::st
   fs::path dir(data_set_dir);
   std::vector<std::string> input_files = numbered_files(dir, "input_");
   std::vector<std::string> output_files = numbered_files(dir, "output_");
-  if (input_files.size() != model.inputs.size())
+  if (input_files.size() != model.graph_inputs.size())
     throw std::invalid_argument("'" + data_set_dir + "' has " + std::to_string(input_files.size()) +
-                                " input_N.pb files but the model has " + std::to_string(model.inputs.size()) +
+                                " input_N.pb files but the model has " + std::to_string(model.graph_inputs.size()) +
                                 " inputs");
   if (output_files.size() != model.outputs.size())
     throw std::invalid_argument("'" + data_set_dir + "' has " + std::to_string(output_files.size()) +
                                 " output_N.pb files but the model has " + std::to_string(model.outputs.size()) +
                                 " outputs");
   std::vector<HostTensor> inputs;
-  for (size_t i = 0; i < input_files.size(); ++i)
-    inputs.push_back(load_data_tensor(input_files[i], model.inputs[i].dtype));
+  for (size_t i = 0, fed = 0; i < input_files.size(); ++i) {
+    auto bound = model.bound_inputs.find(model.graph_inputs[i]);
+    if (bound == model.bound_inputs.end()) {
+      inputs.push_back(load_data_tensor(input_files[i], model.inputs.at(fed++).dtype));
+      continue;
+    }
+    // A bound input is a constant of the program: the data must hold the same values.
+    HostTensor data = load_data_tensor(input_files[i], bound->second.dtype());
+    bool same = data.shape() == bound->second.shape() && data.num_bytes() == bound->second.num_bytes();
+    if (same && data.dtype() == bound->second.dtype())
+      same = std::memcmp(data.data(), bound->second.data(), data.num_bytes()) == 0;
+    if (!same || data.dtype() != bound->second.dtype())
+      throw std::invalid_argument("input '" + bound->first + "' was bound to other values at import than " +
+                                  input_files[i] + " holds; import the model with this data set's values");
+  }
   TensorMap results = interpret(model.program, model.feeds(inputs));
   OnnxDataSetResult result;
   result.directory = data_set_dir;

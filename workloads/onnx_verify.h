@@ -34,10 +34,20 @@ struct OnnxDataSetResult {
 // test_data_set_N subdirectories in order of N. Throws std::runtime_error when there are none.
 std::vector<std::string> find_onnx_data_sets(const std::string& dir);
 
-// Runs one data set. Throws std::runtime_error for missing or unreadable files, std::invalid_argument when the
-// number of input or output files, or an input's shape or dtype, does not match the model.
+// Runs one data set. input_N.pb holds the N-th of model.graph_inputs; a bound one is not fed but checked against
+// its bound value. Throws std::runtime_error for missing or unreadable files, std::invalid_argument when the
+// number of input or output files, an input's shape or dtype, or a bound input's values do not match the model.
 OnnxDataSetResult verify_onnx_data_set(const ImportedModel& model, const std::string& data_set_dir,
                                        const OnnxTolerance& tolerance = {});
+
+// Imports a model for one data set of ONNX test data, binding the graph inputs it needs as constants: when the
+// import fails because a shape operand (Reshape's shape, Slice's starts, Resize's scales, ...) depends on a
+// model input (OnnxConstantInputError), that input is bound to its value in the data set (input_N.pb, N its
+// position among the graph inputs that are not initializers) and the import is tried again, until it succeeds
+// or fails for another reason. Other inputs stay model inputs. `ingot verify` and the conformance test use it,
+// importing again for each data set when the model has bound inputs (their values may differ per set).
+ImportedModel import_onnx_for_data_set(const onnx::ModelProto& model, const std::string& data_set_dir);
+ImportedModel import_onnx_for_data_set(const std::string& model_path, const std::string& data_set_dir);
 
 // Compare with ONNX's rules (see OnnxTolerance); shapes and dtypes must match.
 Comparison compare_onnx_output(const HostTensor& actual, const HostTensor& expected, const OnnxTolerance& tolerance);

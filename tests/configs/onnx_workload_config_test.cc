@@ -182,6 +182,89 @@ TEST_F(OnnxWorkloadConfig, ExactlyOneOfNameAndOnnx) {
             "without either it would never stop)");
 }
 
+// y = Reshape(x [2, 6], shape) + ReduceSum over `axes`, both shape operands graph inputs.
+void write_shape_input_model(const fs::path& path) {
+  testing::OnnxModelBuilder b;
+  b.input("x", {2, 6});
+  b.input("shape", {2}, onnx::TensorProto::INT64);
+  b.input("axes", {1}, onnx::TensorProto::INT64);
+  b.node("Reshape", {"x", "shape"}, {"r"}, "reshape");
+  b.node("ReduceSum", {"r", "axes"}, {"y"}, "sum");
+  b.output("y");
+  std::ofstream(path, std::ios::binary) << b.model().SerializeAsString();
+}
+
+TEST_F(OnnxWorkloadConfig, BindGivesShapeInputsTheirValues) {
+  write_shape_input_model(dir_ / "shaped.onnx");
+  const std::string path = (dir_ / "shaped.onnx").string();
+  EXPECT_EQ(error_of("workload: {onnx: shaped.onnx}\nbudget: {trials: 1}\n"),
+            "x.yaml:1:18: workload.onnx: does not import: " + path +
+                ": node 'reshape' (Reshape): shape (input 'shape') must be a constant: ingot has static shapes only, "
+                "but it depends on model input 'shape' (give its value with workload.bind: {shape: [...]})");
+
+  const std::string text = "workload:\n  onnx: shaped.onnx\n  bind: {shape: [3, 4], axes: [1]}\nbudget: {trials: 1}\n";
+  RunConfig c = parse_run_config(text, "x.yaml", dir_.string());
+  ASSERT_EQ(c.workload.bind.size(), 2u);
+  EXPECT_EQ(c.workload.bind.at("shape").values, (std::vector<int64_t>{3, 4}));
+  EXPECT_FALSE(c.workload.bind.at("shape").scalar);
+  ConfiguredWorkload w = make_configured_workload(c.workload);
+  EXPECT_EQ(w.name, "shaped");
+  ASSERT_EQ(w.program.placeholders().size(), 1u);  // x only: the bound inputs are constants
+  EXPECT_EQ(w.program.outputs()[0]->shape, (std::vector<int64_t>{3, 1}));
+  // The formatted config keeps the binding and reads back as the same config.
+  std::string formatted = format_run_config(c);
+  EXPECT_NE(formatted.find("bind:"), std::string::npos) << formatted;
+  EXPECT_EQ(parse_run_config(formatted, "recorded", "/"), c);
+
+  // Another binding is another workload to the database; the same one the same.
+  RunConfig other =
+      parse_run_config("workload:\n  onnx: shaped.onnx\n  bind: {shape: [4, 3], axes: [1]}\nbudget: {trials: 1}\n",
+                       "x.yaml", dir_.string());
+  EXPECT_NE(workload_key(make_configured_workload(other.workload).program), workload_key(w.program));
+  EXPECT_EQ(workload_key(make_configured_workload(c.workload).program), workload_key(w.program));
+  EXPECT_EQ(make_configured_workload(other.workload).program.outputs()[0]->shape, (std::vector<int64_t>{4, 1}));
+}
+
+TEST_F(OnnxWorkloadConfig, BindTakesAScalarForAZeroDimensionalInput) {
+  testing::OnnxModelBuilder b;
+  b.input("x", {2, 3});
+  b.input("axis", {}, onnx::TensorProto::INT64);
+  b.ints("zero", {0});
+  b.node("Unsqueeze", {"axis", "zero"}, {"axes"}, "as_list");
+  b.node("ReduceSum", {"x", "axes"}, {"y"}, "sum");
+  b.output("y");
+  write(dir_ / "scalar.onnx", b.model().SerializeAsString());
+  RunConfig c = parse_run_config("workload:\n  onnx: scalar.onnx\n  bind:\n    axis: 1\nbudget: {trials: 1}\n",
+                                 "x.yaml", dir_.string());
+  EXPECT_TRUE(c.workload.bind.at("axis").scalar);
+  EXPECT_EQ(make_configured_workload(c.workload).program.outputs()[0]->shape, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(parse_run_config(format_run_config(c), "recorded", "/"), c);
+}
+
+TEST_F(OnnxWorkloadConfig, BindMistakesNameTheKey) {
+  write_shape_input_model(dir_ / "shaped.onnx");
+  const std::string path = (dir_ / "shaped.onnx").string();
+  const std::string head = "workload:\n  onnx: shaped.onnx\n  bind:\n";
+  EXPECT_EQ(error_of(head + "    shape: [3, 4]\n    axes: [1]\n    nope: [1]\nbudget: {trials: 1}\n"),
+            "x.yaml:6:5: workload.bind.nope: " + path +
+                ": 'nope' is not a graph input of the model (its inputs: x, shape, axes)");
+  EXPECT_EQ(error_of(head + "    shape: [3, 4, 1]\n    axes: [1]\nbudget: {trials: 1}\n"),
+            "x.yaml:4:5: workload.bind.shape: " + path +
+                ": the value bound to input 'shape' has shape [3] but the input is declared [2]");
+  EXPECT_EQ(error_of(head + "    shape: [3, four]\nbudget: {trials: 1}\n"),
+            "x.yaml:4:16: workload.bind.shape: expected an integer, got 'four'");
+  EXPECT_EQ(error_of(head + "    shape: []\nbudget: {trials: 1}\n"),
+            "x.yaml:4:12: workload.bind.shape: expected at least one integer, got an empty list");
+  EXPECT_EQ(error_of(head + "    shape: {a: 1}\nbudget: {trials: 1}\n"),
+            "x.yaml:4:12: workload.bind.shape: expected an integer or a list of integers, got a mapping");
+  EXPECT_EQ(error_of(head + "    shape:\nbudget: {trials: 1}\n"),
+            "x.yaml:4:5: workload.bind.shape: expected an integer or a list of integers, got nothing");
+  EXPECT_EQ(error_of("workload:\n  onnx: shaped.onnx\n  bind: [1, 2]\nbudget: {trials: 1}\n"),
+            "x.yaml:3:9: workload.bind: expected a mapping of graph input names to integer lists, got a list");
+  EXPECT_EQ(error_of("workload:\n  name: mlp\n  bind: {x: [1]}\nbudget: {trials: 1}\n"),
+            "x.yaml:3:3: workload.bind: only used with workload.onnx (it binds a model's inputs)");
+}
+
 TuneOptions quick_options(const RunConfig& config, const ConfiguredWorkload& w) {
   TuneOptions o;
   o.database_path = config.database;

@@ -279,7 +279,7 @@ TEST(RunConfigErrors, WrongType) {
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "measure:", "  rtol: [1, 2]"})),
             "x.yaml:4:9: measure.rtol: expected a number, got a list");
   EXPECT_EQ(error_of(yaml({"workload: mlp", "budget: {trials: 8}"})),
-            "x.yaml:1:11: workload: expected a mapping (keys: name, params, size, onnx), got 'mlp'");
+            "x.yaml:1:11: workload: expected a mapping (keys: name, params, size, onnx, bind), got 'mlp'");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "database:"})),
             "x.yaml:3:1: database: expected a string, got nothing (write \"\" for an empty string)");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8, minutes: soon}"})),

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "onnx_test_models.h"
@@ -92,6 +93,50 @@ TEST_F(OnnxVerify, ClearErrorsForMissingFilesCountsAndShapes) {
   OnnxDataSetResult r = verify_onnx_data_set(m, wrong_out.string());
   EXPECT_FALSE(r.ok());
   EXPECT_THAT(r.outputs[0].comparison.message, HasSubstr("expected f32[1,3], got f32[3]"));
+}
+
+TEST_F(OnnxVerify, ShapeInputsAreBoundFromEachDataSet) {
+  // y = Reshape(x [2, 3], shape): the shape comes from the data, one per data set.
+  testing::OnnxModelBuilder b;
+  b.input("x", {2, 3});
+  b.input("shape", {2}, onnx::TensorProto::INT64);
+  b.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
+  b.output("y");
+  auto shape = [](int64_t rows, int64_t cols) {
+    HostTensor t(DType::kInt64, {2});
+    t.i64()[0] = rows;
+    t.i64()[1] = cols;
+    return t;
+  };
+  HostTensor x = f32_tensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  for (int n : {0, 1}) {
+    fs::path dir = root_ / ("test_data_set_" + std::to_string(n));
+    fs::create_directories(dir);
+    write_tensor_proto_file(tensor_to_onnx(x, "x"), (dir / "input_0.pb").string());
+    write_tensor_proto_file(tensor_to_onnx(n == 0 ? shape(3, 2) : shape(1, 6), "shape"), (dir / "input_1.pb").string());
+    write_tensor_proto_file(
+        tensor_to_onnx(f32_tensor(n == 0 ? std::vector<int64_t>{3, 2} : std::vector<int64_t>{1, 6}, {1, 2, 3, 4, 5, 6}),
+                       "y"),
+        (dir / "output_0.pb").string());
+  }
+  std::vector<std::string> sets = find_onnx_data_sets(root_.string());
+  ASSERT_EQ(sets.size(), 2u);
+  ImportedModel first = import_onnx_for_data_set(b.model(), sets[0]);
+  EXPECT_EQ(first.inputs.size(), 1u);
+  ASSERT_EQ(first.bound_inputs.count("shape"), 1u);
+  EXPECT_TRUE(verify_onnx_data_set(first, sets[0]).ok());
+  // The second set holds another shape: the model imported for the first refuses it, its own import passes.
+  try {
+    verify_onnx_data_set(first, sets[1]);
+    ADD_FAILURE();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("input 'shape' was bound to other values at import"));
+  }
+  EXPECT_TRUE(verify_onnx_data_set(import_onnx_for_data_set(b.model(), sets[1]), sets[1]).ok());
+  // From a file too.
+  fs::path model_file = root_ / "model.onnx";
+  std::ofstream(model_file, std::ios::binary) << b.model().SerializeAsString();
+  EXPECT_TRUE(verify_onnx_data_set(import_onnx_for_data_set(model_file.string(), sets[1]), sets[1]).ok());
 }
 
 TEST(OnnxCompare, NanAndInfinityMatchThemselvesAsInNumpy) {
