@@ -219,8 +219,9 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
   if (!tile.lanes || tile.lanes->loop_kind != LoopKind::kVectorized) return std::nullopt;
   const std::string& v = tile.lanes->name();
   tile.fold = as<StoreNode>(single_statement(tile.lanes->body));
-  if (!tile.fold || tile.fold->buffer->dtype != DType::kFloat32 || lane_step(tile.fold->index, v) != 1)
-    return std::nullopt;
+  if (!tile.fold || tile.fold->buffer->dtype != DType::kFloat32) return std::nullopt;
+  tile.accumulator_stride = lane_step(tile.fold->index, v);
+  if (tile.accumulator_stride < 1) return std::nullopt;
   for (const ForNode* r : tile.reduction)
     if (uses_var(tile.fold->index, r->name())) return std::nullopt;
   auto* sum = tile.fold->value.as<BinaryNode>();
@@ -248,12 +249,17 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
       tile.terms.push_back(term);
     }
   // Accumulators whose lanes overlap would each store the shared elements at the end, and one would lose its sums:
-  // every two must lie a constant distance apart, at least the lanes of the lower one.
+  // every two must lie a constant distance apart that is no whole number of lanes within the lower one's lanes (of
+  // stride elements each: a distance that is no multiple of the stride interleaves them).
+  const int64_t stride = tile.accumulator_stride;
   for (size_t a = 0; a < tile.indices.size(); ++a)
     for (size_t b = a + 1; b < tile.indices.size(); ++b) {
       Expr distance = simplify(tile.indices[b] - tile.indices[a]);
       auto* gap = distance.as<IntImmNode>();
-      if (!gap || (gap->value < tile.lanes_of(a) && -gap->value < tile.lanes_of(b))) return std::nullopt;
+      if (!gap) return std::nullopt;
+      if (gap->value % stride != 0) continue;
+      const int64_t lanes_apart = gap->value / stride;
+      if (lanes_apart < tile.lanes_of(a) && -lanes_apart < tile.lanes_of(b)) return std::nullopt;
     }
   return tile;
 }

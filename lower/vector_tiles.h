@@ -58,20 +58,24 @@ size_t max_vector_accumulators(int64_t lanes);
 std::optional<std::vector<Expr>> vector_terms(const ForNode* loop, const SimdReduction& r, int64_t vector_lanes);
 
 // A spatial register tile: serial loops (a reduction: the accumulators' index uses none of them), then unrolled loops
-// (two or more elements in all), then one vectorized loop that folds acc[i] = acc[i] + term with i moving by one
-// element per iteration (a convolution's rows of output pixels, several channels and rows at once). Held in explicit
-// vectors across the whole reduction: vector_lanes lanes of the vectorized loop each, the last chunk masked, loads at
-// a padded border masked lane by lane. Left to g++, a ResNeXt 3 x 3 grouped convolution ran at 12 GFLOP/s one row at
-// a time, 55 with four channels x seven rows written as loops (a 14-lane loop became pieces of 8, 4 and 2 lanes, and
-// the accumulators lived on the stack), and 167 as explicit vectors (hand-written, 2 cores).
+// (two or more elements in all), then one vectorized loop that folds acc[i] = acc[i] + term with i moving by a
+// constant number of elements per iteration: by one (a convolution's rows of output pixels, several channels and rows
+// at once), or by more (a 1 x 1 convolution's output channels, whose planes lie a plane apart: its weights packed by
+// output channel move by one, its input pixels are broadcast). Held in explicit vectors across the whole reduction:
+// vector_lanes lanes of the vectorized loop each, the last chunk masked, loads at a padded border masked lane by lane;
+// strided accumulators are gathered before the reduction and scattered after it, once per tile. Left to g++, a ResNeXt
+// 3 x 3 grouped convolution ran at 12 GFLOP/s one row at a time, 55 with four channels x seven rows written as loops (a
+// 14-lane loop became pieces of 8, 4 and 2 lanes, and the accumulators lived on the stack), and 167 as explicit vectors
+// (hand-written, 2 cores).
 struct SpatialTile {
   std::vector<const ForNode*> reduction;                      // serial loops, outermost first
   std::vector<std::unordered_map<std::string, Expr>> combos;  // the unrolled loops' values, innermost fastest
   const ForNode* lanes = nullptr;                             // the vectorized loop
   const StoreNode* fold = nullptr;                            // acc[i] = acc[i] + term, as written
   Expr term;
-  int64_t vector_lanes = 0;  // lanes of one vector
-  int64_t chunks = 0;        // vectors per row of the tile
+  int64_t vector_lanes = 0;        // lanes of one vector
+  int64_t chunks = 0;              // vectors per row of the tile
+  int64_t accumulator_stride = 1;  // elements between two lanes of an accumulator
   // Per accumulator (combo-major, then chunk): the fold's index and term with the unrolled loops' values and the
   // vectorized loop at the chunk's first lane (its variable then counts lanes within the chunk).
   std::vector<Expr> indices, terms;

@@ -40,6 +40,8 @@ struct TemplateKnobs {
                                     // the runs, panel by panel (else copied per panel, or read in place)
   int panel_vectors = 0;            // vectors of a copied or packed GEMM panel; 0: the tile that fills the most
                                     // accumulators (16 lanes), 3 or 2 (8 lanes)
+  bool channel_tiles = true;        // a 1 x 1 convolution with a long reduction and a weight packed by output channel
+                                    // vectorizes its output channels, pixels broadcast (else a plane tile)
   bool operator==(const TemplateKnobs&) const = default;
   std::string to_string() const;  // "register_tile=4 gemv_rows=8 ...", every member in declaration order
 };

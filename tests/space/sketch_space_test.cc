@@ -72,8 +72,8 @@ TEST(SketchSpace, DrawsAreReproducibleAndVaried) {
   Program p = make_workload("task:bert_ffn", {{"sequence", 32}, {"hidden", 64}, {"intermediate", 256}});
   SketchSpace space = space_of(p, "global", test_support::avx512_cpu());
   std::mt19937_64 a(3), b(3);
-  std::vector<Schedule> first = space.sample(a, 40);
-  EXPECT_EQ(first, space.sample(b, 40));
+  std::vector<Schedule> first = space.sample(a, 80);
+  EXPECT_EQ(first, space.sample(b, 80));
   std::set<uint64_t> distinct;
   int with_register_tiles = 0;
   for (const Schedule& s : first) {
@@ -85,8 +85,9 @@ TEST(SketchSpace, DrawsAreReproducibleAndVaried) {
       }
   }
   EXPECT_GE(distinct.size(), 20u);
-  // Most draws keep a template's register tile (held in explicit vectors); the sampler's rarely do.
-  EXPECT_GE(with_register_tiles, 10);
+  // A quarter or more of the draws keep a template's register tile (held in explicit vectors): drawn knobs often
+  // leave none (register_tile=1, tiles off), and the sampler's draws rarely have one. 22 of these 80 do.
+  EXPECT_GE(with_register_tiles, 20) << with_register_tiles;
 }
 
 }  // namespace

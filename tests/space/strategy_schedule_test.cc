@@ -299,6 +299,67 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
   }
 }
 
+// A 1 x 1 convolution over a long reduction whose weight may be packed turns the plane tile round: its weight packed
+// by output channel, vectors of output channels times pixels of the plane broadcast, the accumulators gathered and
+// scattered once per tile, where a plane tile's rows would not fill their vectors (14-pixel rows). With AVX-512 (28
+// accumulators) 2 vectors x 14 pixels, one row; with AVX2 (12) 4 vectors x 2 pixels (2 vectors would take 2 pixels
+// of a row, 1 vector 7: too few accumulators). Under its bias and ReLU (the host) and alone, without a bias (its own
+// root). A short reduction, no weight list, the knob off or rows that fill their vectors keep the plane tile.
+TEST(StrategySchedule, OneByOneConvolutionsOfAPackedWeightVectorizeTheirOutputChannels) {
+  Tensor x = placeholder("x", {1, 256, 14, 14}), w = placeholder("w", {64, 256, 1, 1}), b = placeholder("b", {64});
+  Program fused({relu("y", conv2d("c", x, w, b))}, "pointwise_relu"), alone({conv2d("c", x, w)}, "pointwise");
+  FixedScheduleOptions options;
+  options.weights = {"w", "b"};
+  auto pack_of = [](const Schedule& s) {
+    for (const Decision& d : s.decisions())
+      if (d.kind == DecisionKind::kPack && d.stage == "w") return std::pair{d.dim, d.factor};
+    return std::pair<int64_t, int64_t>{-1, 0};
+  };
+  auto split_of = [](const Schedule& s, const std::string& stage, const std::string& axis) {
+    for (const Decision& d : s.decisions())
+      if (d.kind == DecisionKind::kSplit && d.stage == stage && d.axes[0] == axis) return d.factor;
+    return int64_t(0);
+  };
+  for (const Target& target : {cpu(), test_support::avx2_cpu()}) {
+    const int64_t lanes = target.cpu.simd_fp32_lanes;
+    FixedScheduleOptions isa = options;
+    isa.simd_fp32_lanes = int(lanes);
+    for (const Program* p : {&fused, &alone}) {
+      const std::string conv = p == &fused ? "c_conv" : "c";  // without a bias the convolution is c itself
+      Schedule s = strategy_schedule(*p, make_plan("global", *p, target), isa);
+      const int64_t vectors = lanes == 16 ? 2 : 4, pixels = lanes == 16 ? 14 : 2;
+      EXPECT_EQ(pack_of(s), (std::pair<int64_t, int64_t>{0, vectors * lanes})) << s.to_json();
+      EXPECT_EQ(split_of(s, conv, "j"), vectors * lanes) << s.to_json();
+      EXPECT_EQ(split_of(s, conv, "j.i"), lanes) << s.to_json();
+      EXPECT_EQ(split_of(s, conv, "l+m"), pixels) << s.to_json();
+      EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, conv, "j.i.i")) << s.to_json();
+      EXPECT_TRUE(has_decision(s, DecisionKind::kUnroll, conv, "l+m.i")) << s.to_json();
+      EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, conv, "j.i.i")) << s.to_json();
+      EXPECT_EQ(has_decision(s, DecisionKind::kComputeAt, conv), p == &fused) << s.to_json();
+      EXPECT_FALSE(has_decision(s, DecisionKind::kCacheWrite, conv)) << s.to_json();
+      const std::string source = compile_to_cpp_source(*p, s).source;
+      EXPECT_NE(source.find("= ingot_load_strided_f32xN(" + std::to_string(lanes) + ", "), std::string::npos);
+      EXPECT_NE(source.find("ingot_store_strided_f32xN(" + std::to_string(lanes) + ", "), std::string::npos);
+      expect_matches_interpreter(*p, s);
+    }
+  }
+  auto plane_tiled = [](const Program& p, const FixedScheduleOptions& o) {
+    Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), o);
+    return has_decision(s, DecisionKind::kVectorize, "c_conv", "l+m") ||
+           has_decision(s, DecisionKind::kVectorize, "c_conv", "l+m.i");
+  };
+  EXPECT_TRUE(plane_tiled(fused, FixedScheduleOptions{}));  // no weights: nothing may be packed
+  FixedScheduleOptions off = options;
+  off.knobs.channel_tiles = false;
+  EXPECT_TRUE(plane_tiled(fused, off));
+  Tensor short_x = placeholder("x", {1, 64, 14, 14}), short_w = placeholder("w", {64, 64, 1, 1});
+  Program short_reduction({relu("y", conv2d("c", short_x, short_w, b))}, "short");
+  EXPECT_TRUE(plane_tiled(short_reduction, options));
+  Tensor wide_x = placeholder("x", {1, 256, 16, 16});  // rows of 16 pixels: whole vectors
+  Program full_rows({relu("y", conv2d("c", wide_x, w, b))}, "full_rows");
+  EXPECT_TRUE(plane_tiled(full_rows, options));
+}
+
 // A 1 x 1 convolution whose operands do not fit one core's L2 runs the plane's blocks outside the channels', so that
 // the map (its largest operand) is read once rather than once per four channels; operands that fit, or an unknown
 // cache, keep the channels outermost (the output written in order, split by channels as the next stage reads it).
