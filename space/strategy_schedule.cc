@@ -634,7 +634,7 @@ class StrategyScheduler {
     const size_t n = t->axes.size();
     const int64_t lanes = options_.simd_fp32_lanes;
     if (n < 3 || !knobs().channel_tiles || !knobs().pack_weights || !is_explicit_vector_width(lanes) ||
-        !r->reduction() || !same_extents(t, r) || !plane_is_contiguous(t) || (!r.same_as(t) && !plane_is_contiguous(r)))
+        !r->reduction() || !same_extents(t, r) || (!r.same_as(t) && !plane_is_contiguous(t)))
       return std::nullopt;
     int64_t reduction = 1;
     for (const IterVar& k : r->reduction()->axes) reduction *= k.extent;
@@ -1171,20 +1171,29 @@ class StrategyScheduler {
       }
     if (!hosted_reduction_along_memory(t)) {
       if (Tensor r = hosted_reduction(t, InnerLoops::kVectorizeSpatial)) {
-        // A plane tile whose rows fill their vectors stays: ResNeXt's 1 x 1 convolutions on 56 x 56 and 28 x 28
-        // maps (rows of 112 lanes) ran at 84% of the FMA peak so, and 0.94x and 0.97x as channel tiles.
-        // Where no plane tile applies, the stencil tile (below) stays: EfficientNet's 144 -> 24 convolution on a 56 x
-        // 56 map as a 3-vector x 4-pixel channel tile made the model 0.95x (AVX2).
+        // A channel tile only where the other tile's rows leave lanes idle. A plane tile whose rows fill their
+        // vectors stays: ResNeXt's 1 x 1 convolutions on 56 x 56 and 28 x 28 maps (rows of 112 lanes) ran at 84% of
+        // the FMA peak so, and 0.94x and 0.97x as channel tiles. So does a stencil tile (no plane tile) over rows of
+        // whole vectors: EfficientNet's 144 -> 24 convolution on a 56 x 56 map as a 3-vector x 4-pixel channel tile
+        // made the model 0.95x (AVX2).
         std::optional<PlaneTile> plane = plane_tile(t, r);
-        if (plane && plane->lanes % options_.simd_fp32_lanes != 0)
+        const int64_t lanes = plane ? plane->lanes : t->axes.back().extent;
+        if (lanes % options_.simd_fp32_lanes != 0)
           if (std::optional<ChannelTile> tile = channel_tile(t, r)) return channel_root(t, r, *tile, s);
         if (plane) return plane_root(t, r, *plane, s);
         if (std::optional<StencilTile> tile = stencil_tile(t, r)) return stencil_root(t, r, *tile, s);
       }
       // A strided 1 x 1 convolution runs its reduction along the weight's rows: its spatial loop was unrolled
       // because vectorized it gathers, and the stencil tile's loads pick the even elements of two vectors instead.
-      if (Tensor r = hosted_reduction(t, InnerLoops::kUnrollSpatial))
+      // A channel tile broadcasts its pixels wherever they lie: the profile's three intervals of ResNeXt that hold
+      // its downsampling convolutions (to 28 x 28, 14 x 14 and 7 x 7 maps, each with a block's first 1 x 1
+      // convolution) took 7.9 ms with channel tiles against 10.4 with stencil tiles, the model 1.027x (three runs each
+      // of two binaries in turn).
+      if (Tensor r = hosted_reduction(t, InnerLoops::kUnrollSpatial)) {
+        if (t->axes.back().extent % options_.simd_fp32_lanes != 0)
+          if (std::optional<ChannelTile> tile = channel_tile(t, r)) return channel_root(t, r, *tile, s);
         if (std::optional<StencilTile> tile = stencil_tile(t, r)) return stencil_root(t, r, *tile, s);
+      }
     }
     if (t->reduction() && one_output_axis(t) && inner_loops(t) == InnerLoops::kVectorizeReduction)
       if (Tensor reader; int64_t period = gate_period(t, reader)) return gate_aligned_gemv(t, period, reader, s);

@@ -304,7 +304,8 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
 // scattered once per tile, where a plane tile's rows would not fill their vectors (14-pixel rows). With AVX-512 (28
 // accumulators) 2 vectors x 14 pixels, one row; with AVX2 (12) 4 vectors x 2 pixels (2 vectors would take 2 pixels
 // of a row, 1 vector 7: too few accumulators). Under its bias and ReLU (the host) and alone, without a bias (its own
-// root). A short reduction, no weight list, the knob off or rows that fill their vectors keep the plane tile.
+// root). A short reduction, no weight list, the knob off or rows that fill their vectors keep the plane tile. A
+// strided one, which has no plane tile, takes a channel tile where its rows would not fill a stencil tile's vectors.
 TEST(StrategySchedule, OneByOneConvolutionsOfAPackedWeightVectorizeTheirOutputChannels) {
   Tensor x = placeholder("x", {1, 256, 14, 14}), w = placeholder("w", {64, 256, 1, 1}), b = placeholder("b", {64});
   Program fused({relu("y", conv2d("c", x, w, b))}, "pointwise_relu"), alone({conv2d("c", x, w)}, "pointwise");
@@ -358,6 +359,17 @@ TEST(StrategySchedule, OneByOneConvolutionsOfAPackedWeightVectorizeTheirOutputCh
   Tensor wide_x = placeholder("x", {1, 256, 16, 16});  // rows of 16 pixels: whole vectors
   Program full_rows({relu("y", conv2d("c", wide_x, w, b))}, "full_rows");
   EXPECT_TRUE(plane_tiled(full_rows, options));
+
+  // A strided 1 x 1 convolution (ResNeXt's downsampling) has no plane tile; its 14-pixel output rows leave lanes of a
+  // stencil tile idle, and the broadcast pixels need no contiguous input: a channel tile too.
+  Conv2dAttrs strided;
+  strided.stride = {2, 2};
+  Tensor big_x = placeholder("x", {1, 256, 28, 28});
+  Program downsample({relu("y", conv2d("c", big_x, w, b, strided))}, "downsample");
+  Schedule s = strategy_schedule(downsample, make_plan("global", downsample, cpu()), options);
+  EXPECT_EQ(pack_of(s), (std::pair<int64_t, int64_t>{0, 32})) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+  expect_matches_interpreter(downsample, s);
 }
 
 // A 1 x 1 convolution whose operands do not fit one core's L2 runs the plane's blocks outside the channels', so that
