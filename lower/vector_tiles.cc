@@ -180,9 +180,10 @@ static bool spatial_term(const Expr& e, const std::string& lanes) {
   if (auto* sel = e.as<SelectNode>()) {
     auto* zero = sel->false_value.as<FloatImmNode>();
     auto* load = sel->true_value.as<BufferLoadNode>();
-    // Masked lanes are +0.0: a -0.0 fill would change the sign of a zero sum.
-    return zero && zero->value == 0.0 && !std::signbit(zero->value) && load && moving_load(load) &&
-           lane_condition(sel->cond, lanes);
+    // Masked lanes are +0.0: a -0.0 fill would change the sign of a zero sum. A select that does not move with the
+    // lanes (a channel tile's broadcast pixel at a padded border) is one scalar, broadcast.
+    if (!zero || zero->value != 0.0 || std::signbit(zero->value) || !load) return false;
+    return uses_var(e, lanes) ? moving_load(load) && lane_condition(sel->cond, lanes) : true;
   }
   if (auto* b = e.as<BinaryNode>())
     return (b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul) &&

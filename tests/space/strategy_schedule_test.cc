@@ -305,8 +305,9 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
 // accumulators) 2 vectors x 14 pixels, one row; with AVX2 (12) 4 vectors x 2 pixels (2 vectors would take 2 pixels
 // of a row, 1 vector 7: too few accumulators). Under its bias and ReLU (the host) and alone, without a bias (its own
 // root). A short reduction, no weight list, the knob off or rows that fill their vectors keep the plane tile. A
-// strided one, which has no plane tile, takes a channel tile where its rows would not fill a stencil tile's vectors.
-TEST(StrategySchedule, OneByOneConvolutionsOfAPackedWeightVectorizeTheirOutputChannels) {
+// strided one, which has no plane tile, takes a channel tile where its rows would not fill a stencil tile's vectors;
+// so does a grouped one whose groups hold a tile's channels.
+TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
   Tensor x = placeholder("x", {1, 256, 14, 14}), w = placeholder("w", {64, 256, 1, 1}), b = placeholder("b", {64});
   Program fused({relu("y", conv2d("c", x, w, b))}, "pointwise_relu"), alone({conv2d("c", x, w)}, "pointwise");
   FixedScheduleOptions options;
@@ -370,6 +371,37 @@ TEST(StrategySchedule, OneByOneConvolutionsOfAPackedWeightVectorizeTheirOutputCh
   EXPECT_EQ(pack_of(s), (std::pair<int64_t, int64_t>{0, 32})) << s.to_json();
   EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
   expect_matches_interpreter(downsample, s);
+
+  // A grouped 3 x 3 convolution reads X[c / G * G + k]: the same pixel for every channel of a tile within one group,
+  // so groups of 32 channels take 2 vectors x 14 pixels, its padded border a broadcast select; groups of 8 (fewer than
+  // a vector's channels) keep the stencil tile.
+  Conv2dAttrs grouped;
+  grouped.padding = {1, 1, 1, 1};
+  grouped.groups = 2;
+  Program groups_of_32({relu("y", conv2d("c", x, placeholder("w", {64, 128, 3, 3}), b, grouped))}, "groups_of_32");
+  Schedule g = strategy_schedule(groups_of_32, make_plan("global", groups_of_32, cpu()), options);
+  EXPECT_EQ(pack_of(g), (std::pair<int64_t, int64_t>{0, 32})) << g.to_json();
+  EXPECT_EQ(split_of(g, "c_conv", "l+m"), 14) << g.to_json();
+  EXPECT_TRUE(has_decision(g, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << g.to_json();
+  expect_matches_interpreter(groups_of_32, g);
+  grouped.groups = 8;
+  Program groups_of_8({relu("y", conv2d("c", x, placeholder("w", {64, 32, 3, 3}), b, grouped))}, "groups_of_8");
+  Schedule eight = strategy_schedule(groups_of_8, make_plan("global", groups_of_8, cpu()), options);
+  EXPECT_EQ(pack_of(eight).first, -1) << eight.to_json();
+
+  // On a 7 x 7 map a tile holds 7 pixels, fewer than the lanes its host's epilogue runs in: fine for a ReLU, not for
+  // a SiLU's exponential, which keeps the plane tile (49-pixel rows).
+  Tensor small_x = placeholder("x", {1, 256, 7, 7});
+  Tensor small_conv = conv2d("c", small_x, w, b);
+  Program relu7({relu("y", small_conv)}, "relu7");
+  Program silu7({compute("y", {1, 64, 7, 7},
+                         [&](const std::vector<Expr>& i) {
+                           Expr v = small_conv(i[0], i[1], i[2], i[3]);
+                           return v * math::sigmoid(v);
+                         })},
+                "silu7");
+  EXPECT_FALSE(plane_tiled(relu7, options));
+  EXPECT_TRUE(plane_tiled(silu7, options));
 }
 
 // A 1 x 1 convolution whose operands do not fit one core's L2 runs the plane's blocks outside the channels', so that
