@@ -776,17 +776,9 @@ class StrategyScheduler {
     order.push_back(lanes + ".o");
     order.push_back(lanes + ".i");
     s.reorder(r->name, order);
-    if (root) {
-      std::string parallel = loops.outer[0];
-      for (size_t n = 1; n < loops.outer.size(); ++n) {
-        s.fuse(r->name, parallel, loops.outer[n]);
-        parallel += "+" + loops.outer[n];
-      }
-      s.parallel(r->name, parallel);
-      attach_loop_[r->name] = parallel;
-      // No cache_write: the registers hold the tile across the reduction, and the fused plane's pixels are no
-      // affine tile of its rows.
-    }
+    // No cache_write at the root: the registers hold the tile across the reduction, and the fused plane's pixels
+    // are no affine tile of its rows.
+    if (root) fused_parallel_loop(r->name, loops.outer, s);
     s.unroll(r->name, loops.tile[0]);
     s.unroll(r->name, lanes + ".o");
     s.vectorize(r->name, lanes + ".i");
@@ -803,14 +795,21 @@ class StrategyScheduler {
     order.push_back(loops.lanes);
     order.push_back(loops.tile[0]);
     s.reorder(name, order);
-    std::string parallel = loops.outer[0];
-    for (size_t n = 1; n < loops.outer.size(); ++n) {
-      s.fuse(name, parallel, loops.outer[n]);
-      parallel += "+" + loops.outer[n];
+    fused_parallel_loop(name, loops.outer, s);
+    s.vectorize(name, loops.tile[0]);
+  }
+
+  // The outer loops of a tile fused, outermost first, into the stage's parallel loop, which a hosted reduction is
+  // computed at. Returns its name.
+  std::string fused_parallel_loop(const std::string& name, const std::vector<std::string>& outer, Schedule& s) {
+    std::string parallel = outer[0];
+    for (size_t n = 1; n < outer.size(); ++n) {
+      s.fuse(name, parallel, outer[n]);
+      parallel += "+" + outer[n];
     }
     s.parallel(name, parallel);
     attach_loop_[name] = parallel;
-    s.vectorize(name, loops.tile[0]);
+    return parallel;
   }
 
   // A root over a tile: the outer loops fused and parallel; inside, r's reduction (when t is r), the tile's loops
@@ -823,13 +822,7 @@ class StrategyScheduler {
     for (const std::string& inner : loops.tile) order.push_back(inner);
     order.push_back(loops.lanes);
     s.reorder(name, order);
-    std::string parallel = loops.outer[0];
-    for (size_t n = 1; n < loops.outer.size(); ++n) {
-      s.fuse(name, parallel, loops.outer[n]);
-      parallel += "+" + loops.outer[n];
-    }
-    s.parallel(name, parallel);
-    attach_loop_[name] = parallel;
+    const std::string parallel = fused_parallel_loop(name, loops.outer, s);
     if (r.same_as(t)) {
       if (knobs().cache_write) s.cache_write(name, parallel);
       for (const std::string& inner : loops.tile) s.unroll(name, inner);

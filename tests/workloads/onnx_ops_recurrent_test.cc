@@ -16,6 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using testing::OnnxModelBuilder;
 using testing::set_attr;
+using testing::unsupported_error;
 
 HostTensor random_tensor(const std::vector<int64_t>& shape, std::mt19937& rng, float scale = 0.5f) {
   std::uniform_real_distribution<float> dist(-scale, scale);
@@ -230,15 +231,6 @@ TEST(OnnxLstm, StackedLayersAsPyTorchExportsThem) {
   expect_near(y_h, reference_lstm(plain, top, 1).y_h, "Y_h");
 }
 
-std::string import_error(const onnx::ModelProto& model) {
-  try {
-    import_onnx_model(model);
-  } catch (const OnnxUnsupportedError& e) {
-    return e.what();
-  }
-  return "no OnnxUnsupportedError";
-}
-
 TEST(OnnxLstm, RejectsWhatItDoesNotImplement) {
   LstmCase c;
   LstmData d = make_data(c, 1, 3);
@@ -248,12 +240,13 @@ TEST(OnnxLstm, RejectsWhatItDoesNotImplement) {
     a->set_name("activations");
     a->set_type(onnx::AttributeProto::STRINGS);
     for (const char* f : {"Relu", "Tanh", "Tanh"}) a->add_strings(f);
-    EXPECT_THAT(import_error(b.model()), HasSubstr("node 'lstm' (LSTM): attribute 'activations' is not supported"));
+    EXPECT_THAT(unsupported_error(b.model()),
+                HasSubstr("node 'lstm' (LSTM): attribute 'activations' is not supported"));
   }
   {
     OnnxModelBuilder b = lstm_model(c, d);
     set_attr(*b.mutable_model().mutable_graph()->mutable_node(0), "input_forget", int64_t(1));
-    EXPECT_THAT(import_error(b.model()), HasSubstr("input_forget=1 is not supported"));
+    EXPECT_THAT(unsupported_error(b.model()), HasSubstr("input_forget=1 is not supported"));
   }
   {
     OnnxModelBuilder b = lstm_model(c, d);
@@ -263,7 +256,7 @@ TEST(OnnxLstm, RejectsWhatItDoesNotImplement) {
     b.initializer("lens", lens);
     auto* n = b.mutable_model().mutable_graph()->mutable_node(0);
     n->set_input(4, "lens");
-    EXPECT_THAT(import_error(b.model()), HasSubstr("sequence_lens other than the full length 3 is not supported"));
+    EXPECT_THAT(unsupported_error(b.model()), HasSubstr("sequence_lens other than the full length 3 is not supported"));
   }
 }
 
@@ -479,7 +472,7 @@ TEST(OnnxGru, RejectsWhatItDoesNotImplement) {
   {
     GruCase hard = c;
     hard.activations = {"HardSigmoid", "Tanh"};
-    EXPECT_THAT(import_error(gru_model(hard, d).model()),
+    EXPECT_THAT(unsupported_error(gru_model(hard, d).model()),
                 HasSubstr("node 'gru' (GRU): attribute 'activations': activation HardSigmoid is not supported"));
   }
   {
@@ -488,7 +481,8 @@ TEST(OnnxGru, RejectsWhatItDoesNotImplement) {
     a->set_name("activation_alpha");
     a->set_type(onnx::AttributeProto::FLOATS);
     a->add_floats(0.5f);
-    EXPECT_THAT(import_error(b.model()), HasSubstr("node 'gru' (GRU): attribute 'activation_alpha' is not supported"));
+    EXPECT_THAT(unsupported_error(b.model()),
+                HasSubstr("node 'gru' (GRU): attribute 'activation_alpha' is not supported"));
   }
   {
     OnnxModelBuilder b = gru_model(c, d);
@@ -498,7 +492,7 @@ TEST(OnnxGru, RejectsWhatItDoesNotImplement) {
     b.initializer("lens", lens);
     auto* n = b.mutable_model().mutable_graph()->mutable_node(0);
     n->set_input(4, "lens");
-    EXPECT_THAT(import_error(b.model()), HasSubstr("sequence_lens other than the full length 3 is not supported"));
+    EXPECT_THAT(unsupported_error(b.model()), HasSubstr("sequence_lens other than the full length 3 is not supported"));
   }
 }
 

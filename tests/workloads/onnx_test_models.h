@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/host_tensor.h"
+#include "workloads/onnx_import.h"
 #include "workloads/onnx_tensor.h"
 
 namespace ingot::testing {
@@ -104,6 +105,16 @@ inline HostTensor iota_tensor(const std::vector<int64_t>& shape, float scale = 1
   HostTensor t(DType::kFloat32, shape);
   for (int64_t i = 0; i < t.num_elements(); ++i) t.f32()[i] = float(i) * scale + offset;
   return t;
+}
+
+// The message of the OnnxUnsupportedError that importing `model` throws, or "no OnnxUnsupportedError".
+inline std::string unsupported_error(const onnx::ModelProto& model) {
+  try {
+    import_onnx_model(model);
+  } catch (const OnnxUnsupportedError& e) {
+    return e.what();
+  }
+  return "no OnnxUnsupportedError";
 }
 
 }  // namespace ingot::testing
