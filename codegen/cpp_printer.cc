@@ -1143,7 +1143,6 @@ class CppPrinter {
     head.push_back("extern \"C\" int ingot_profile_capacity(void) { return " + capacity + "; }");
   }
 
-  // ingot_load_f32xN: a whole vector from unaligned memory, kept in a register.
   // A strided tile's accumulators (lanes `stride` elements apart: a 1 x 1 convolution's output channels) are gathered
   // before its reduction and scattered after it, once per tile, through a copy on the stack: AVX2 has no scatter,
   // and next to the reduction (1024 steps of 28 FMAs in ResNeXt's layer 3) the copies cost little.
@@ -1164,6 +1163,7 @@ class CppPrinter {
     head.push_back("}");
   }
 
+  // ingot_load_f32xN: a whole vector from unaligned memory, kept in a register.
   static void push_plain_vector_load(std::vector<std::string>& head) {
     head.push_back("static inline ingot_f32xN ingot_load_f32xN(const float* p) {");
     head.push_back("  ingot_f32xN v;");

@@ -33,6 +33,7 @@ struct RecurrentDims {
   int64_t steps = 0, batch = 0, in = 0, D = 1, H = 0;
   bool batch_first = false;
   std::string direction;
+  std::optional<double> clip;  // bounds every activation's input
   bool reverse(int64_t d) const { return direction == "reverse" || d == 1; }
   // initial_h, Y_h (and LSTM's initial_c, Y_c): [D, batch, H], or [batch, D, H] with layout=1.
   std::vector<int64_t> state_shape() const {
@@ -40,7 +41,7 @@ struct RecurrentDims {
   }
 };
 
-// Reads direction, layout and hidden_size, checks X, W ([D, gates*H, in]), R ([D, gates*H, H]), the optional
+// Reads direction, layout, clip and hidden_size, checks X, W ([D, gates*H, in]), R ([D, gates*H, H]), the optional
 // initial_h (input 5) and sequence_lens (input 4: only the full length for every batch entry).
 RecurrentDims read_recurrent_dims(OnnxNode& node, int64_t gates) {
   if (!is_float(node.input_dtype(0))) node.unsupported("input of a non-float type is not supported");
@@ -50,6 +51,8 @@ RecurrentDims read_recurrent_dims(OnnxNode& node, int64_t gates) {
     node.fail("direction must be forward, reverse or bidirectional, not '" + r.direction + "'");
   r.D = r.direction == "bidirectional" ? 2 : 1;
   r.batch_first = node.attr_int("layout", 0) != 0;
+  if (node.has_attr("clip")) r.clip = node.attr_float("clip", 0.0);
+  if (r.clip && *r.clip <= 0) node.fail("clip must be positive");
   const std::vector<int64_t>& xs = node.input_shape(0);
   if (xs.size() != 3) node.fail("X must have rank 3, not " + shape_to_string(xs));
   r.steps = r.batch_first ? xs[1] : xs[0];
@@ -123,9 +126,6 @@ void convert_lstm(OnnxNode& node) {
   node.require_attr_int("input_forget", 0, "coupling the input and forget gates is not supported");
   const RecurrentDims r = read_recurrent_dims(node, 4);
   const int64_t steps = r.steps, batch = r.batch, in = r.in, D = r.D, H = r.H;
-  std::optional<double> clip;
-  if (node.has_attr("clip")) clip = node.attr_float("clip", 0.0);
-  if (clip && *clip <= 0) node.fail("clip must be positive");
   if (node.has_input(6) && node.input_shape(6) != r.state_shape())
     node.fail("initial_c " + shape_to_string(node.input_shape(6)) + " must be " + shape_to_string(r.state_shape()));
   if (node.has_input(7) && node.input_shape(7) != std::vector<int64_t>{D, 3 * H})
@@ -162,7 +162,7 @@ void convert_lstm(OnnxNode& node) {
           int64_t p = q == kInputGate ? 0 : q == kOutputGate ? 1 : 2;
           v = v + (p ? P(d, j + p * H) : P(d, j)) * cell(b, j);
         }
-        return clip_to(v, clip);
+        return clip_to(v, r.clip);
       };
       Tensor c = compute(node.temp_name(step + "_c"), {batch, H}, [&](const Axes& i) {
         return math::sigmoid(pre(kForgetGate, i[0], i[1], c_prev)) * c_prev(i[0], i[1]) +
@@ -209,9 +209,6 @@ void convert_gru(OnnxNode& node) {
   const RecurrentDims r = read_recurrent_dims(node, 3);
   const int64_t steps = r.steps, batch = r.batch, in = r.in, D = r.D, H = r.H;
   const bool linear_before_reset = node.attr_int("linear_before_reset", 0) != 0;
-  std::optional<double> clip;
-  if (node.has_attr("clip")) clip = node.attr_float("clip", 0.0);
-  if (clip && *clip <= 0) node.fail("clip must be positive");
   std::vector<std::string> names = node.attr_strings("activations");
   if (names.empty())
     for (int64_t d = 0; d < D; ++d) names.insert(names.end(), {"Sigmoid", "Tanh"});
@@ -247,7 +244,7 @@ void convert_gru(OnnxNode& node) {
                           [&](const Axes& i) { return sum(R(d, i[1], kh.var) * h_prev(i[0], kh.var), {kh}); });
       auto gate = [&](int64_t q, const Expr& b, const Expr& j) {
         Expr row = q == 0 ? j : j + q * H;
-        return f(clip_to(biased(biased(wx(b, row) + rh(b, row), d, row, false), d, row, true), clip));
+        return f(clip_to(biased(biased(wx(b, row) + rh(b, row), d, row, false), d, row, true), r.clip));
       };
       std::function<Expr(const Expr&, const Expr&)> hidden_pre;
       if (linear_before_reset) {
@@ -269,7 +266,7 @@ void convert_gru(OnnxNode& node) {
       }
       Tensor h = compute(node.temp_name(step + "_h"), {batch, H}, [&](const Axes& i) {
         Expr z = gate(0, i[0], i[1]);
-        return (1.0 - z) * g(clip_to(hidden_pre(i[0], i[1]), clip)) + z * h_prev(i[0], i[1]);
+        return (1.0 - z) * g(clip_to(hidden_pre(i[0], i[1]), r.clip)) + z * h_prev(i[0], i[1]);
       });
       hs[size_t(d)][size_t(t)] = h;
       h_prev = [h](const Expr& b, const Expr& j) { return h(b, j); };
