@@ -138,8 +138,10 @@ void side_by_side(const std::string& task, const std::vector<TuneJob>& jobs, con
 }
 
 int run(int argc, char** argv) {
-  if (argc < 2) {
-    std::cerr << "usage: ingot_search_bench OUT_DIR [--trials N] [--minutes M] [--batch B] [--tasks a,b] [--seed S]\n";
+  const char* usage = "usage: ingot_search_bench OUT_DIR [--trials N] [--minutes M] [--batch B] [--tasks a,b] [--seed S]\n";
+  // An option in OUT_DIR's place (--help) would otherwise become a folder and start an hour of benchmarking.
+  if (argc < 2 || argv[1][0] == '-' || argc % 2 != 0) {
+    std::cerr << usage;
     return 2;
   }
   const std::filesystem::path out = argv[1];
