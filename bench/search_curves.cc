@@ -138,7 +138,8 @@ void side_by_side(const std::string& task, const std::vector<TuneJob>& jobs, con
 }
 
 int run(int argc, char** argv) {
-  const char* usage = "usage: ingot_search_bench OUT_DIR [--trials N] [--minutes M] [--batch B] [--tasks a,b] [--seed S]\n";
+  const char* usage =
+      "usage: ingot_search_bench OUT_DIR [--trials N] [--minutes M] [--batch B] [--tasks a,b] [--seed S]\n";
   // An option in OUT_DIR's place (--help) would otherwise become a folder and start an hour of benchmarking.
   if (argc < 2 || argv[1][0] == '-' || argc % 2 != 0) {
     std::cerr << usage;
