@@ -307,6 +307,33 @@ TEST(StrategySchedule, ConvolutionsOverAContiguousPlaneVectorizeTheWholePlane) {
 // root). A short reduction, no weight list, the knob off or rows that fill their vectors keep the plane tile. A
 // strided one, which has no plane tile, takes a channel tile where its rows would not fill a stencil tile's vectors;
 // so does a grouped one whose groups hold a tile's channels.
+// A depthwise convolution's epilogue (batch norm and SiLU in EfficientNet) runs over the tile's plane as one loop
+// where its rows leave lanes idle: rows of 7 pixels would fill 7 of 16 (or 8) lanes.
+TEST(StrategySchedule, AStencilEpilogueVectorizesTheTilesPlaneWhereRowsLeaveLanesIdle) {
+  Conv2dAttrs depthwise;
+  depthwise.padding = {1, 1, 1, 1};
+  depthwise.groups = 256;
+  auto program = [&](int64_t map) {
+    Tensor x = placeholder("x", {1, 256, map, map}), w = placeholder("w", {256, 1, 3, 3});
+    return Program({silu("y", conv2d("c", x, w, Tensor(), depthwise))}, "depthwise");
+  };
+  const Program small = program(7), whole_vectors = program(16);
+  Schedule s = strategy_schedule(small, make_plan("global", small, cpu()), FixedScheduleOptions{});
+  EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "c")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "y", "l+m")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "c", "m")) << s.to_json();  // the stencil's rows as before
+  expect_matches_interpreter(small, s);
+  Schedule rows = strategy_schedule(whole_vectors, make_plan("global", whole_vectors, cpu()), FixedScheduleOptions{});
+  EXPECT_TRUE(has_decision(rows, DecisionKind::kVectorize, "y", "m")) << rows.to_json();
+  expect_matches_interpreter(whole_vectors, rows);
+  // AVX2's stencil tile here is 4 channels of one row: no rows in the tile to fuse, the epilogue as before.
+  FixedScheduleOptions avx2;
+  avx2.simd_fp32_lanes = 8;
+  Schedule narrow = strategy_schedule(small, make_plan("global", small, test_support::avx2_cpu()), avx2);
+  EXPECT_TRUE(has_decision(narrow, DecisionKind::kVectorize, "y", "m")) << narrow.to_json();
+  expect_matches_interpreter(small, narrow);
+}
+
 TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
   Tensor x = placeholder("x", {1, 256, 14, 14}), w = placeholder("w", {64, 256, 1, 1}), b = placeholder("b", {64});
   Program fused({relu("y", conv2d("c", x, w, b))}, "pointwise_relu"), alone({conv2d("c", x, w)}, "pointwise");
