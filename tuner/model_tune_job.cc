@@ -12,6 +12,7 @@
 #include "analysis/strategies.h"
 #include "compile/cpp_compiler.h"
 #include "interp/interpreter.h"
+#include "ir/dtype.h"
 #include "ir/hash.h"
 #include "results/database.h"
 #include "space/sketch_space.h"
@@ -143,6 +144,17 @@ void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_ta
 
 }  // namespace
 
+int64_t task_flush_bytes(int64_t model_weight_bytes, const CpuLimits& cpu) {
+  // A task runs alone, over and over. Where the model's weights do not fit the last-level cache (BERT's 340 MB), each
+  // stage finds them in memory in the model, while alone they would stay in cache from the run before: each run then
+  // starts after twice the caches were written (Ansor measures tasks with its CPU cache flush for the same reason).
+  // Where they fit (EfficientNet's 21 MB in a 32 MB L3), the model finds them in cache, and a flushed task tunes for
+  // a memory it never meets: EfficientNet tuned 10 minutes by tasks ran 1.01x the fixed schedule side by side with
+  // the flush, 1.04-1.05x without (Zen 5, docs/whole_model.md).
+  if (model_weight_bytes <= cpu.l3_bytes) return 0;
+  return std::max<int64_t>(64 << 20, 2 * (cpu.l3_bytes + cpu.cores * cpu.l2_bytes));
+}
+
 ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& config_path,
                                  const TuneJobOptions& job_options) {
   if (config.search.strategy != "evolutionary")
@@ -191,10 +203,11 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   evolution.mutation_probability = config.search.mutation_probability;
   evolution.epsilon = config.search.epsilon;
   evolution.simd_fp32_lanes = lanes;
-  // Twice the caches: a task's weights, which its stage finds in memory in the model, are not still in cache from the
-  // run before (Ansor measures tasks with its CPU cache flush for the same reason).
-  const int64_t flush_bytes =
-      std::max<int64_t>(64 << 20, 2 * (target.cpu.l3_bytes + target.cpu.cores * target.cpu.l2_bytes));
+  int64_t weight_bytes = 0;
+  for (const Tensor& input : program.placeholders())
+    if (std::find(workload.weights.begin(), workload.weights.end(), input->name) != workload.weights.end())
+      weight_bytes += input->num_elements() * dtype_bytes(input->dtype);
+  const int64_t flush_bytes = task_flush_bytes(weight_bytes, target.cpu);
   std::vector<TaskTuning> tunings;
   std::vector<double> weights;
   for (ModelTask& task : extract_tasks(program, plan, workload.name)) {
@@ -219,7 +232,9 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
     tunings.push_back(
         TaskTuning{std::move(task), std::move(task_options), std::move(space), std::move(search), std::move(start)});
   }
-  notes << "tasks: " << tunings.size() << " distinct of " << plan.stage_count() << " stages\n";
+  notes << "tasks: " << tunings.size() << " distinct of " << plan.stage_count() << " stages, measured "
+        << (flush_bytes > 0 ? "with cold caches" : "with warm caches") << " (weights " << weight_bytes / (1 << 20)
+        << " MiB, last-level cache " << target.cpu.l3_bytes / (1 << 20) << " MiB)\n";
   auto scheduler = std::make_unique<TaskScheduler>(weights, config.seed);
   const int round_trials = config.search.batch > 0 ? config.search.batch : 8;
   const int side_by_side = options.side_by_side;

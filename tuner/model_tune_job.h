@@ -52,6 +52,10 @@ struct ModelTuneJob {
   int side_by_side = 0;
 };
 
+// The bytes a task's runner writes before each of its runs (RunnerOptions::flush_cache_bytes): none where the model's
+// weights fit the last-level cache (its stages find them there), else twice the caches, at least 64 MiB.
+int64_t task_flush_bytes(int64_t model_weight_bytes, const CpuLimits& cpu);
+
 // Checks and throws as make_tune_job does, and std::invalid_argument (naming config_path) for a search.strategy other
 // than evolutionary. Computes the model's values with the interpreter once (the tasks' inputs and references) and
 // records the tasks in the database (model_tasks).

@@ -53,9 +53,23 @@ TEST_F(ModelTuneJobTest, RecordsTheTasksOfTheModelWithTheirWeights) {
     EXPECT_EQ(t.options.expected_outputs.size(), t.task.program.outputs().size()) << t.task.name;
     EXPECT_EQ(t.options.fixed_inputs.size(), t.task.program.placeholders().size()) << t.task.name;
   }
+  // Its weights fit any last-level cache: each task is measured with the caches as the model leaves them.
+  for (const TaskTuning& t : job.tasks) EXPECT_EQ(t.options.runner.flush_cache_bytes, 0) << t.task.name;
   // A second job finds the same rows and adds none.
   make_model_tune_job(config, "bert.yaml");
   EXPECT_EQ(db.model_tasks("bert").size(), rows.size());
+}
+
+TEST(TaskFlushBytes, FlushesOnlyWhereTheModelsWeightsOutgrowTheLastLevelCache) {
+  CpuLimits cpu;
+  cpu.cores = 2;
+  cpu.l2_bytes = 1 << 20;
+  cpu.l3_bytes = 32 << 20;
+  EXPECT_EQ(task_flush_bytes(20 << 20, cpu), 0);          // EfficientNet-B0, the paper LSTM
+  EXPECT_EQ(task_flush_bytes(32 << 20, cpu), 0);          // exactly the cache
+  EXPECT_EQ(task_flush_bytes(324 << 20, cpu), 68 << 20);  // BERT: twice L3 and both L2s
+  cpu.l3_bytes = 8 << 20;
+  EXPECT_EQ(task_flush_bytes(20 << 20, cpu), 64 << 20);  // at least 64 MiB
 }
 
 TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
