@@ -97,17 +97,24 @@ Tensor conv2d(const std::string& name, const Tensor& x, const Tensor& weight, co
     rc = reduce_axis(CG, "rc");
     axes.push_back(rc);
   }
+  // A 1 x 1 kernel with a 1 x 1 output (a squeeze-excitation layer) is a GEMV over the channels: without reduction
+  // axes of one iteration after them, the channels' axis is the innermost one, which the schedule vectorizes (behind
+  // them, EfficientNet's 1152 -> 48 layer reduced one scalar at a time: 0.019 ms, Zen 5).
+  const bool gemv = CG > 1 && KH == 1 && KW == 1 && OH == 1 && OW == 1;
   IterVar ry = reduce_axis(KH, "ry"), rx = reduce_axis(KW, "rx");
-  axes.push_back(ry);
-  axes.push_back(rx);
+  if (!gemv) {
+    axes.push_back(ry);
+    axes.push_back(rx);
+  }
+  const Expr ky = gemv ? Expr(int64_t(0)) : Expr(ry.var), kx = gemv ? Expr(int64_t(0)) : Expr(rx.var);
   const Expr zero = float_imm(0.0, x->dtype);
   Tensor conv = compute(bias ? name + "_conv" : name, {N, F, OH, OW}, [&](const Axes& i) {
     Expr c_in = CG > 1 ? rc.var : Expr(int64_t(0));
     if (groups > 1) c_in = i[1] / out_per_group * CG + c_in;
-    Expr h = i[2] * attrs.stride[0] + ry.var * attrs.dilation[0] - pad[0];
-    Expr w = i[3] * attrs.stride[1] + rx.var * attrs.dilation[1] - pad[1];
+    Expr h = i[2] * attrs.stride[0] + ky * attrs.dilation[0] - pad[0];
+    Expr w = i[3] * attrs.stride[1] + kx * attrs.dilation[1] - pad[1];
     Expr c_w = CG > 1 ? rc.var : Expr(int64_t(0));
-    return sum(guarded_read(x, i[0], c_in, h, w, pad, zero) * weight(i[1], c_w, ry.var, rx.var), axes);
+    return sum(guarded_read(x, i[0], c_in, h, w, pad, zero) * weight(i[1], c_w, ky, kx), axes);
   });
   if (!bias) return conv;
   return compute(name, conv->shape, [&](const Axes& i) { return conv(i) + bias(i[1]); });

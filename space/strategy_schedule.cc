@@ -242,7 +242,10 @@ class StrategyScheduler {
   // their natural order, a GEMM fused with its epilogue ran scalar and made BERT 1.75 times slower than unfused.
   void attached_loops(const Tensor& t, Schedule& s) {
     const ReduceNode* r = t->reduction();
-    if (!r || t->axes.empty() || t->axes.back().extent < 2) return;
+    if (!r || t->axes.empty()) return;
+    // Where the last axis has one iteration, only a reduction along memory has loops to arrange (a GEMV written as a
+    // 1 x 1 convolution of a 1 x 1 map: EfficientNet's squeeze-excitation layers reduced one scalar at a time).
+    if (t->axes.back().extent < 2 && inner_loops(t) != InnerLoops::kVectorizeReduction) return;
     if (auto plane = hosted_planes_.find(t->name); plane != hosted_planes_.end())
       return hosted_tile_loops(t, plane_loops(t, plane->second, s), s);
     if (auto channel = hosted_channels_.find(t->name); channel != hosted_channels_.end())
@@ -266,7 +269,7 @@ class StrategyScheduler {
       // rows (hosted_rows_) go inside the reduction too: a 2-D register tile.
       auto hosted = hosted_tile_.find(t->name);
       std::string tile;
-      if (hosted != hosted_tile_.end())
+      if (hosted != hosted_tile_.end() && t->axes.back().extent > 1)
         tile = register_tile(t, t->axes.back().name(), hosted->second, !row_axis.empty(), s, order);
       else
         order.push_back(t->axes.back().name());

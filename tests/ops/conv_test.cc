@@ -64,6 +64,7 @@ TEST(Conv2d, RandomizedAgainstPlainLoops) {
       {{1, 4, 11, 9}, {8, 4, 3, 2}, {.padding = {2, 1, 2, 1}, .dilation = {2, 3}}, false},
       {{1, 8, 5, 5}, {8, 2, 1, 1}, {.groups = 4}, true},  // grouped pointwise (ResNeXt style)
       {{1, 3, 12, 12}, {5, 3, 7, 7}, {.stride = {2, 2}, .padding = {3, 3, 3, 3}}, true},  // ResNet stem shape
+      {{2, 12, 1, 1}, {5, 12, 1, 1}, {}, true},  // a squeeze-excitation layer: a GEMV over the channels
   };
   uint64_t seed = 100;
   for (const Case& c : cases) {
@@ -79,6 +80,19 @@ TEST(Conv2d, RandomizedAgainstPlainLoops) {
     EXPECT_TRUE(cmp.ok) << "case with weight dims " << c.w[0] << "x" << c.w[1] << "x" << c.w[2] << "x" << c.w[3] << ": "
                         << cmp.message;
   }
+}
+
+// A 1 x 1 kernel with a 1 x 1 output reduces over the channels alone, so that they are the innermost reduction axis a
+// schedule vectorizes; other convolutions keep their kernel's axes.
+TEST(Conv2d, AOnePointConvolutionReducesOverTheChannelsAlone) {
+  auto reduction_axes = [](const Tensor& y) {
+    std::vector<std::string> names;
+    for (const IterVar& k : y->reduction()->axes) names.push_back(k.name());
+    return names;
+  };
+  Tensor w = placeholder("w", {48, 1152, 1, 1});
+  EXPECT_THAT(reduction_axes(conv2d("y", placeholder("x", {1, 1152, 1, 1}), w)), ElementsAre("rc"));
+  EXPECT_THAT(reduction_axes(conv2d("y", placeholder("x", {1, 1152, 7, 7}), w)), ElementsAre("rc", "ry", "rx"));
 }
 
 TEST(Conv2d, OutputSizeFormula) {

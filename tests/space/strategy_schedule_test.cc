@@ -334,6 +334,22 @@ TEST(StrategySchedule, AStencilEpilogueVectorizesTheTilesPlaneWhereRowsLeaveLane
   expect_matches_interpreter(small, narrow);
 }
 
+// A squeeze-excitation layer, a 1 x 1 convolution of a 1 x 1 map under its SiLU, vectorizes its reduction over the
+// channels (it reduced one scalar at a time: no loop of its output is longer than one).
+TEST(StrategySchedule, AOnePointConvolutionVectorizesItsChannelReduction) {
+  Tensor x = placeholder("x", {1, 256, 1, 1}), w = placeholder("w", {64, 256, 1, 1}), b = placeholder("b", {64});
+  Program p({silu("y", conv2d("c", x, w, b))}, "squeeze");
+  for (const Target& target : {cpu(), test_support::avx2_cpu()}) {
+    FixedScheduleOptions options;
+    options.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
+    Schedule s = strategy_schedule(p, make_plan("global", p, target), options);
+    EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "c_conv")) << s.to_json();
+    EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "c_conv", "rc")) << s.to_json();
+    EXPECT_NE(compile_to_cpp_source(p, s).source.find("reduction(+:"), std::string::npos);
+    expect_matches_interpreter(p, s);
+  }
+}
+
 TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
   Tensor x = placeholder("x", {1, 256, 14, 14}), w = placeholder("w", {64, 256, 1, 1}), b = placeholder("b", {64});
   Program fused({relu("y", conv2d("c", x, w, b))}, "pointwise_relu"), alone({conv2d("c", x, w)}, "pointwise");
