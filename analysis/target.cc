@@ -64,6 +64,14 @@ bool host_runs(CpuIsa isa) {
 #endif
 }
 
+bool host_has_avx512_bf16() {
+#if defined(__x86_64__) || defined(__i386__)
+  return host_runs(CpuIsa::kAvx512) && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
 CpuIsa host_cpu_isa() {
   for (CpuIsa isa : {CpuIsa::kAvx512, CpuIsa::kAvx2})
     if (host_runs(isa)) return isa;

@@ -46,6 +46,8 @@ CpuIsa cpu_isa_of_lanes(int64_t simd_fp32_lanes);  // 16: avx512, 8: avx2, else 
 // The ISA of this machine's CPU (AVX-512 needs F, BW, DQ, VL and CD: x86-64-v4), and whether it runs code of isa.
 CpuIsa host_cpu_isa();
 bool host_runs(CpuIsa isa);
+// Whether this CPU has AVX-512 BF16 (vdpbf16ps: products of bf16 pairs added to f32), which precision: bf16 needs.
+bool host_has_avx512_bf16();
 
 // A CPU as OpenMP code sees it. Cache sizes in bytes per core (L1d, L2) or per socket (L3; 0 = none).
 struct CpuLimits {

@@ -11,6 +11,7 @@ void add_lower_command(CLI::App& app) {
   static std::string workload = "matmul_bias_relu", size = "default", schedule = "naive", emit = "loop", isa = "native";
   static std::string database = "ingot.db";
   static bool dump_passes = false;
+  static std::string precision = "fp32";
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
       ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
@@ -24,6 +25,10 @@ void add_lower_command(CLI::App& app) {
                   "The CPU's ISA that strategy and random schedules plan for: native (this CPU's), avx512, avx2 or "
                   "generic")
       ->capture_default_str();
+  cmd->add_option("--precision", precision,
+                  "fp32, or bf16: the program whose dense layers multiply bf16 (as `precision: bf16` in a config)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   cmd->add_option("--emit", emit, "loop, cpp, cuda, schedule or program")
       ->check(CLI::IsMember({"loop", "cpp", "cuda", "schedule", "program"}))
       ->capture_default_str();
@@ -31,7 +36,7 @@ void add_lower_command(CLI::App& app) {
                 "Print the loop IR after each pass of codegen's pipeline before the output (loop: lower; cpp: lower, "
                 "merge_parallel_stages; cuda: lower, split_kernels)");
   cmd->callback([cmd] {
-    ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0);
+    ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0, precision);
     const Program& program = w.program;
     Schedule s = schedule_from_spec(schedule, program, emit == "cuda", isa, w.weights, database);
     if (emit == "program") {

@@ -1,6 +1,7 @@
 // `ingot run`: compiles a workload with a schedule for the CPU (or, with --gpu, for this machine's GPU), checks
 // it against the reference interpreter, and times it (warm-up, repeats, median) next to nothing else.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <numeric>
@@ -16,6 +17,7 @@
 #include "runtime/side_by_side.h"
 #include "space/hand_schedules.h"
 #include "tuner/tune_job.h"
+#include "workloads/bf16_products.h"
 
 namespace ingot::cli {
 
@@ -123,6 +125,30 @@ std::vector<std::string> default_schedules(const Program& program) {
   return specs;
 }
 
+// Per output of the program: how far the bf16 program's reference is from the f32 program's on the same inputs.
+std::string bf16_error_text(const Program& program, const TensorMap& f32, const TensorMap& bf16) {
+  std::string out;
+  char line[256];
+  for (const Tensor& output : program.outputs()) {
+    const std::string& name = output->name;
+    const HostTensor &expected = f32.at(name), &got = bf16.at(name);
+    double worst = 0, sum = 0, largest = 0;
+    for (int64_t i = 0; i < expected.num_elements(); ++i) {
+      const double error = std::fabs(got.get(i) - expected.get(i));
+      worst = std::max(worst, error);
+      sum += error;
+      largest = std::max(largest, std::fabs(expected.get(i)));
+    }
+    std::snprintf(line, sizeof line,
+                  "bf16 against the fp32 interpreter, %s: max |error| %.3g (%.3g of max |fp32 value| %.3g), mean "
+                  "|error| %.3g\n",
+                  name.c_str(), worst, largest > 0 ? worst / largest : 0.0, largest,
+                  expected.num_elements() > 0 ? sum / double(expected.num_elements()) : 0.0);
+    out += line;
+  }
+  return out;
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
@@ -139,6 +165,7 @@ void add_run_command(CLI::App& app) {
   static int rounds = 1;
   static std::string rtol = "1e-4", atol = "1e-5";
   static std::string database = "ingot.db";
+  static std::string precision = "fp32";
   cmd->add_option("--workload", workload, "Workload (see `ingot workloads`) or an ONNX model file (.onnx)")
       ->capture_default_str();
   cmd->add_option("--size", size, "small, default or NAME=VALUE,... (the default size with those parameters changed)")
@@ -176,21 +203,40 @@ void add_run_command(CLI::App& app) {
                   "and its paired speed-up over the first schedule (CPU only; 1: no rounds)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--precision", precision,
+                  "fp32, or bf16: the dense layers' weights and their products in bf16, summed in f32 (needs AVX-512 "
+                  "BF16; the output's error against the fp32 interpreter is printed)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   cmd->callback([cmd] {
     if (rounds > 1 && gpu) throw std::invalid_argument("--rounds times CPU programs; it does not combine with --gpu");
     if (profile && gpu) throw std::invalid_argument("--profile times CPU programs; it does not combine with --gpu");
-    const double rtol_value = number_flag("--rtol", rtol, 0, false), atol_value = number_flag("--atol", atol, 0, false);
+    double rtol_value = number_flag("--rtol", rtol, 0, false), atol_value = number_flag("--atol", atol, 0, false);
+    if (precision == "bf16") {  // bf16's tolerance (ir/dtype.h) at least
+      rtol_value = std::max(rtol_value, kBf16Tolerance);
+      atol_value = std::max(atol_value, kBf16Tolerance);
+    }
     const CpuIsa code_isa = target_isa(isa);
     if (!gpu && !host_runs(code_isa))
       throw std::invalid_argument("--isa " + isa + ": this CPU (" + cpu_isa_name(host_cpu_isa()) +
                                   ") cannot run that code; `ingot lower --isa " + isa + " --emit cpp` prints it");
-    ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0);
+    const bool bf16 = precision == "bf16";
+    if (bf16 && !gpu) check_bf16_precision(code_isa, "--precision bf16");
+    ConfiguredWorkload f32 = command_line_workload(workload, size, cmd->count("--size") > 0);
+    TensorMap f32_inputs = workload_inputs(f32, seed), inputs = f32_inputs;
+    ConfiguredWorkload w = f32;
+    if (bf16) {
+      // The f32 run's inputs, its weights rounded: the error below is bf16's alone.
+      Bf16Program rewritten = bf16_products(f32.program, f32.weights);
+      inputs = bf16_inputs(rewritten, f32_inputs);
+      w = command_line_workload(workload, size, cmd->count("--size") > 0, precision);
+    }
     const Program& program = w.program;
     if (schedules.empty()) schedules = default_schedules(program);
-    TensorMap inputs = workload_inputs(w, seed);
     std::cout << "program " << program.name() << " (" << (is_onnx_file(workload) ? workload : size)
               << "): interpreting for the reference output...\n";
     TensorMap expected = interpret(program, inputs);
+    if (bf16) std::cout << bf16_error_text(f32.program, interpret(f32.program, f32_inputs), expected);
     double flops = double(program_flops(program));
     LocalRunOptions options;
     options.threads = threads;

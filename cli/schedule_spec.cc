@@ -91,8 +91,10 @@ bool is_onnx_file(const std::string& workload) {
   return extension == ".onnx";
 }
 
-ConfiguredWorkload command_line_workload(const std::string& workload, const std::string& size, bool size_given) {
+ConfiguredWorkload command_line_workload(const std::string& workload, const std::string& size, bool size_given,
+                                         const std::string& precision) {
   WorkloadConfig config;
+  config.precision = precision;
   if (is_onnx_file(workload)) {
     if (size_given)
       throw std::invalid_argument("--size " + size + ": " + workload +

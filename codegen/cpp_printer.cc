@@ -44,8 +44,8 @@ const char* c_type(DType t, const std::string& where) {
     case DType::kInt32: return "int32_t";
     case DType::kInt64: return "int64_t";
     case DType::kFloat32: return "float";
-    case DType::kFloat16:
-    case DType::kBFloat16: break;
+    case DType::kBFloat16: return "uint16_t";  // bit patterns: only casts to and from f32 compute with them
+    case DType::kFloat16: break;
   }
   fail(std::string(dtype_name(t)) + " is not supported by the CPU backend yet (" + where + ")");
 }
@@ -54,9 +54,13 @@ const char* c_type(DType t, const std::string& where) {
 // and uint8_t only in memory.
 const char* value_type(DType t, const std::string& where) { return t == DType::kBool ? "bool" : c_type(t, where); }
 
-// Rejects 16-bit floats, naming the expression (printed only on failure: printing is quadratic).
+// Rejects arithmetic on 16-bit floats, naming the expression (printed only on failure: printing is quadratic). bf16
+// values are loaded, stored and converted (CastNode) only: a program computes with them in f32 (workloads/
+// bf16_products.h).
 void require_supported(DType t, const Expr& e) {
-  if (t == DType::kFloat16 || t == DType::kBFloat16) c_type(t, "in " + to_string(e));
+  if (t == DType::kFloat16) c_type(t, "in " + to_string(e));
+  if (t == DType::kBFloat16)
+    fail("bf16 arithmetic is not supported by the CPU backend: cast to f32 first (in " + to_string(e) + ")");
 }
 
 std::string float_literal(double value) {
@@ -121,7 +125,7 @@ class NameTable {
   std::set<std::string> taken_;
 };
 
-enum class Helper : uint8_t { kFloorDiv, kFloorMod, kMin, kMax, kAbs, kErf };
+enum class Helper : uint8_t { kFloorDiv, kFloorMod, kMin, kMax, kAbs, kErf, kBf16ToF32, kF32ToBf16 };
 
 std::string helper_name(Helper h, DType t) {
   const char* suffix = t == DType::kInt32 ? "i32" : t == DType::kInt64 ? "i64" : "f32";
@@ -132,6 +136,8 @@ std::string helper_name(Helper h, DType t) {
     case Helper::kMax: return std::string("ingot_max_") + suffix;
     case Helper::kAbs: return std::string("ingot_abs_") + suffix;
     case Helper::kErf: return std::string("ingot_erf_") + suffix;
+    case Helper::kBf16ToF32: return "ingot_bf16_to_f32";
+    case Helper::kF32ToBf16: return "ingot_f32_to_bf16";
   }
   return "";
 }
@@ -148,6 +154,24 @@ std::string helper_definition(Helper h, DType t) {
     case Helper::kMin: return head + " return b < a ? b : a; }";
     case Helper::kMax: return head + " return a < b ? b : a; }";
     case Helper::kAbs: return "static inline " + T + " " + name + "(" + T + " a) { return a < 0 ? -a : a; }";
+    case Helper::kBf16ToF32:
+      return "static inline float " + name +
+             "(uint16_t b) {\n"
+             "  const uint32_t bits = uint32_t(b) << 16;\n"
+             "  float f;\n"
+             "  std::memcpy(&f, &bits, 4);\n"
+             "  return f;\n"
+             "}";
+    // To nearest, ties to even, as AVX-512 BF16's conversions and HostTensor round; a NaN stays a quiet NaN. Selected
+    // without a branch, so that a simd loop vectorizes it.
+    case Helper::kF32ToBf16:
+      return "static inline uint16_t " + name +
+             "(float f) {\n"
+             "  uint32_t bits;\n"
+             "  std::memcpy(&bits, &f, 4);\n"
+             "  const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16, quiet = (bits >> 16) | 0x40u;\n"
+             "  return uint16_t((bits & 0x7fffffffu) > 0x7f800000u ? quiet : rounded);\n"
+             "}";
     // Two polynomials, both evaluated and one selected without a branch, so that a simd loop inlines and vectorizes
     // it: |x| P(x^2) below 1 and Q((|x| - 2.46) / 1.46) up to 3.92, above which erf is 1.0f; the sign is x's.
     // Least-squares Chebyshev fits made for ingot: within 2.5 ulp of erf over [-6, 6] (libmvec's erff, called before,
@@ -431,6 +455,10 @@ class CppPrinter {
       }
       case ExprKind::kCast: {
         auto* n = e.as<CastNode>();
+        if (n->dtype == DType::kFloat32 && n->value.dtype() == DType::kBFloat16)
+          return use_helper(Helper::kBf16ToF32, DType::kFloat32, {n->value});
+        if (n->dtype == DType::kBFloat16 && n->value.dtype() == DType::kFloat32)
+          return use_helper(Helper::kF32ToBf16, DType::kFloat32, {n->value});
         require_supported(n->dtype, e);
         require_supported(n->value.dtype(), e);
         std::string to = value_type(n->dtype, "");
@@ -935,7 +963,90 @@ class CppPrinter {
     }
   }
 
+  // A tile of bf16 products (SpatialTile::bf16_pairs) with AVX-512 BF16: the innermost reduction loop steps by two, and
+  // each step is one vdpbf16ps per accumulator (16 lanes, each adding the products of a pair of k): the scalar
+  // operand's pair broadcast (converted from f32 first where it is bf16(x)), the vector operand's 32 bf16 (its lanes'
+  // pairs, adjacent) loaded as they lie, once per step, then the rows' dot products row by row as an outer product.
+  // Elsewhere the plain loops, converting each element.
+  void print_bf16_pair_tile(const Stmt& s, const SpatialTile& tile) {
+    bf16_pair_tiles_ = true;
+    vector_width(tile.lanes);  // 16: the head then defines AVX-512's vectors
+    const std::string& v = tile.lanes->name();
+    auto accumulator = [](size_t n) { return "ingot_t" + std::to_string(n); };
+    const std::string acc = lookup(tile.fold->buffer).c_name;
+    const std::unordered_map<std::string, Expr> first_lane{{v, Expr(int64_t(0))}};
+    auto at_first_lane = [&](const Expr& e) { return index_code(simplify(substitute(e, first_lane))); };
+    auto address = [&](const Expr& bf16_value) {
+      const BufferLoadNode* load = bf16_value.as<BufferLoadNode>();
+      if (!load) load = bf16_value.as<CastNode>()->value.as<BufferLoadNode>();
+      return "&" + lookup(load->buffer).c_name + "[" + at_first_lane(load->index) + "]";
+    };
+    emit("#if defined(__AVX512BF16__) && defined(__AVX512BW__)");
+    open("{");
+    for (size_t n = 0; n < tile.indices.size(); ++n)
+      emit("ingot_f32xN " + accumulator(n) + " = " +
+           vector_load(kAvx512VectorLanes, tile.lanes_of(n), "&" + acc + "[" + at_first_lane(tile.indices[n]) + "]") +
+           ";");
+    std::vector<std::unique_ptr<VarScope>> scopes;
+    for (const ForNode* r : tile.reduction) {
+      std::string header = for_header(r);
+      if (r == tile.reduction.back())
+        header.replace(header.rfind("; ++"), std::string::npos, "; " + names_.loop_var(r->name()) + " += 2) {");
+      open(header);
+      scopes.push_back(std::make_unique<VarScope>(*this, r->name()));
+    }
+    std::vector<Expr> vectors, scalars;
+    auto index_of = [](std::vector<Expr>& known, const Expr& e) {
+      size_t i = 0;
+      while (i < known.size() && !structural_equal(known[i], e)) ++i;
+      if (i == known.size()) known.push_back(e);
+      return i;
+    };
+    std::vector<size_t> vector_of(tile.terms.size()), scalar_of(tile.terms.size());
+    std::vector<int64_t> vector_lanes;
+    for (size_t n = 0; n < tile.terms.size(); ++n) {
+      vector_of[n] = index_of(vectors, tile.pair_vectors[n]);
+      vector_lanes.resize(vectors.size());
+      vector_lanes[vector_of[n]] = std::max(vector_lanes[vector_of[n]], tile.lanes_of(n));
+      scalar_of[n] = index_of(scalars, tile.pair_scalars[n]);
+    }
+    for (size_t i = 0; i < vectors.size(); ++i) {
+      const std::string ingot_v = "const __m512i ingot_v" + std::to_string(i) + " = ";
+      if (vector_lanes[i] == kAvx512VectorLanes) {
+        emit(ingot_v + "_mm512_loadu_si512(" + address(vectors[i]) + ");");
+      } else {
+        char mask[32];
+        std::snprintf(mask, sizeof mask, "(__mmask32)0x%llXu",
+                      static_cast<unsigned long long>((1ull << (2 * vector_lanes[i])) - 1ull));
+        emit(ingot_v + "_mm512_maskz_loadu_epi16(" + mask + ", " + address(vectors[i]) + ");");
+      }
+    }
+    for (size_t j = 0; j < scalars.size(); ++j) {
+      const bool from_f32 = scalars[j].as<CastNode>() != nullptr;
+      emit("const __m512i ingot_s" + std::to_string(j) + " = " +
+           (from_f32 ? "ingot_pair_bf16_of_f32(" : "ingot_pair_bf16(") + address(scalars[j]) + ");");
+      for (size_t n = 0; n < tile.terms.size(); ++n)
+        if (scalar_of[n] == j)
+          emit(accumulator(n) + " = (ingot_f32xN)_mm512_dpbf16_ps((__m512)" + accumulator(n) + ", (__m512bh)ingot_s" +
+               std::to_string(j) + ", (__m512bh)ingot_v" + std::to_string(vector_of[n]) + ");");
+    }
+    for (size_t n = 0; n < tile.reduction.size(); ++n) close();
+    scopes.clear();
+    for (size_t n = 0; n < tile.indices.size(); ++n)
+      emit("ingot_store_masked_f32xN(" + lane_mask(kAvx512VectorLanes, tile.lanes_of(n)) + ", &" + acc + "[" +
+           at_first_lane(tile.indices[n]) + "], " + accumulator(n) + ");");
+    close();
+    emit("#else");
+    size_t reported = vectorized_body_lines_.size();
+    printing_spatial_fallback_ = true;
+    print_serial(s);
+    printing_spatial_fallback_ = false;
+    vectorized_body_lines_.resize(reported);  // not compiled where the vectors' ISA is
+    emit("#endif");
+  }
+
   void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
+    if (tile.bf16_pairs) return print_bf16_pair_tile(s, tile);
     const int64_t width = vector_width(tile.lanes);
     const std::string& v = tile.lanes->name();
     auto chunk_mask = [&](size_t accumulator) { return lane_mask(width, tile.lanes_of(accumulator)); };
@@ -1566,6 +1677,21 @@ class CppPrinter {
       head.push_back("  _mm512_mask_storeu_ps(p, m, (__m512)v);");
       head.push_back("}");
       head.push_back("#endif");
+      if (bf16_pair_tiles_) {
+        // A pair of bf16 (k and k + 1) in every 32-bit lane, for vdpbf16ps: as stored, or rounded from two floats.
+        head.push_back("#if defined(__AVX512BF16__) && defined(__AVX512BW__)");
+        head.push_back("static inline __m512i ingot_pair_bf16(const uint16_t* p) {");
+        head.push_back("  int32_t pair;");
+        head.push_back("  std::memcpy(&pair, p, 4);");
+        head.push_back("  return _mm512_set1_epi32(pair);");
+        head.push_back("}");
+        head.push_back("static inline __m512i ingot_pair_bf16_of_f32(const float* p) {");
+        head.push_back(
+            "  const __m128bh pair = _mm_cvtneps_pbh(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(p))));");
+        head.push_back("  return _mm512_broadcastd_epi32((__m128i)pair);");
+        head.push_back("}");
+        head.push_back("#endif");
+      }
     } else if (vector_lanes_ == kAvx2VectorLanes) {
       push_avx2_helpers(head);
     }
@@ -1646,6 +1772,7 @@ class CppPrinter {
   const StoreNode* accumulator_ = nullptr;          // inside a simd reduction: its element prints as the accumulator
   std::string vector_loop_var_;  // inside an explicit-vector loop: loads that move with this variable print as vectors
   std::vector<Expr> vector_operands_;       // those loads, distinct, in order: vector_operands_[i] prints as ingot_v<i>
+  bool bf16_pair_tiles_ = false;            // a bf16 pair tile was printed: the head defines its pair helpers
   bool printing_spatial_fallback_ = false;  // the loops of a spatial tile, for machines without AVX-512
   int64_t vector_lanes_ = 0;                // lanes of the explicit vectors printed so far; 0 = none
   std::string accumulator_name_;

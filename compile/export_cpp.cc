@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <cerrno>
@@ -24,7 +25,8 @@ namespace {
 // The data files are defined as little-endian; HostTensor's bytes are written as they are.
 static_assert(std::endian::native == std::endian::little, "export writes host tensors' bytes as little-endian");
 
-// The verification rule of ingot's runner (runtime/runner.h), which the exported main applies.
+// The verification rule of ingot's runner (runtime/runner.h), which the exported main applies: its default
+// tolerance, or bf16's (ir/dtype.h) for a program with bf16 inputs.
 constexpr double kRtol = 1e-4;
 constexpr double kAtol = 1e-5;
 
@@ -48,6 +50,7 @@ const char* element_type(DType t) {
     case DType::kInt32: return "ElementType::kI32";
     case DType::kInt64: return "ElementType::kI64";
     case DType::kFloat32: return "ElementType::kF32";
+    case DType::kBFloat16: return "ElementType::kBF16";  // bit patterns, as HostTensor holds them
     default: return nullptr;
   }
 }
@@ -154,7 +157,7 @@ namespace {
 constexpr double kRtol = @RTOL@;
 constexpr double kAtol = @ATOL@;
 
-enum class ElementType { kBool, kI32, kI64, kF32 };
+enum class ElementType { kBool, kI32, kI64, kF32, kBF16 };
 
 struct TensorSpec {
   const char* name;
@@ -173,6 +176,7 @@ size_t element_bytes(ElementType type) {
     case ElementType::kI32: return 4;
     case ElementType::kI64: return 8;
     case ElementType::kF32: return 4;
+    case ElementType::kBF16: return 2;
   }
   return 0;
 }
@@ -193,6 +197,14 @@ double element(ElementType type, const unsigned char* data, int64_t i) {
     case ElementType::kF32: {
       float v;
       std::memcpy(&v, data + 4 * i, 4);
+      return double(v);
+    }
+    case ElementType::kBF16: {  // the upper half of an f32
+      uint16_t half;
+      std::memcpy(&half, data + 2 * i, 2);
+      const uint32_t bits = uint32_t(half) << 16;
+      float v;
+      std::memcpy(&v, &bits, 4);
       return double(v);
     }
   }
@@ -246,7 +258,7 @@ bool write_file(const std::filesystem::path& path, const Tensor& t) {
 }
 
 void print_value(ElementType type, double v) {
-  if (type == ElementType::kF32)
+  if (type == ElementType::kF32 || type == ElementType::kBF16)
     std::printf("%.9g", v);
   else
     std::printf("%.0f", v);
@@ -378,8 +390,8 @@ std::string readme_text(const ExportedProgram& e) {
     << "output to outputs/ and compares it with reference/, printing one line per output: ok, or how many elements\n"
     << "differ and the worst of them. Exit status: 0 when every output matches, 1 when one differs, 2 when a data\n"
     << "file is missing or has the wrong size. OMP_NUM_THREADS sets the number of threads.\n"
-    << "An output matches when every element has |actual - expected| <= " << kAtol << " * max(1, max |expected|) + "
-    << kRtol << " * |expected|,\nas ingot verifies the programs it measures.\n\n"
+    << "An output matches when every element has |actual - expected| <= " << e.atol << " * max(1, max |expected|) + "
+    << e.rtol << " * |expected|,\nas ingot verifies the programs it measures.\n\n"
     << "Files:\n"
     << "  " << e.name << ".cpp       the kernel, ingot_run\n"
     << "  " << e.name << ".h         its C interface, with the order, dtype and shape of every buffer\n"
@@ -388,7 +400,7 @@ std::string readme_text(const ExportedProgram& e) {
     << "  reference/<tensor>.bin  each output as ingot's interpreter computed it from those inputs\n"
     << "  outputs/<tensor>.bin    each output of the last run (written by the check)\n"
     << "Data files hold raw little-endian elements in row-major order: f32 as float, i32 and i64 as int32_t and\n"
-    << "int64_t, bool as one byte.\n";
+    << "int64_t, bool as one byte, bf16 as the upper 16 bits of a float.\n";
   return r.str();
 }
 
@@ -429,10 +441,14 @@ ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap re
     << "extern \"C\" void ingot_run(void* const* args, void* workspace);\n";
   e.header = h.str();
 
+  const bool bf16 =
+      std::any_of(f.inputs.begin(), f.inputs.end(), [](const Buffer& b) { return b->dtype == DType::kBFloat16; });
+  e.rtol = bf16 ? kBf16Tolerance : kRtol;
+  e.atol = bf16 ? kBf16Tolerance : kAtol;
   std::string main = replace_all(kMainTemplate, "@INPUTS@", tensor_table("kInputs", f.inputs));
   main = replace_all(main, "@OUTPUTS@", tensor_table("kOutputs", f.outputs));
-  main = replace_all(main, "@RTOL@", exact_double(kRtol));
-  main = replace_all(main, "@ATOL@", exact_double(kAtol));
+  main = replace_all(main, "@RTOL@", exact_double(e.rtol));
+  main = replace_all(main, "@ATOL@", exact_double(e.atol));
   e.main_source = replace_all(main, "@NAME@", e.name);
   e.readme = readme_text(e);
   return e;

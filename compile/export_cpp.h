@@ -17,6 +17,7 @@ struct ExportedProgram {
   std::string header;         // <name>.h
   std::string main_source;    // <name>_main.cpp: ./<name> [DATA_DIR] [--repeat N], see the README
   std::string readme;         // README.txt
+  double rtol = 0, atol = 0;  // the main's check: 1e-4 and 1e-5, or kBf16Tolerance with bf16 inputs (ir/dtype.h)
   std::string build_command;  // g++ -O3 -march=native -fno-math-errno -fopenmp <name>.cpp <name>_main.cpp -o <name>, +
                               // vector_math_flags()
   // A tensor's file under inputs/, reference/ and outputs/ is <tensor>.bin, with any character of the name but
@@ -28,7 +29,7 @@ struct ExportedProgram {
 // inputs: a tensor for each input buffer of the function, the values the program is checked on; reference: what
 // each output buffer must hold after a run on them (ingot export passes its interpreter's). Tensors that are not
 // buffers of the function (the interpreter's intermediates) are dropped. Throws std::invalid_argument naming a
-// buffer whose tensor is missing or has another dtype or shape, or whose dtype the export cannot hold (f16, bf16).
+// buffer whose tensor is missing or has another dtype or shape, or whose dtype the export cannot hold (f16).
 ExportedProgram export_cpp(const LoopFunction& function, TensorMap inputs, TensorMap reference);
 
 // Writes the sources, README.txt and the data files (inputs/ and reference/, raw little-endian elements in row-major

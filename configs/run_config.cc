@@ -17,6 +17,7 @@
 
 #include "ir/scalar_text.h"
 #include "ir/yaml_values.h"
+#include "workloads/bf16_products.h"
 #include "workloads/onnx_import.h"
 
 namespace ingot {
@@ -146,6 +147,9 @@ const std::vector<KeySpec>& key_specs() {
          }
          return "{" + out + "}";
        }},
+      // A workload's precision: bf16 rewrites its dense layers (workloads/bf16_products.h); the tune job refuses it
+      // on a CPU without AVX-512 BF16.
+      string_key("precision", INGOT_FIELD(workload.precision), false, {"fp32", "bf16"}, "precision"),
       // The built-in targets (analysis/target.h); the tuner refuses the GPUs until it can measure on them.
       string_key("target.kind", INGOT_FIELD(target.kind), false, {"cpu", "sm_80", "sm_90"}, "target kind"),
       integer_key("target.threads", INGOT_FIELD(target.threads), 0),
@@ -473,7 +477,9 @@ std::map<std::string, HostTensor> onnx_bound_inputs(const WorkloadConfig& worklo
   return bound;
 }
 
-ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload) {
+namespace {
+
+ConfiguredWorkload make_f32_workload(const WorkloadConfig& workload) {
   if (workload.onnx.empty()) {
     std::vector<std::string> weights = find_workload(workload.name)
                                            ? find_workload(workload.name)->weight_names(workload.params)
@@ -493,6 +499,20 @@ ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload) {
           {},
           std::move(model.initializers),
           std::move(weights)};
+}
+
+}  // namespace
+
+ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload) {
+  ConfiguredWorkload f32 = make_f32_workload(workload);
+  if (workload.precision == "fp32") return f32;
+  if (workload.precision != "bf16")
+    throw std::invalid_argument("unknown precision '" + workload.precision + "' (expected fp32 or bf16)");
+  // Random weights keep their ranges (bf16 is drawn by the dtype); an ONNX model's are rounded into pairs.
+  Bf16Program bf16 = bf16_products(f32.program, f32.weights);
+  TensorMap fixed = f32.fixed_inputs.empty() ? TensorMap{} : bf16_inputs(bf16, f32.fixed_inputs);
+  return {f32.name + "@bf16", std::move(bf16.program), std::move(f32.input_ranges), std::move(fixed),
+          std::move(f32.weights)};
 }
 
 }  // namespace ingot

@@ -33,6 +33,9 @@ struct WorkloadConfig {
   // With onnx: graph inputs imported as constants (shape operands fed as inputs), by ONNX input name
   std::map<std::string, BoundInputConfig> bind;
   std::string size = "default";  // small or default: the workload's sizes that params start from
+  // fp32, or bf16: the dense layers' weights in bf16 and their products too, accumulated in f32
+  // (workloads/bf16_products.h); its results are stored under the name with "@bf16"
+  std::string precision = "fp32";
   bool operator==(const WorkloadConfig&) const = default;
 };
 

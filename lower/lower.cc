@@ -120,7 +120,9 @@ class Lowering {
       fail(where + "'" + d.stage + "' has " + std::to_string(t->shape.size()) + " dimensions");
     if (d.factor < 1 || t->shape[d.dim] % d.factor != 0)
       fail(where + "the block must divide the dimension's extent " + std::to_string(t->shape[d.dim]));
-    packs_[d.stage] = PackedLayout{d.stage, t->shape, d.dim, d.factor};
+    const int64_t rank = int64_t(t->shape.size());
+    const bool pairs = t->dtype == DType::kBFloat16 && rank >= 2 && t->shape.back() == 2 && d.dim != rank - 1;
+    packs_[d.stage] = PackedLayout{d.stage, t->shape, d.dim, d.factor, pairs};
   }
 
   // A load of an input (a placeholder) at the program's index, through its packed layout when it has one.

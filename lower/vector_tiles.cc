@@ -169,7 +169,42 @@ static bool lane_condition(const Expr& c, const std::string& lanes) {
 // What print_spatial_tile computes of a term: f32 constants, f32 loads invariant in `lanes` or moving by one element
 // per iteration (or two: a strided window, whose even elements a permute picks from two vectors), such a moving load
 // under a lane_condition (select(cond, load, 0): a padded border), and +, -, *.
+// The bf16 value under f32(...): a load of a bf16 buffer, or bf16(x) of an f32 load; null otherwise.
+static const BufferLoadNode* bf16_operand_load(const Expr& e) {
+  auto* to_f32 = e.as<CastNode>();
+  if (!to_f32 || to_f32->dtype != DType::kFloat32 || to_f32->value.dtype() != DType::kBFloat16) return nullptr;
+  if (auto* load = to_f32->value.as<BufferLoadNode>()) return load;
+  auto* rounded = to_f32->value.as<CastNode>();
+  return rounded && rounded->value.dtype() == DType::kFloat32 ? rounded->value.as<BufferLoadNode>() : nullptr;
+}
+
+// f32(S) * f32(V) in either order as {S, V} (the bf16 values), S invariant in `lanes` and V moving by two elements per
+// lane; std::nullopt otherwise.
+static std::optional<std::pair<Expr, Expr>> bf16_pair_product(const Expr& e, const std::string& lanes) {
+  auto* product = e.as<BinaryNode>();
+  if (!product || product->op != BinaryOp::kMul) return std::nullopt;
+  for (bool scalar_first : {true, false}) {
+    const Expr& s = scalar_first ? product->a : product->b;
+    const Expr& v = scalar_first ? product->b : product->a;
+    const BufferLoadNode *scalar = bf16_operand_load(s), *vector = bf16_operand_load(v);
+    if (scalar && vector && !uses_var(scalar->index, lanes) && lane_step(vector->index, lanes) == 2)
+      return std::pair{s.as<CastNode>()->value, v.as<CastNode>()->value};
+  }
+  return std::nullopt;
+}
+
+// Whether the load under the bf16 value reads adjacent elements at k = 2 u and k = 2 u + 1.
+static bool pair_adjacent(const Expr& bf16_value, const std::string& k) {
+  const BufferLoadNode* load = bf16_value.as<BufferLoadNode>();
+  if (!load) load = bf16_value.as<CastNode>()->value.as<BufferLoadNode>();
+  const Expr u = var(k + ".pair");
+  const Expr even = substitute(load->index, {{k, u * int64_t(2)}});
+  const Expr odd = substitute(load->index, {{k, u * int64_t(2) + int64_t(1)}});
+  return is_const_int(simplify(odd - even), 1);
+}
+
 static bool spatial_term(const Expr& e, const std::string& lanes) {
+  if (bf16_pair_product(e, lanes)) return true;
   if (e.dtype() != DType::kFloat32) return false;
   if (e.as<FloatImmNode>()) return true;
   auto moving_load = [&](const BufferLoadNode* load) {
@@ -249,6 +284,23 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
       tile.indices.push_back(index);
       tile.terms.push_back(term);
     }
+  size_t pairs = 0;
+  for (const Expr& term : tile.terms)
+    if (std::optional<std::pair<Expr, Expr>> pair = bf16_pair_product(term, v)) {
+      tile.pair_scalars.push_back(pair->first);
+      tile.pair_vectors.push_back(pair->second);
+      ++pairs;
+    }
+  if (pairs > 0) {
+    const ForNode* k = tile.reduction.back();
+    if (pairs != tile.terms.size() || vector_lanes != kAvx512VectorLanes || tile.accumulator_stride != 1 ||
+        k->extent % 2 != 0)
+      return std::nullopt;
+    for (size_t n = 0; n < pairs; ++n)
+      if (!pair_adjacent(tile.pair_scalars[n], k->name()) || !pair_adjacent(tile.pair_vectors[n], k->name()))
+        return std::nullopt;
+    tile.bf16_pairs = true;
+  }
   // Accumulators whose lanes overlap would each store the shared elements at the end, and one would lose its sums:
   // every two must lie a constant distance apart that is no whole number of lanes within the lower one's lanes (of
   // stride elements each: a distance that is no multiple of the stride interleaves them).

@@ -79,6 +79,13 @@ struct SpatialTile {
   // Per accumulator (combo-major, then chunk): the fold's index and term with the unrolled loops' values and the
   // vectorized loop at the chunk's first lane (its variable then counts lanes within the chunk).
   std::vector<Expr> indices, terms;
+  // A tile of bf16 products (workloads/bf16_products.h): every term is f32(S) * f32(V), S and V bf16 (a load of a bf16
+  // buffer, or bf16(x) of an f32 load), S the same in every lane, V moving by two elements per lane, and both at
+  // adjacent elements for k and k + 1 when the innermost reduction loop's variable k is even (its extent is). AVX-512
+  // BF16's vdpbf16ps then adds both products of a pair to 16 lanes at once: the printer steps k by two. Per
+  // accumulator, S and V of its term.
+  bool bf16_pairs = false;
+  std::vector<Expr> pair_scalars, pair_vectors;
 
   // The lanes of accumulator n's chunk: vector_lanes, or fewer in the last chunk of a row.
   int64_t lanes_of(size_t n) const;

@@ -989,7 +989,11 @@ class StrategyScheduler {
           printable &= b->op == BinaryOp::kAdd || b->op == BinaryOp::kSub || b->op == BinaryOp::kMul;
         if (auto* c = e.as<CompareNode>(); c && uses_var(e, w))
           printable &= c->op != CompareOp::kEQ && c->op != CompareOp::kNE;
-        printable &= !e.as<CallNode>() && !e.as<CastNode>();
+        // Casts only as bf16 products have them (workloads/bf16_products.h): f32(bf16 value) and bf16(f32 value).
+        auto* cast = e.as<CastNode>();
+        printable &= !e.as<CallNode>() &&
+                     (!cast || (cast->dtype == DType::kFloat32 && cast->value.dtype() == DType::kBFloat16) ||
+                      (cast->dtype == DType::kBFloat16 && cast->value.dtype() == DType::kFloat32));
       });
     if (!printable) return std::nullopt;
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;

@@ -38,6 +38,10 @@ TuneOptions tune_options_from_config(const RunConfig& config) {
   o.runner.run_timeout_seconds = config.measure.run_timeout_s;
   o.runner.rtol = config.measure.rtol;
   o.runner.atol = config.measure.atol;
+  if (config.workload.precision == "bf16") {
+    o.runner.rtol = std::max(o.runner.rtol, kBf16Tolerance);
+    o.runner.atol = std::max(o.runner.atol, kBf16Tolerance);
+  }
   o.side_by_side = config.measure.side_by_side;
   o.side_by_side_rounds = config.measure.side_by_side_rounds;
   o.batch_size = config.search.batch;
@@ -93,6 +97,15 @@ std::string target_isa_key(const std::string& setting) {
   return isa == host_cpu_isa() ? "" : cpu_isa_name(isa);
 }
 
+void check_bf16_precision(CpuIsa isa, const std::string& where) {
+  if (!host_has_avx512_bf16())
+    throw std::invalid_argument(where + ": bf16 needs AVX-512 BF16 (or AMX), and this CPU (" +
+                                cpu_isa_name(host_cpu_isa()) + ") has neither; use fp32");
+  if (isa != CpuIsa::kAvx512)
+    throw std::invalid_argument(where + ": bf16 is written for AVX-512 BF16, not for " + cpu_isa_name(isa) +
+                                " code; use the ISA native or avx512");
+}
+
 std::string cpp_flags_for(CpuIsa isa) {
   const std::string flags = cpu_isa_compiler_flags(isa);
   return flags.empty() ? default_cpp_flags() : cpp_flags(flags);
@@ -110,6 +123,8 @@ JobStart start_job(const RunConfig& config, const std::string& config_path) {
                                 " code cannot run on this CPU (" + cpu_isa_name(host_cpu_isa()) +
                                 "), so its candidates cannot be measured here; `ingot lower` and `ingot run --isa` "
                                 "compile it");
+  if (config.workload.precision == "bf16")
+    check_bf16_precision(target.cpu.isa, config_path.empty() ? "precision" : config_path + ": precision");
   TuneOptions options = tune_options_from_config(config);
   options.config_path = config_path;
   options.target_isa = target_isa_key(config.target.isa);

@@ -57,6 +57,10 @@ INT_INPUT_RANGES = {"input_ids": 30522}
 # interpreter's differ by ~1e-4 on logits of ~2 (docs/peers.md, "Verify ingot against torch", needed 1e-3 too).
 INGOT_RTOL = 1e-3
 INGOT_ATOL = 1e-3
+# --precision: fp32 (every runner), or bf16 (OpenVINO with INFERENCE_PRECISION_HINT bf16 against ingot's
+# `precision: bf16`; ONNX Runtime's CPU provider has no bf16 path, so it does not run): bf16 is compared only with
+# bf16.
+PRECISION = "fp32"
 
 
 class StepError(Exception):
@@ -260,7 +264,7 @@ def make_openvino(path, threads):
     config = {
         hints.performance_mode: hints.PerformanceMode.LATENCY,
         props.inference_num_threads: threads,
-        hints.inference_precision: ov.Type.f32,
+        hints.inference_precision: ov.Type.bf16 if PRECISION == "bf16" else ov.Type.f32,
     }
     compiled = core.compile_model(model, "CPU", config)
     info = {"device": core.get_property("CPU", props.device.full_name)}
@@ -421,7 +425,8 @@ class IngotRunner:
         self.threads = args.threads
         self.estimate_ms = None
         self.info = {}
-        work = os.path.join(args.work_dir, f"{model}-{variant}-t{args.threads}")
+        suffix = "-bf16" if PRECISION == "bf16" else ""
+        work = os.path.join(args.work_dir, f"{model}-{variant}-t{args.threads}{suffix}")
         os.makedirs(work, exist_ok=True)
         # One database per ingot binary: a shared one kept the fixed schedules of earlier builds, and `ingot best`
         # answered with one of those where it had once been measured faster than this build's.
@@ -430,6 +435,7 @@ class IngotRunner:
         config_text = (
             "# Written by scripts/peers/run_peers.py: ingot's fixed `global` program of this model, measured once.\n"
             f"workload:\n{workload}\n"
+            f"precision: {PRECISION}\n"
             f"target:\n  kind: cpu\n  threads: {args.threads}\n"
             "budget:\n  trials: 1\n"
             "seed: 1\n"
@@ -600,6 +606,7 @@ def write_report(out_dir, report):
     with open(os.path.join(out_dir, "peers.json"), "w") as f:
         json.dump(report, f, indent=2)
     s = report["settings"]
+    shown = [r for r in RUNNERS if r != "ort" or s.get("precision", "fp32") == "fp32"]
     m = report["machine"]
     v = report["versions"]
     lines = [
@@ -615,7 +622,7 @@ def write_report(out_dir, report):
         f"- load average (1, 5, 15 min): before {' '.join(f'{x:.2f}' for x in report['load_before'])}, after "
         f"{' '.join(f'{x:.2f}' for x in report.get('load_after', []))}",
         f"- ONNX Runtime {v['onnxruntime']} (CPUExecutionProvider, ORT_ENABLE_ALL), OpenVINO {v['openvino']} (CPU, "
-        f"LATENCY, f32), {v['ingot']} at {v['ingot_commit']}; python {v['python']}",
+        f"LATENCY, {s.get('precision', 'fp32')}), {v['ingot']} at {v['ingot_commit']}; python {v['python']}",
     ]
     if report["load_before"][0] > 0.5 or max(report.get("load_after", [0])[:1]) > s["threads"] + 0.5:
         lines.append("- **the machine was not idle** (1-minute load above 0.5 before the run, or above the runners' "
@@ -623,15 +630,15 @@ def write_report(out_dir, report):
                      "each other; these numbers are not comparable with an idle machine's")
     lines += [
         "",
-        "| model | " + " | ".join(RUNNER_TITLES[r] for r in RUNNERS) + " | best peer / ingot |",
-        "|---|" + "---|" * (len(RUNNERS) + 1),
+        "| model | " + " | ".join(RUNNER_TITLES[r] for r in shown) + " | best peer / ingot |",
+        "|---|" + "---|" * (len(shown) + 1),
     ]
     if report.get("prepare_only"):
         lines += ["", "Prepared only (--prepare-only): no timings; the table shows which cells failed.", ""]
     notes = []
     for model, r in report["models"].items():
         cells = []
-        for runner in RUNNERS:
+        for runner in shown:
             cell = r["runners"].get(runner, {})
             if cell.get("error"):
                 notes.append(f"- {model}, {runner}: {short(cell['error'])}")
@@ -685,6 +692,8 @@ def main():
                                                               os.path.join(REPO, "build", "kernel_cache")),
                         help="INGOT_CACHE_DIR for ingot's compiles (default $INGOT_CACHE_DIR, else build/kernel_cache)")
     parser.add_argument("--threads", type=int, default=2, help="threads of every runner (default 2)")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                        help="fp32 (default), or bf16: OpenVINO's bf16 against ingot's precision: bf16, no ORT")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--min-ms", type=float, default=1000.0, help="timed milliseconds per runner and round at least")
     parser.add_argument("--repeats", type=int, default=10, help="timed runs per runner and round at least")
@@ -696,6 +705,15 @@ def main():
                         help="prepare ingot's exports (and load the peers) and stop, e.g. under nice")
     parser.add_argument("--reprepare", action="store_true", help="redo ingot's preparation even when cached")
     args = parser.parse_args()
+    global PRECISION
+    PRECISION = args.precision
+    if PRECISION == "bf16":
+        if "ort" in args.runners and "--runners" in sys.argv:
+            parser.error("--precision bf16: ONNX Runtime's CPU provider has no bf16 path; leave out ort")
+        args.runners = [r for r in args.runners if r != "ort"]
+        RUNNER_TITLES["openvino"] = "OpenVINO bf16 ms"
+        RUNNER_TITLES["ingot_onnx"] = "ingot bf16 (ONNX file, global) ms"
+        RUNNER_TITLES["ingot_builtin"] = "ingot bf16 (built-in, global) ms"
     ensure_venv()
     if args.threads < 1 or args.rounds < 1 or args.repeats < 1 or args.warmup < 0 or args.min_ms < 0:
         parser.error("--threads, --rounds and --repeats must be at least 1, --warmup and --min-ms at least 0")
@@ -710,7 +728,7 @@ def main():
     report = {
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "command": [sys.executable, os.path.abspath(__file__)] + sys.argv[1:],
-        "settings": {k: getattr(args, k) for k in ("models", "runners", "threads", "rounds", "min_ms", "repeats",
+        "settings": {k: getattr(args, k) for k in ("models", "runners", "threads", "precision", "rounds", "min_ms", "repeats",
                                                    "warmup", "seed", "onnx_dir", "work_dir", "ingot", "cache_dir")},
         "machine": {"cpu": cpu_info(), "hostname": platform.node(), "kernel": platform.release()},
         "versions": versions(args),

@@ -1006,6 +1006,40 @@ TEST(CppPrinter, LargeLocalBuffersGoOnTheHeap) {
   for (int n = 0; n < 4; ++n) EXPECT_EQ(out.f32()[n], float(n));
 }
 
+// bf16 buffers hold bit patterns that casts convert: f32(b) widens exactly, bf16(x) rounds to nearest even (and keeps
+// a NaN a NaN), as HostTensor does, so a compiled program and the interpreter agree bit for bit.
+TEST(CppPrinter, Bf16BuffersAreConvertedByCasts) {
+  Expr i = var("i");
+  Buffer in = global_buffer("in", {6}, DType::kBFloat16), out = global_buffer("out", {6}, DType::kBFloat16);
+  Buffer wide = global_buffer("wide", {6});
+  Stmt body = for_loop(i, 6, LoopKind::kVectorized,
+                       seq({store(wide, i, cast(DType::kFloat32, load(in, i)) * 2.0),
+                            store(out, i, cast(DType::kBFloat16, load(wide, i) + float_imm(1.0 / 128)))}));
+  LoopFunction f{"bf16", {in}, {out, wide}, {}, body};
+  const std::string source = print_cpp(f);
+  EXPECT_NE(source.find("const uint16_t* in"), std::string::npos) << source;
+  EXPECT_NE(source.find("ingot_f32_to_bf16(wide[i] + 0.0078125f)"), std::string::npos) << source;
+  KernelModule module(compile_cpp(source).path, f);
+  const std::vector<double> values = {1.0, -3.5, 1.0 + 1.0 / 128, 0.0, 1e30, std::nan("")};
+  HostTensor input(DType::kBFloat16, {6}), result(DType::kBFloat16, {6}), doubled(DType::kFloat32, {6});
+  for (int n = 0; n < 6; ++n) input.set(n, values[size_t(n)]);
+  module.run({&input}, {&result, &doubled});
+  HostTensor expected(DType::kBFloat16, {6});
+  for (int n = 0; n < 6; ++n) {
+    if (n < 5) {
+      EXPECT_EQ(doubled.f32()[n], float(2 * input.get(n))) << n;
+    }
+    expected.set(n, double(float(2 * input.get(n)) + float(1.0 / 128)));
+    if (n < 5) {
+      EXPECT_EQ(result.get(n), expected.get(n)) << n;
+    }
+  }
+  EXPECT_TRUE(std::isnan(result.get(5)));
+  // Ties, both to even: 2 + 2^-7 lies halfway between 2 and 2 + 2^-6, 2 + 2^-6 + 2^-7 between 2 + 2^-6 and 2 + 2^-5.
+  EXPECT_EQ(result.get(0), 2.0);
+  EXPECT_EQ(result.get(2), 2.0 + 1.0 / 32);
+}
+
 void expect_rejected(const LoopFunction& f, const std::string& fragment) {
   try {
     print_cpp(f);

@@ -74,6 +74,7 @@ TEST(RunConfig, EveryKeyIsRead) {
                                      "workload:",
                                      "  name: lstm",
                                      "  params: {layers: 2, steps: 5}",
+                                     "precision: bf16",
                                      "target:",
                                      "  kind: cpu",
                                      "  threads: 4",
@@ -110,6 +111,7 @@ TEST(RunConfig, EveryKeyIsRead) {
                                  "all.yaml");
   EXPECT_EQ(c.workload.name, "lstm");
   EXPECT_EQ(c.workload.params, (WorkloadParams{{"layers", 2}, {"steps", 5}}));
+  EXPECT_EQ(c.workload.precision, "bf16");
   EXPECT_EQ(c.search.fusion, "rules");
   EXPECT_EQ(c.search.cost_model, "none");
   EXPECT_EQ(c.search.batch, 6);
@@ -260,7 +262,7 @@ TEST(RunConfigErrors, UnknownKey) {
   EXPECT_EQ(error_of(yaml({"workload:", "  name: mlp", "budget:", "  trails: 8"})),
             "x.yaml:4:3: budget.trails: unknown key (known: trials, minutes)");
   EXPECT_EQ(error_of(yaml({"workload:", "  name: mlp", "budget:", "  trials: 8", "sead: 3"})),
-            "x.yaml:5:1: sead: unknown key (known: workload, target, budget, seed, database, measure, search)");
+            "x.yaml:5:1: sead: unknown key (known: workload, precision, target, budget, seed, database, measure, search)");
   EXPECT_EQ(error_of(yaml({"workload:", "  name: mlp", "budget: {trials: 8}", "measure:", "  warmup: 2"})),
             "x.yaml:5:3: measure.warmup: unknown key (known: warmup_runs, min_repeat_ms, min_repeats, max_repeats, "
             "build_timeout_s, run_timeout_s, build_workers, rtol, atol, side_by_side, side_by_side_rounds)");
@@ -287,7 +289,7 @@ TEST(RunConfigErrors, WrongType) {
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp, params: [1, 2]}", "budget: {trials: 8}"})),
             "x.yaml:1:31: workload.params: expected a mapping of parameter names to integers, got a list");
   EXPECT_EQ(error_of(yaml({"- workload"})),
-            "x.yaml:1:1: expected a mapping of keys (workload, target, budget, seed, database, measure, search), "
+            "x.yaml:1:1: expected a mapping of keys (workload, precision, target, budget, seed, database, measure, search), "
             "got a list");
 }
 
@@ -309,6 +311,8 @@ TEST(RunConfigErrors, BadValues) {
             "x.yaml:3:22: search.population: must be at least 2, got 1");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {cost_model: lightgbm}"})),
             "x.yaml:3:22: search.cost_model: unknown cost model 'lightgbm' (known: xgboost, none)");
+  EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "precision: fp16"})),
+            "x.yaml:3:12: precision: unknown precision 'fp16' (known: fp32, bf16)");
   EXPECT_EQ(error_of(yaml({"workload: {name: mlp}", "budget: {trials: 8}", "search: {fusion: greedy}"})),
             "x.yaml:3:18: search.fusion: unknown fusion strategy 'greedy' (known: unfused, rules, subgraph, global)");
   EXPECT_EQ(error_of(yaml({"workload:", "  name: mlp", "  params: {batch: 0}", "budget: {trials: 8}"})),

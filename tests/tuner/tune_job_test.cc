@@ -119,6 +119,36 @@ TEST_F(TuneJobTest, RefusesAWorkloadLargerThanTheMemoryBeforeTheDatabaseIsOpened
   EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
 }
 
+// precision: bf16 tunes the program whose dense layers multiply bf16 (stored as "mlp@bf16") where the CPU has AVX-512
+// BF16, and is refused before anything runs where it has not, or for AVX2 code.
+TEST_F(TuneJobTest, Bf16IsTunedApartWhereTheCpuHasItAndRefusedElsewhere) {
+  RunConfig config = parse_run_config(config_text(), "job.yaml");
+  config.workload.precision = "bf16";
+  config.target.isa = "avx2";
+  EXPECT_THROW(make_tune_job(config, "job.yaml"), std::invalid_argument);
+  config.target.isa = "native";
+  if (!host_has_avx512_bf16()) {
+    try {
+      make_tune_job(config, "job.yaml");
+      FAIL() << "bf16 was not refused on a CPU without AVX-512 BF16";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "job.yaml: precision: bf16 needs AVX-512 BF16 (or AMX), and this CPU (" +
+                                           std::string(cpu_isa_name(host_cpu_isa())) + ") has neither; use fp32");
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16: the refusal was checked, a bf16 run was not";
+  }
+  TuneJob job = make_tune_job(config, "job.yaml");
+  EXPECT_EQ(job.workload_name, "mlp@bf16");
+  EXPECT_EQ(job.program.find("W1")->dtype, DType::kBFloat16);
+  TuneSummary s = run_tune_job(job);
+  EXPECT_EQ(s.measured_now, 3);
+  EXPECT_EQ(s.errors_now, 0);
+  Database db = Database::open(config.database);
+  EXPECT_TRUE(db.best("mlp@bf16", s.target).has_value());
+  EXPECT_THROW(db.best("mlp", s.target), std::exception);  // no f32 mlp was measured
+}
+
 TEST_F(TuneJobTest, RefusesGpuTargetsBeforeAnythingRuns) {
   for (const std::string kind : {"sm_80", "sm_90"}) {
     RunConfig config = parse_run_config(config_text(kind), "gpu.yaml");

@@ -1,0 +1,125 @@
+// Dense layers in bf16: which weights the rewrite takes, the program it makes, the weights' pairs, the interpreter's
+// reference, and the generated code (vdpbf16ps tiles where the CPU has AVX-512 BF16).
+#include "workloads/bf16_products.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/target.h"
+#include "codegen/pipeline.h"
+#include "ops/linear.h"
+#include "runtime/local_run.h"
+#include "space/strategy_schedule.h"
+#include "tests/support/fixed_targets.h"
+
+namespace ingot {
+namespace {
+
+float round_to_bf16(float f) {
+  HostTensor t(DType::kBFloat16, {1});
+  t.set(0, f);
+  return float(t.get(0));
+}
+
+// y = x * w^T (PyTorch Linear: w is [out, in]) and z = a * v (v is [in, out]).
+Program two_layers(int64_t in = 8) {
+  Tensor x = placeholder("x", {4, in}), w = placeholder("w", {6, in});
+  Tensor a = placeholder("a", {2, in}), v = placeholder("v", {in, 3});
+  return Program({dense("y", x, w), matmul("z", a, v)}, "layers");
+}
+
+TEST(Bf16Products, DenseLayersMultiplyBf16PairsOfTheirWeightsAndSumInF32) {
+  Bf16Program bf16 = bf16_products(two_layers(), {"v", "w"});
+  EXPECT_EQ(bf16.program.name(), "layers@bf16");
+  EXPECT_EQ(bf16.weights, (std::vector<Bf16Weight>{{"v", {8, 3}, 0}, {"w", {6, 8}, 1}}));
+  EXPECT_EQ(tensor_definition(bf16.program.find("w")), "w: bf16[6, 4, 2] = placeholder");
+  EXPECT_EQ(tensor_definition(bf16.program.find("v")), "v: bf16[4, 3, 2] = placeholder");
+  EXPECT_EQ(tensor_definition(bf16.program.find("y")),
+            "y: f32[4, 6] = compute(i, j) sum((f32(bf16(x[i, k])) * f32(w[j, (k / 2), (k % 2)])), axes=[k:8])");
+  EXPECT_EQ(tensor_definition(bf16.program.find("z")),
+            "z: f32[2, 3] = compute(i, j) sum((f32(bf16(a[i, k])) * f32(v[(k / 2), j, (k % 2)])), axes=[k:8])");
+}
+
+TEST(Bf16Products, WeightsReadOtherwiseOrSummedOverAnOddExtentStayF32) {
+  Tensor x = placeholder("x", {4, 8}), w = placeholder("w", {6, 8});
+  Tensor doubled = compute("doubled", {6, 8}, [&](const std::vector<Expr>& i) {
+    return read(w, {i[0], i[1]}) * float_imm(2.0);
+  });
+  Tensor odd_x = placeholder("odd_x", {4, 7}), odd_w = placeholder("odd_w", {5, 7});
+  Program f32({dense("y", x, w), doubled, dense("odd", odd_x, odd_w)}, "others");
+  Bf16Program bf16 = bf16_products(f32, {"odd_w", "w"});
+  EXPECT_TRUE(bf16.weights.empty());
+  EXPECT_EQ(tensor_definition(bf16.program.find("y")), tensor_definition(f32.find("y")));
+  EXPECT_EQ(tensor_definition(bf16.program.find("odd")), tensor_definition(f32.find("odd")));
+  // Not a weight: activations times activations (attention's products) stay f32.
+  EXPECT_TRUE(bf16_products(two_layers(), {}).weights.empty());
+}
+
+TEST(Bf16Products, InputsAreTheWeightsRoundedToNearestEvenInPairsOfK) {
+  Program f32 = two_layers();
+  Bf16Program bf16 = bf16_products(f32, {"v", "w"});
+  TensorMap inputs = random_inputs(f32, 3);
+  inputs.at("v").set(0, 1.0 + 1.0 / 256);  // a tie between 1 and 1 + 2^-7: to even, 1
+  inputs.at("v").set(3, 1.0 + 3.0 / 256);  // the tie above 1 + 2^-7: to even, 1 + 2^-6
+  TensorMap pairs = bf16_inputs(bf16, inputs);
+  EXPECT_EQ(pairs.at("x").get(5), inputs.at("x").get(5));
+  const HostTensor &v = pairs.at("v"), &w = pairs.at("w");
+  ASSERT_EQ(v.dtype(), DType::kBFloat16);
+  ASSERT_EQ(v.shape(), (std::vector<int64_t>{4, 3, 2}));
+  for (int64_t k = 0; k < 8; ++k)
+    for (int64_t j = 0; j < 3; ++j)
+      EXPECT_EQ(v.get(((k / 2) * 3 + j) * 2 + k % 2), round_to_bf16(float(inputs.at("v").get(k * 3 + j))));
+  EXPECT_EQ(v.get(0), 1.0);
+  EXPECT_EQ(v.get(1), 1.0 + 1.0 / 64);
+  for (int64_t i = 0; i < 6 * 8; ++i) EXPECT_EQ(w.get(i), round_to_bf16(float(inputs.at("w").get(i))));
+  inputs.erase("w");
+  EXPECT_THAT([&] { bf16_inputs(bf16, inputs); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("no data for weight 'w'")));
+}
+
+// The interpreter's reference of the bf16 program: products of the rounded values, summed in f32.
+TEST(Bf16Products, TheInterpreterMultipliesRoundedValues) {
+  Program f32 = two_layers(64);
+  Bf16Program bf16 = bf16_products(f32, {"v", "w"});
+  TensorMap inputs = random_inputs(f32, 5);
+  TensorMap out = interpret(bf16.program, bf16_inputs(bf16, inputs)), exact = interpret(f32, inputs);
+  double largest_change = 0;
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 6; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < 64; ++k)
+        sum += double(round_to_bf16(float(inputs.at("x").get(i * 64 + k)))) *
+               double(round_to_bf16(float(inputs.at("w").get(j * 64 + k))));
+      EXPECT_NEAR(out.at("y").get(i * 6 + j), sum, 1e-5 * (1 + std::fabs(sum)));
+      largest_change = std::max(largest_change, std::fabs(out.at("y").get(i * 6 + j) - exact.at("y").get(i * 6 + j)));
+    }
+  EXPECT_GT(largest_change, 1e-4);  // bf16 keeps 8 bits: the products moved
+}
+
+// A GEMM of the fixed global schedule prints as vdpbf16ps tiles over the packed pairs, and where the CPU has AVX-512
+// BF16 the program matches the interpreter.
+TEST(Bf16Products, AGemmTileRunsAsDotProductsOfPairs) {
+  Tensor x = placeholder("x", {64, 256}), w = placeholder("w", {192, 256});
+  Program f32({dense("y", x, w)}, "gemm");
+  Bf16Program bf16 = bf16_products(f32, {"w"});
+  FixedScheduleOptions options;
+  options.weights = {"w"};
+  StrategyProgram s = make_strategy_program(bf16.program, "global", test_support::avx512_cpu(), options);
+  const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
+  EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
+  EXPECT_THAT(source, testing::HasSubstr("ingot_pair_bf16_of_f32("));
+  if (!host_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: the tile was printed, not run";
+  TensorMap inputs = bf16_inputs(bf16, random_inputs(f32, 9));
+  TensorMap expected = interpret(bf16.program, inputs);
+  LocalRunOptions run;
+  run.min_repeat_ms = 0;
+  run.min_repeats = 1;
+  LocalRunResult r = local_run(bf16.program, s.schedule, inputs, expected, run);
+  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_TRUE(r.correct);
+}
+
+}  // namespace
+}  // namespace ingot
