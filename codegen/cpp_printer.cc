@@ -29,6 +29,8 @@ namespace ingot {
 namespace {
 
 constexpr int64_t kWorkspaceAlignment = 64;
+// Where the code of bf16 products (AVX-512 BF16's vdpbf16ps, with AVX-512 BW's 16-bit masks) compiles.
+constexpr const char* kBf16Guard = "#if defined(__AVX512BF16__) && defined(__AVX512BW__)";
 constexpr int64_t kCacheLineBytes = 64;  // x86-64 and most AArch64 cores
 // Thread-local arrays up to this size live on the stack; larger ones on the heap, because OpenMP worker
 // threads may have small stacks.
@@ -622,8 +624,12 @@ class CppPrinter {
             if (loop->explicit_lanes > 0) {
               std::optional<std::vector<Expr>> terms = vector_terms(loop, *r, loop->explicit_lanes);
               if (!terms) fail("loop '" + loop->name() + "' is marked explicit but holds no vector register tile");
-              emit(isa_guard(vector_width(loop)));
-              print_vector_reduction(loop, *r, *terms);
+              const bool bf16 = bf16_vector_terms(*terms, loop->name());
+              emit(bf16 ? kBf16Guard : isa_guard(vector_width(loop)));
+              if (bf16)
+                print_bf16_vector_reduction(loop, *r, *terms);
+              else
+                print_vector_reduction(loop, *r, *terms);
               emit("#else");
               size_t reported = vectorized_body_lines_.size();
               print_simd_reduction(loop, *r);
@@ -783,6 +789,68 @@ class CppPrinter {
     for (size_t n = 0; n < terms.size(); ++n)
       emit("ingot_vacc" + std::to_string(n) + " += " + expr(terms[n]).text + ";");
     vector_loop_var_.clear();
+    close();
+    for (size_t n = 0; n < r.folds.size(); ++n)
+      emit("float ingot_acc" + std::to_string(n) + " = " + element(r.folds[n]) + " + ingot_sum_f32xN(ingot_vacc" +
+           std::to_string(n) + ");");
+    open("for (; " + k + " < " + extent + "; ++" + k + ") {");
+    for (size_t n = 0; n < terms.size(); ++n)
+      emit("ingot_acc" + std::to_string(n) + " = ingot_acc" + std::to_string(n) + " + " +
+           wrap(expr(terms[n]), kAdditive + 1) + ";");
+    close();
+    for (size_t n = 0; n < r.folds.size(); ++n) emit(element(r.folds[n]) + " = ingot_acc" + std::to_string(n) + ";");
+    close();
+  }
+
+  // A vectorized reduction of bf16 products (bf16_vector_terms) with AVX-512 BF16: 32 iterations per step, each
+  // operand's 32 bf16 loaded as they lie or converted from two f32 vectors (bf16(x)), and one vdpbf16ps per fold;
+  // the tail one element at a time. A GEMV's weight rows then stream at 2 bytes an element.
+  void print_bf16_vector_reduction(const ForNode* loop, const SimdReduction& r, const std::vector<Expr>& terms) {
+    bf16_pair_tiles_ = true;
+    vector_width(loop);
+    auto element = [&](const Stmt& fold) {
+      auto* store = as<StoreNode>(fold);
+      return lookup(store->buffer).c_name + "[" + index_code(store->index) + "]";
+    };
+    open("{");
+    VarScope scope(*this, loop->name());
+    const std::string k = names_.loop_var(loop->name()), extent = std::to_string(loop->extent);
+    for (size_t n = 0; n < r.folds.size(); ++n) emit("ingot_f32xN ingot_vacc" + std::to_string(n) + " = {};");
+    // The bf16 values of the products, each once: f32(S) * f32(V) gives S and V.
+    std::vector<Expr> operands;
+    std::vector<std::pair<size_t, size_t>> uses;
+    auto index_of = [&](const Expr& e) {
+      size_t i = 0;
+      while (i < operands.size() && !structural_equal(operands[i], e)) ++i;
+      if (i == operands.size()) operands.push_back(e);
+      return i;
+    };
+    for (const Expr& term : terms) {
+      auto* product = term.as<BinaryNode>();
+      uses.emplace_back(index_of(product->a.as<CastNode>()->value), index_of(product->b.as<CastNode>()->value));
+    }
+    std::vector<bool> from_f32(operands.size());
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const BufferLoadNode* load = operands[i].as<BufferLoadNode>();
+      from_f32[i] = load == nullptr;
+      if (!load) load = operands[i].as<CastNode>()->value.as<BufferLoadNode>();
+      Expr first = simplify(substitute(load->index, {{loop->name(), int_imm(0)}}));
+      emit(std::string("const ") + (from_f32[i] ? "float" : "uint16_t") + "* ingot_p" + std::to_string(i) + " = &" +
+           lookup(load->buffer).c_name + "[" + index_code(first) + "];");
+    }
+    emit("int64_t " + k + " = 0;");
+    open("for (; " + k + " + 32 <= " + extent + "; " + k + " += 32) {");
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const std::string p = "ingot_p" + std::to_string(i) + " + " + k;
+      emit("const __m512i ingot_v" + std::to_string(i) + " = " +
+           (from_f32[i] ? "(__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(" + p + " + 16), _mm512_loadu_ps(" + p + "))"
+                        : "_mm512_loadu_si512(" + p + ")") +
+           ";");
+    }
+    for (size_t n = 0; n < terms.size(); ++n)
+      emit("ingot_vacc" + std::to_string(n) + " = (ingot_f32xN)_mm512_dpbf16_ps((__m512)ingot_vacc" +
+           std::to_string(n) + ", (__m512bh)ingot_v" + std::to_string(uses[n].first) + ", (__m512bh)ingot_v" +
+           std::to_string(uses[n].second) + ");");
     close();
     for (size_t n = 0; n < r.folds.size(); ++n)
       emit("float ingot_acc" + std::to_string(n) + " = " + element(r.folds[n]) + " + ingot_sum_f32xN(ingot_vacc" +
@@ -981,7 +1049,7 @@ class CppPrinter {
       if (!load) load = bf16_value.as<CastNode>()->value.as<BufferLoadNode>();
       return "&" + lookup(load->buffer).c_name + "[" + at_first_lane(load->index) + "]";
     };
-    emit("#if defined(__AVX512BF16__) && defined(__AVX512BW__)");
+    emit(kBf16Guard);
     open("{");
     for (size_t n = 0; n < tile.indices.size(); ++n)
       emit("ingot_f32xN " + accumulator(n) + " = " +
@@ -1679,7 +1747,7 @@ class CppPrinter {
       head.push_back("#endif");
       if (bf16_pair_tiles_) {
         // A pair of bf16 (k and k + 1) in every 32-bit lane, for vdpbf16ps: as stored, or rounded from two floats.
-        head.push_back("#if defined(__AVX512BF16__) && defined(__AVX512BW__)");
+        head.push_back(kBf16Guard);
         head.push_back("static inline __m512i ingot_pair_bf16(const uint16_t* p) {");
         head.push_back("  int32_t pair;");
         head.push_back("  std::memcpy(&pair, p, 4);");

@@ -18,18 +18,20 @@ struct PackedLayout {
   std::vector<int64_t> shape;  // its shape as the program has it
   int64_t dim = 0;             // the dimension cut into blocks
   int64_t block = 1;           // divides shape[dim]
-  // The last dimension (of 2: bf16 pairs of k, workloads/bf16_products.h) stays innermost, after the block: the
-  // pairs of a block's elements then lie side by side, as AVX-512 BF16's dot product of pairs reads them.
-  bool pairs = false;
+  // A dimension other than dim (a bf16 weight's k, workloads/bf16_products.h) whose pairs of elements stay innermost,
+  // after the block: the pairs of a block's elements then lie side by side, as AVX-512 BF16's dot product of pairs
+  // reads them; -1: none. Its extent is even.
+  int64_t pair_dim = -1;
 
-  // [shape[dim] / block, the other dimensions in order, block], or with pairs [.., block, 2].
+  // [shape[dim] / block, the other dimensions in order, block], or with a pair dimension [.., (its extent / 2 in its
+  // place) .., block, 2].
   std::vector<int64_t> packed_shape() const;
   // The packed buffer's index of the element at `index` (the program's index, one per dimension).
   std::vector<Expr> packed_index(const std::vector<Expr>& index) const;
   // The data of `t` (of `shape`) in the packed layout. Throws std::invalid_argument for another shape.
   HostTensor pack(const HostTensor& t) const;
   bool operator==(const PackedLayout&) const = default;
-  // "w [3072, 768] packed: dimension 0 in blocks of 48 -> [64, 768, 48]" (", pairs innermost" with pairs)
+  // "w [3072, 768] packed: dimension 0 in blocks of 48 -> [64, 768, 48]" (", pairs of dimension 1 innermost")
   std::string to_string() const;
 };
 

@@ -120,9 +120,9 @@ class Lowering {
       fail(where + "'" + d.stage + "' has " + std::to_string(t->shape.size()) + " dimensions");
     if (d.factor < 1 || t->shape[d.dim] % d.factor != 0)
       fail(where + "the block must divide the dimension's extent " + std::to_string(t->shape[d.dim]));
-    const int64_t rank = int64_t(t->shape.size());
-    const bool pairs = t->dtype == DType::kBFloat16 && rank >= 2 && t->shape.back() == 2 && d.dim != rank - 1;
-    packs_[d.stage] = PackedLayout{d.stage, t->shape, d.dim, d.factor, pairs};
+    // A bf16 weight (workloads/bf16_products.h: two dimensions, k the other one) keeps its pairs of k together.
+    const bool pairs = t->dtype == DType::kBFloat16 && t->shape.size() == 2 && t->shape[1 - d.dim] % 2 == 0;
+    packs_[d.stage] = PackedLayout{d.stage, t->shape, d.dim, d.factor, pairs ? 1 - d.dim : -1};
   }
 
   // A load of an input (a placeholder) at the program's index, through its packed layout when it has one.

@@ -116,8 +116,41 @@ int64_t lane_step(const Expr& d, const std::string& loop_var) {
   return imm ? imm->value : 0;
 }
 
+// The bf16 value under f32(...): a load of a bf16 buffer, or bf16(x) of an f32 load; null otherwise.
+static const BufferLoadNode* bf16_operand_load(const Expr& e) {
+  auto* to_f32 = e.as<CastNode>();
+  if (!to_f32 || to_f32->dtype != DType::kFloat32 || to_f32->value.dtype() != DType::kBFloat16) return nullptr;
+  if (auto* load = to_f32->value.as<BufferLoadNode>()) return load;
+  auto* rounded = to_f32->value.as<CastNode>();
+  return rounded && rounded->value.dtype() == DType::kFloat32 ? rounded->value.as<BufferLoadNode>() : nullptr;
+}
+
+// f32(S) * f32(V) in either order as {S, V} (the bf16 values), S invariant in `lanes` and V moving by two elements per
+// lane; std::nullopt otherwise.
+static std::optional<std::pair<Expr, Expr>> bf16_pair_product(const Expr& e, const std::string& lanes) {
+  auto* product = e.as<BinaryNode>();
+  if (!product || product->op != BinaryOp::kMul) return std::nullopt;
+  for (bool scalar_first : {true, false}) {
+    const Expr& s = scalar_first ? product->a : product->b;
+    const Expr& v = scalar_first ? product->b : product->a;
+    const BufferLoadNode *scalar = bf16_operand_load(s), *vector = bf16_operand_load(v);
+    if (scalar && vector && !uses_var(scalar->index, lanes) && lane_step(vector->index, lanes) == 2)
+      return std::pair{s.as<CastNode>()->value, v.as<CastNode>()->value};
+  }
+  return std::nullopt;
+}
+
 // What the explicit-vector form can compute of a fold's term: f32 constants, f32 loads at an index invariant in the
 // loop or moving by one element per iteration, and +, -, * of those.
+// A bf16 product of a vectorized reduction: f32(S) * f32(V), S and V bf16 values (bf16_operand_load) both moving by
+// one element per iteration, so that 32 iterations are one vdpbf16ps of 32 bf16 each.
+static bool bf16_vector_product(const Expr& e, const std::string& loop_var) {
+  auto* product = e.as<BinaryNode>();
+  if (!product || product->op != BinaryOp::kMul) return false;
+  const BufferLoadNode *a = bf16_operand_load(product->a), *b = bf16_operand_load(product->b);
+  return a && b && lane_step(a->index, loop_var) == 1 && lane_step(b->index, loop_var) == 1;
+}
+
 static bool vector_term(const Expr& e, const std::string& loop_var) {
   if (e.dtype() != DType::kFloat32) return false;
   if (e.as<FloatImmNode>()) return true;
@@ -145,10 +178,19 @@ std::optional<std::vector<Expr>> vector_terms(const ForNode* loop, const SimdRed
     bool element_first =
         first && first->buffer->name == store->buffer->name && structural_equal(first->index, store->index);
     Expr term = element_first ? sum->b : sum->a;
-    if (!vector_term(term, loop->name())) return std::nullopt;
+    if (!vector_term(term, loop->name()) && !bf16_vector_product(term, loop->name())) return std::nullopt;
     terms.push_back(term);
   }
+  // bf16 products all (AVX-512 BF16's, 32 iterations at a time) or none.
+  const size_t products = size_t(
+      std::count_if(terms.begin(), terms.end(), [&](const Expr& t) { return bf16_vector_product(t, loop->name()); }));
+  if (products > 0 && (products < terms.size() || vector_lanes != kAvx512VectorLanes || loop->extent < 32))
+    return std::nullopt;
   return terms;
+}
+
+bool bf16_vector_terms(const std::vector<Expr>& terms, const std::string& loop_var) {
+  return !terms.empty() && bf16_vector_product(terms[0], loop_var);
 }
 
 // A condition on a padded border that a range of lanes can express: a comparison of integers that moves by one or
@@ -169,30 +211,6 @@ static bool lane_condition(const Expr& c, const std::string& lanes) {
 // What print_spatial_tile computes of a term: f32 constants, f32 loads invariant in `lanes` or moving by one element
 // per iteration (or two: a strided window, whose even elements a permute picks from two vectors), such a moving load
 // under a lane_condition (select(cond, load, 0): a padded border), and +, -, *.
-// The bf16 value under f32(...): a load of a bf16 buffer, or bf16(x) of an f32 load; null otherwise.
-static const BufferLoadNode* bf16_operand_load(const Expr& e) {
-  auto* to_f32 = e.as<CastNode>();
-  if (!to_f32 || to_f32->dtype != DType::kFloat32 || to_f32->value.dtype() != DType::kBFloat16) return nullptr;
-  if (auto* load = to_f32->value.as<BufferLoadNode>()) return load;
-  auto* rounded = to_f32->value.as<CastNode>();
-  return rounded && rounded->value.dtype() == DType::kFloat32 ? rounded->value.as<BufferLoadNode>() : nullptr;
-}
-
-// f32(S) * f32(V) in either order as {S, V} (the bf16 values), S invariant in `lanes` and V moving by two elements per
-// lane; std::nullopt otherwise.
-static std::optional<std::pair<Expr, Expr>> bf16_pair_product(const Expr& e, const std::string& lanes) {
-  auto* product = e.as<BinaryNode>();
-  if (!product || product->op != BinaryOp::kMul) return std::nullopt;
-  for (bool scalar_first : {true, false}) {
-    const Expr& s = scalar_first ? product->a : product->b;
-    const Expr& v = scalar_first ? product->b : product->a;
-    const BufferLoadNode *scalar = bf16_operand_load(s), *vector = bf16_operand_load(v);
-    if (scalar && vector && !uses_var(scalar->index, lanes) && lane_step(vector->index, lanes) == 2)
-      return std::pair{s.as<CastNode>()->value, v.as<CastNode>()->value};
-  }
-  return std::nullopt;
-}
-
 // Whether the load under the bf16 value reads adjacent elements at k = 2 u and k = 2 u + 1.
 static bool pair_adjacent(const Expr& bf16_value, const std::string& k) {
   const BufferLoadNode* load = bf16_value.as<BufferLoadNode>();

@@ -55,7 +55,11 @@ size_t max_vector_accumulators(int64_t lanes);
 // kMinVectorAccumulators to max_vector_accumulators(vector_lanes) folds is f32 constants, loads invariant in the loop
 // or moving by one element per iteration, and +, -, * of those, and the loop has at least vector_lanes iterations;
 // std::nullopt otherwise.
+// Or, with 16 lanes, every term f32(S) * f32(V) of two bf16 values (bf16 loads or bf16(x) of f32 loads) that move by
+// one element per iteration, and the loop has at least 32: AVX-512 BF16's dot product of pairs then takes 32
+// iterations at once (bf16_vector_terms says which kind).
 std::optional<std::vector<Expr>> vector_terms(const ForNode* loop, const SimdReduction& r, int64_t vector_lanes);
+bool bf16_vector_terms(const std::vector<Expr>& terms, const std::string& loop_var);
 
 // A spatial register tile: serial loops (a reduction: the accumulators' index uses none of them), then unrolled loops
 // (two or more elements in all), then one vectorized loop that folds acc[i] = acc[i] + term with i moving by a

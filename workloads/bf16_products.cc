@@ -79,12 +79,8 @@ class Bf16Rewriter final : public ExprMutator {
       const Bf16Sum& s = sum->second;
       auto* w = (s.weight_first ? product->a : product->b).as<TensorReadNode>();
       Expr x = mutate(s.weight_first ? product->b : product->a);
-      const Expr k = w->indices[s.dim];
-      std::vector<Expr> pair_index = w->indices;
-      pair_index[s.dim] = k / Expr(int64_t(2));
-      pair_index.push_back(k % Expr(int64_t(2)));
       Expr bf16_x = cast(DType::kFloat32, cast(DType::kBFloat16, x));
-      Expr bf16_w = cast(DType::kFloat32, read(copies_.at(s.weight), pair_index));
+      Expr bf16_w = cast(DType::kFloat32, read(copies_.at(s.weight), w->indices));
       body = reduce(ReduceOp::kSum, bf16_x * bf16_w, reduction->axes);
     }
     Tensor copy(std::make_shared<const TensorNode>(TensorNode{t->name, t->shape, t->dtype, t->axes, body}));
@@ -95,13 +91,6 @@ class Bf16Rewriter final : public ExprMutator {
   const std::unordered_map<const TensorNode*, Bf16Sum>& sums_;
   std::unordered_map<const TensorNode*, Tensor> copies_;
 };
-
-std::vector<int64_t> pair_shape(const std::vector<int64_t>& shape, int64_t dim) {
-  std::vector<int64_t> out = shape;
-  out[dim] /= 2;
-  out.push_back(2);
-  return out;
-}
 
 }  // namespace
 
@@ -133,7 +122,7 @@ Bf16Program bf16_products(const Program& program, const std::vector<std::string>
     if (!w) continue;
     auto dim = dims.find(w.get());
     if (dim == dims.end() || dim->second < 0 || read_otherwise.count(w.get())) continue;
-    rewritten[w.get()] = placeholder(w->name, pair_shape(w->shape, dim->second), DType::kBFloat16);
+    rewritten[w.get()] = placeholder(w->name, w->shape, DType::kBFloat16);
     out.weights.push_back({w->name, w->shape, dim->second});
   }
   for (auto it = sums.begin(); it != sums.end();)
@@ -155,15 +144,9 @@ TensorMap bf16_inputs(const Bf16Program& bf16, const TensorMap& f32_inputs) {
       throw std::invalid_argument("bf16 weights: weight '" + w.name + "' is not the f32 tensor of shape " +
                                   std::to_string(w.shape[0]) + " x " + std::to_string(w.shape[1]) +
                                   " that the program reads");
-    HostTensor pairs(DType::kBFloat16, pair_shape(w.shape, w.dim));
-    const int64_t rows = w.shape[0], columns = w.shape[1];
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < columns; ++c) {
-        // [k / 2, c, k % 2] for dim 0, [r, k / 2, k % 2] for dim 1: the latter is W's own order.
-        const int64_t target = w.dim == 0 ? ((r / 2) * columns + c) * 2 + r % 2 : r * columns + c;
-        pairs.set(target, f32.get(r * columns + c));
-      }
-    out[w.name] = std::move(pairs);
+    HostTensor rounded(DType::kBFloat16, w.shape);
+    for (int64_t i = 0; i < f32.num_elements(); ++i) rounded.set(i, f32.get(i));
+    out[w.name] = std::move(rounded);
   }
   return out;
 }

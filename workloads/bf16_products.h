@@ -1,10 +1,9 @@
 // A program's dense layers in bf16 (precision: bf16): every weight W of two dimensions that only sums of products
-// x * W read, at a reduction variable k of even extent in one dimension, is held in bf16, and those sums multiply
-// bf16 values and accumulate in f32:   sum_k f32(bf16(x)) * f32(W'[.., k / 2, .., k % 2]).
-// W' is W rounded to bf16 with its k dimension halved and a last dimension of 2: the pairs of k that AVX-512 BF16's
-// dot product of pairs (vdpbf16ps) takes at once lie together, and a packed layout keeps them innermost
-// (ir/packed_layout.h). Everything else (attention's products of activations, convolutions, norms) stays f32.
-// Pure: runs on any program; the interpreter then computes the bf16 program's reference.
+// x * W read, at a reduction variable k of even extent in one dimension, is held in bf16 (same shape), and those sums
+// multiply bf16 values and accumulate in f32:   sum_k f32(bf16(x)) * f32(W[..]).
+// A packed layout of such a weight keeps the pairs of k innermost (ir/packed_layout.h), as AVX-512 BF16's dot product
+// of pairs (vdpbf16ps) reads them. Everything else (attention's products of activations, convolutions, norms) stays
+// f32. Pure: runs on any program; the interpreter then computes the bf16 program's reference.
 #pragma once
 
 #include <string>
@@ -32,8 +31,8 @@ struct Bf16Program {
 // f32 (and its products too). The program's name gets "@bf16", so that its results are labelled.
 Bf16Program bf16_products(const Program& program, const std::vector<std::string>& weights);
 
-// The bf16 program's inputs from the f32 program's: each rewritten weight rounded to bf16 (to nearest even) and laid
-// out in pairs of k, every other input as it is. Throws std::invalid_argument for a weight whose data is missing or
+// The bf16 program's inputs from the f32 program's: each rewritten weight rounded to bf16 (to nearest even), every
+// other input as it is. Throws std::invalid_argument for a weight whose data is missing or
 // has another shape or dtype than the f32 program's.
 TensorMap bf16_inputs(const Bf16Program& bf16, const TensorMap& f32_inputs);
 

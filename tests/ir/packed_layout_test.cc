@@ -51,29 +51,32 @@ TEST(PackedLayout, PackPutsEveryElementAtItsPackedIndex) {
     }
 }
 
-// A bf16 weight in pairs of k ([out, in / 2, 2]) packed by blocks of its outputs keeps each pair innermost: the pairs
-// of a block's outputs lie side by side, 2 elements apart, as vdpbf16ps reads them.
+// A bf16 weight [out, in] packed by blocks of its outputs keeps each pair of k (dimension 1) innermost: the pairs of a
+// block's outputs lie side by side, 2 elements apart, as vdpbf16ps reads them.
 TEST(PackedLayout, PairsStayInnermostAfterTheBlock) {
-  const std::vector<int64_t> shape{6, 3, 2};
-  PackedLayout w{"w", shape, 0, 3, true};
-  EXPECT_EQ(w.packed_shape(), (std::vector<int64_t>{2, 3, 3, 2}));
-  EXPECT_EQ(w.to_string(), "w [6, 3, 2] packed: dimension 0 in blocks of 3 -> [2, 3, 3, 2], pairs innermost");
+  const std::vector<int64_t> shape{6, 4};
+  PackedLayout w{"w", shape, 0, 3, 1};
+  EXPECT_EQ(w.packed_shape(), (std::vector<int64_t>{2, 2, 3, 2}));
+  EXPECT_EQ(w.to_string(),
+            "w [6, 4] packed: dimension 0 in blocks of 3 -> [2, 2, 3, 2], pairs of dimension 1 innermost");
   const HostTensor t = iota(shape);
   HostTensor packed = w.pack(t);
   ASSERT_EQ(packed.shape(), w.packed_shape());
   for (int64_t o = 0; o < 6; ++o)
-    for (int64_t k2 = 0; k2 < 3; ++k2)
-      for (int64_t p = 0; p < 2; ++p) {
-        std::vector<Expr> index = w.packed_index({Expr(o), Expr(k2), Expr(p)});
-        int64_t flat = 0;
-        for (size_t d = 0; d < index.size(); ++d) {
-          Expr e = simplify(index[d]);
-          ASSERT_NE(e.as<IntImmNode>(), nullptr) << to_string(e);
-          flat = flat * w.packed_shape()[d] + e.as<IntImmNode>()->value;
-        }
-        EXPECT_EQ(flat, ((o / 3 * 3 + k2) * 3 + o % 3) * 2 + p);
-        EXPECT_EQ(packed.get(flat), t.get((o * 3 + k2) * 2 + p));
+    for (int64_t k = 0; k < 4; ++k) {
+      std::vector<Expr> index = w.packed_index({Expr(o), Expr(k)});
+      int64_t flat = 0;
+      for (size_t d = 0; d < index.size(); ++d) {
+        Expr e = simplify(index[d]);
+        ASSERT_NE(e.as<IntImmNode>(), nullptr) << to_string(e);
+        flat = flat * w.packed_shape()[d] + e.as<IntImmNode>()->value;
       }
+      EXPECT_EQ(flat, ((o / 3 * 2 + k / 2) * 3 + o % 3) * 2 + k % 2);
+      EXPECT_EQ(packed.get(flat), t.get(o * 4 + k));
+    }
+  PackedLayout v{"v", {4, 6}, 1, 2, 0};  // [in, out] packed by outputs: pairs of dimension 0
+  EXPECT_EQ(v.packed_shape(), (std::vector<int64_t>{3, 2, 2, 2}));
+  EXPECT_EQ(v.pack(iota({4, 6})).get(1), 6.0);  // [0, 0, 0, 1]: in = 1, out = 0
 }
 
 TEST(PackedLayout, PackRefusesDataOfAnotherShape) {
