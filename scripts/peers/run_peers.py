@@ -645,6 +645,9 @@ def write_report(out_dir, report):
                 cells.append("error")
             elif cell.get("skipped"):
                 cells.append("-")
+            elif cell.get("not_bf16"):
+                notes.append(f"- {model}, {runner}: {cell['not_bf16']}; not compared")
+                cells.append(f"({fmt_ms(cell.get('median_ms'))}, f32)")
             else:
                 cells.append(fmt_ms(cell.get("median_ms")))
         ratio = r.get("best_peer_over_ingot")
@@ -840,7 +843,14 @@ def main():
             if cell.get("rounds_ms") and not cell.get("error"):
                 cell["median_ms"] = statistics.median(cell["rounds_ms"])
                 cell["spread_ms"] = [min(cell["rounds_ms"]), max(cell["rounds_ms"])]
-        get = lambda runner: entry["runners"].get(runner, {}).get("median_ms")  # noqa: E731
+        ov = entry["runners"].get("openvino", {})
+        compiled_as = str(ov.get("info", {}).get("inference_precision", ""))
+        if PRECISION == "bf16" and ov.get("median_ms") and "bf16" not in compiled_as.lower():
+            # OpenVINO 2026.4 on an AMD Zen 5 (AVX-512 BF16, no AMX) compiled every model in f32 despite the hint:
+            # an f32 time is no bf16 peer.
+            ov["not_bf16"] = f"OpenVINO compiled it with inference_precision {compiled_as} despite the bf16 hint"
+        get = lambda runner: (None if entry["runners"].get(runner, {}).get("not_bf16")  # noqa: E731
+                              else entry["runners"].get(runner, {}).get("median_ms"))
         peers = [x for x in (get("ort"), get("openvino")) if x]
         if peers and get("ingot_onnx"):
             entry["best_peer_over_ingot"] = min(peers) / get("ingot_onnx")
