@@ -18,9 +18,11 @@
 #include "ir/program.h"
 #include "lower/lower.h"
 #include "ops/gather.h"
+#include "ops/linear.h"
 #include "space/hand_schedules.h"
 #include "space/strategy_schedule.h"
 #include "tests/support/fixed_targets.h"
+#include "workloads/bf16_products.h"
 #include "workloads/examples.h"
 #include "workloads/registry.h"
 
@@ -257,6 +259,35 @@ TEST(ExportCpp, IntegerTensorsAreReadWrittenAndCompared) {
                          ", expected " + std::to_string(expected + 1);
   EXPECT_NE(run.output.find(mismatch), std::string::npos) << mismatch << "\n" << run.output;
   EXPECT_NE(run.output.find("narrow i32[6]: ok"), std::string::npos) << run.output;
+  fs::remove_all(dir);
+}
+
+// A bf16 program (precision: bf16) exports its bf16 tensors as 16-bit data files, and its main checks at bf16's
+// tolerance (ir/dtype.h), which its README states.
+TEST(ExportCpp, Bf16TensorsAreReadWrittenAndCheckedAtBf16sTolerance) {
+  Tensor x = placeholder("x", {3, 8}), w = placeholder("w", {4, 8});
+  Program f32({dense("y", x, w)}, "dense");
+  Bf16Program bf16 = bf16_products(f32, {"w"});
+  Tensor y = bf16.program.find("y");
+  Tensor rounded =
+      compute("rounded", {3, 4}, [&](const std::vector<Expr>& i) { return cast(DType::kBFloat16, y(i[0], i[1])); });
+  Program p({y, rounded}, "dense_bf16");
+  fs::path dir = fresh_dir("dense_bf16");
+  ExportedProgram e = export_with_reference(p, lower(p, Schedule()), 4);
+  EXPECT_EQ(e.rtol, kBf16Tolerance);
+  EXPECT_NE(e.readme.find("<= 0.01 * max(1, max |expected|) + 0.01 * |expected|"), std::string::npos) << e.readme;
+  ASSERT_TRUE(write_and_build(e, dir)) << read_text(dir / "build.log");
+  EXPECT_EQ(fs::file_size(dir / "inputs/w.bin"), 4u * 8 * 2);
+  EXPECT_EQ(fs::file_size(dir / "reference/rounded.bin"), 3u * 4 * 2);
+  ProgramRun run = run_exported(dir, e.name);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  for (const char* line : {"y f32[3, 4]: ok", "rounded bf16[3, 4]: ok"})
+    EXPECT_NE(run.output.find(line), std::string::npos) << line << "\n" << run.output;
+  change_element<uint16_t>(dir / "reference/rounded.bin", 5, 0x0100);  // the exponent by 2: 4x the value
+  run = run_exported(dir, e.name);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("rounded bf16[3, 4]: MISMATCH in 1 of 12 elements; worst, element 5"), std::string::npos)
+      << run.output;
   fs::remove_all(dir);
 }
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 
+#include "analysis/target.h"
 #include "results/database.h"
 #include "tests/tuner/test_directory.h"
 #include "tuner/candidate.h"
@@ -70,6 +71,31 @@ TEST(TaskFlushBytes, FlushesOnlyWhereTheModelsWeightsOutgrowTheLastLevelCache) {
   EXPECT_EQ(task_flush_bytes(324 << 20, cpu), 68 << 20);  // BERT: twice L3 and both L2s
   cpu.l3_bytes = 8 << 20;
   EXPECT_EQ(task_flush_bytes(20 << 20, cpu), 64 << 20);  // at least 64 MiB
+}
+
+// A small BERT in bf16 (precision: bf16) is tuned by its tasks like the f32 one: its dense layers' tasks carry bf16
+// weights, each task checks out against the model's values, and the assembled model against the bf16 interpreter.
+TEST_F(ModelTuneJobTest, ABf16ModelIsTunedByItsTasks) {
+  RunConfig config = parse_run_config(config_text("{name: bert, params: {layers: 1, hidden: 32, heads: 2, "
+                                                  "intermediate: 64, sequence: 16}}",
+                                                  6) +
+                                          "precision: bf16\n",
+                                      "bert.yaml");
+  if (!host_has_avx512_bf16()) {
+    EXPECT_THROW(make_model_tune_job(config, "bert.yaml"), std::invalid_argument);
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16: the refusal was checked, a bf16 run was not";
+  }
+  ModelTuneJob job = make_model_tune_job(config, "bert.yaml");
+  int bf16_tasks = 0;
+  for (const TaskTuning& t : job.tasks)
+    for (const Tensor& p : t.task.program.placeholders()) bf16_tasks += p->dtype == DType::kBFloat16;
+  EXPECT_GE(bf16_tasks, 4) << "Q, K, V, the attention's output and the FFN's two layers";
+  ModelTuneSummary s = run_model_tune_job(job);
+  EXPECT_EQ(s.trials_done, 6);
+  EXPECT_EQ(s.errors_now, 0);
+  ASSERT_TRUE(s.fixed_seconds.has_value());
+  EXPECT_TRUE(s.assembled_seconds.has_value()) << s.assembled_error;
+  EXPECT_FALSE(Database::open(config.database).model_tasks("bert@bf16").empty());
 }
 
 TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
