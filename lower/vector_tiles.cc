@@ -140,8 +140,6 @@ static std::optional<std::pair<Expr, Expr>> bf16_pair_product(const Expr& e, con
   return std::nullopt;
 }
 
-// What the explicit-vector form can compute of a fold's term: f32 constants, f32 loads at an index invariant in the
-// loop or moving by one element per iteration, and +, -, * of those.
 // A bf16 product of a vectorized reduction: f32(S) * f32(V), S and V bf16 values (bf16_operand_load) both moving by
 // one element per iteration, so that 32 iterations are one vdpbf16ps of 32 bf16 each.
 static bool bf16_vector_product(const Expr& e, const std::string& loop_var) {
@@ -151,6 +149,8 @@ static bool bf16_vector_product(const Expr& e, const std::string& loop_var) {
   return a && b && lane_step(a->index, loop_var) == 1 && lane_step(b->index, loop_var) == 1;
 }
 
+// What the explicit-vector form can compute of a fold's term: f32 constants, f32 loads at an index invariant in the
+// loop or moving by one element per iteration, and +, -, * of those.
 static bool vector_term(const Expr& e, const std::string& loop_var) {
   if (e.dtype() != DType::kFloat32) return false;
   if (e.as<FloatImmNode>()) return true;
@@ -208,9 +208,6 @@ static bool lane_condition(const Expr& c, const std::string& lanes) {
   return true;
 }
 
-// What print_spatial_tile computes of a term: f32 constants, f32 loads invariant in `lanes` or moving by one element
-// per iteration (or two: a strided window, whose even elements a permute picks from two vectors), such a moving load
-// under a lane_condition (select(cond, load, 0): a padded border), and +, -, *.
 // Whether the load under the bf16 value reads adjacent elements at k = 2 u and k = 2 u + 1.
 static bool pair_adjacent(const Expr& bf16_value, const std::string& k) {
   const BufferLoadNode* load = bf16_value.as<BufferLoadNode>();
@@ -221,6 +218,10 @@ static bool pair_adjacent(const Expr& bf16_value, const std::string& k) {
   return is_const_int(simplify(odd - even), 1);
 }
 
+// What print_spatial_tile computes of a term: f32 constants, f32 loads invariant in `lanes` or moving by one element
+// per iteration (or two: a strided window, whose even elements a permute picks from two vectors), such a moving load
+// under a lane_condition (select(cond, load, 0): a padded border), and +, -, *; or a bf16 pair product
+// (bf16_pair_product).
 static bool spatial_term(const Expr& e, const std::string& lanes) {
   if (bf16_pair_product(e, lanes)) return true;
   if (e.dtype() != DType::kFloat32) return false;
