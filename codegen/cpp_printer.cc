@@ -713,10 +713,6 @@ class CppPrinter {
   void print_simd_reduction(const ForNode* loop, const SimdReduction& r) {
     const char* type =
         c_type(as<StoreNode>(r.folds[0])->buffer->dtype, "buffer '" + as<StoreNode>(r.folds[0])->buffer->name + "'");
-    auto element = [&](const Stmt& fold) {
-      auto* store = as<StoreNode>(fold);
-      return lookup(store->buffer).c_name + "[" + index_code(store->index) + "]";
-    };
     auto accumulator = [&](size_t n) {
       return r.folds.size() == 1 ? std::string("ingot_acc") : "ingot_acc" + std::to_string(n);
     };
@@ -728,7 +724,7 @@ class CppPrinter {
     open(r.outer_guard.empty() ? std::string("{") : "if (" + expr(all(r.outer_guard)).text + ") {");
     std::string names;
     for (size_t n = 0; n < r.folds.size(); ++n) {
-      emit(std::string(type) + " " + accumulator(n) + " = " + element(r.folds[n]) + ";");
+      emit(std::string(type) + " " + accumulator(n) + " = " + fold_element(r.folds[n]) + ";");
       names += (n ? ", " : "") + accumulator(n);
     }
     int first = int(body_.size());
@@ -747,8 +743,31 @@ class CppPrinter {
     }
     close();
     vectorized_body_lines_.push_back({first, int(body_.size()) - 1});
-    for (size_t n = 0; n < r.folds.size(); ++n) emit(element(r.folds[n]) + " = " + accumulator(n) + ";");
+    for (size_t n = 0; n < r.folds.size(); ++n) emit(fold_element(r.folds[n]) + " = " + accumulator(n) + ";");
     close();
+  }
+
+  // A fold's element as C++ text: acc[i].
+  std::string fold_element(const Stmt& fold) {
+    auto* store = as<StoreNode>(fold);
+    return lookup(store->buffer).c_name + "[" + index_code(store->index) + "]";
+  }
+
+  // After an explicit-vector reduction's vector steps (k the loop variable's C name, at the first element they did
+  // not take): each fold's vector accumulator summed across its lanes into its element's value, the remaining
+  // iterations one element at a time, and the elements stored.
+  void print_reduction_tail(const std::string& k, const std::string& extent, const SimdReduction& r,
+                            const std::vector<Expr>& terms) {
+    for (size_t n = 0; n < r.folds.size(); ++n)
+      emit("float ingot_acc" + std::to_string(n) + " = " + fold_element(r.folds[n]) + " + ingot_sum_f32xN(ingot_vacc" +
+           std::to_string(n) + ");");
+    open("for (; " + k + " < " + extent + "; ++" + k + ") {");
+    for (size_t n = 0; n < terms.size(); ++n)
+      emit("ingot_acc" + std::to_string(n) + " = ingot_acc" + std::to_string(n) + " + " +
+           wrap(expr(terms[n]), kAdditive + 1) + ";");
+    close();
+    for (size_t n = 0; n < r.folds.size(); ++n)
+      emit(fold_element(r.folds[n]) + " = ingot_acc" + std::to_string(n) + ";");
   }
 
   // A register tile as explicit vectors (GCC vector extensions): one vector accumulator per fold, the loads of each
@@ -756,10 +775,6 @@ class CppPrinter {
   // With `omp simd reduction`, g++ kept one operand register and reloaded the others for every fold: a BERT FFN
   // GEMM's 4 x 4 tiles ran at 62 GFLOP/s that way and at 138 this way (2 cores, AVX-512).
   void print_vector_reduction(const ForNode* loop, const SimdReduction& r, const std::vector<Expr>& terms) {
-    auto element = [&](const Stmt& fold) {
-      auto* store = as<StoreNode>(fold);
-      return lookup(store->buffer).c_name + "[" + index_code(store->index) + "]";
-    };
     auto all = [](const std::vector<Expr>& conds) {
       Expr e = conds[0];
       for (size_t n = 1; n < conds.size(); ++n) e = logical_and(e, conds[n]);
@@ -790,15 +805,7 @@ class CppPrinter {
       emit("ingot_vacc" + std::to_string(n) + " += " + expr(terms[n]).text + ";");
     vector_loop_var_.clear();
     close();
-    for (size_t n = 0; n < r.folds.size(); ++n)
-      emit("float ingot_acc" + std::to_string(n) + " = " + element(r.folds[n]) + " + ingot_sum_f32xN(ingot_vacc" +
-           std::to_string(n) + ");");
-    open("for (; " + k + " < " + extent + "; ++" + k + ") {");
-    for (size_t n = 0; n < terms.size(); ++n)
-      emit("ingot_acc" + std::to_string(n) + " = ingot_acc" + std::to_string(n) + " + " +
-           wrap(expr(terms[n]), kAdditive + 1) + ";");
-    close();
-    for (size_t n = 0; n < r.folds.size(); ++n) emit(element(r.folds[n]) + " = ingot_acc" + std::to_string(n) + ";");
+    print_reduction_tail(k, extent, r, terms);
     close();
   }
 
@@ -808,10 +815,6 @@ class CppPrinter {
   void print_bf16_vector_reduction(const ForNode* loop, const SimdReduction& r, const std::vector<Expr>& terms) {
     bf16_pair_tiles_ = true;
     vector_width(loop);
-    auto element = [&](const Stmt& fold) {
-      auto* store = as<StoreNode>(fold);
-      return lookup(store->buffer).c_name + "[" + index_code(store->index) + "]";
-    };
     open("{");
     VarScope scope(*this, loop->name());
     const std::string k = names_.loop_var(loop->name()), extent = std::to_string(loop->extent);
@@ -852,15 +855,7 @@ class CppPrinter {
            std::to_string(n) + ", (__m512bh)ingot_v" + std::to_string(uses[n].first) + ", (__m512bh)ingot_v" +
            std::to_string(uses[n].second) + ");");
     close();
-    for (size_t n = 0; n < r.folds.size(); ++n)
-      emit("float ingot_acc" + std::to_string(n) + " = " + element(r.folds[n]) + " + ingot_sum_f32xN(ingot_vacc" +
-           std::to_string(n) + ");");
-    open("for (; " + k + " < " + extent + "; ++" + k + ") {");
-    for (size_t n = 0; n < terms.size(); ++n)
-      emit("ingot_acc" + std::to_string(n) + " = ingot_acc" + std::to_string(n) + " + " +
-           wrap(expr(terms[n]), kAdditive + 1) + ";");
-    close();
-    for (size_t n = 0; n < r.folds.size(); ++n) emit(element(r.folds[n]) + " = ingot_acc" + std::to_string(n) + ";");
+    print_reduction_tail(k, extent, r, terms);
     close();
   }
 
@@ -1031,6 +1026,17 @@ class CppPrinter {
     }
   }
 
+  // The `#else` branch of a spatial tile's explicit vectors: its loops as written, where the vectors' ISA is not.
+  void print_spatial_fallback(const Stmt& s) {
+    emit("#else");
+    size_t reported = vectorized_body_lines_.size();
+    printing_spatial_fallback_ = true;
+    print_serial(s);
+    printing_spatial_fallback_ = false;
+    vectorized_body_lines_.resize(reported);  // not compiled where the vectors' ISA is
+    emit("#endif");
+  }
+
   // A tile of bf16 products (SpatialTile::bf16_pairs) with AVX-512 BF16: the innermost reduction loop steps by two, and
   // each step is one vdpbf16ps per accumulator (16 lanes, each adding the products of a pair of k): the scalar
   // operand's pair broadcast (converted from f32 first where it is bf16(x)), the vector operand's 32 bf16 (its lanes'
@@ -1104,13 +1110,7 @@ class CppPrinter {
       emit("ingot_store_masked_f32xN(" + lane_mask(kAvx512VectorLanes, tile.lanes_of(n)) + ", &" + acc + "[" +
            at_first_lane(tile.indices[n]) + "], " + accumulator(n) + ");");
     close();
-    emit("#else");
-    size_t reported = vectorized_body_lines_.size();
-    printing_spatial_fallback_ = true;
-    print_serial(s);
-    printing_spatial_fallback_ = false;
-    vectorized_body_lines_.resize(reported);  // not compiled where the vectors' ISA is
-    emit("#endif");
+    print_spatial_fallback(s);
   }
 
   void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
@@ -1266,13 +1266,7 @@ class CppPrinter {
         emit("ingot_store_masked_f32xN(" + chunk_mask(n) + ", " + address + ", " + accumulator(n) + ");");
     }
     close();
-    emit("#else");
-    size_t reported = vectorized_body_lines_.size();
-    printing_spatial_fallback_ = true;
-    print_serial(s);
-    printing_spatial_fallback_ = false;
-    vectorized_body_lines_.resize(reported);  // not compiled where the vectors' ISA is
-    emit("#endif");
+    print_spatial_fallback(s);
   }
 
   // Every thread of a parallel region flushes denormal floats to zero (FTZ) and reads them as zero (DAZ) until the

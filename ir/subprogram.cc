@@ -5,50 +5,29 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "ir/functor.h"
+#include "ir/tensor_copier.h"
 
 namespace ingot {
 namespace {
 
 // Rebuilds the part's computes over new tensors: reads of the part's computes go to their copies, reads of anything
 // else to placeholders.
-class PartBuilder final : public ExprMutator {
+class PartBuilder final : public TensorCopier {
  public:
   PartBuilder(const std::set<const TensorNode*>& part, const std::map<std::string, std::string>& rename)
       : part_(part), rename_(rename) {}
 
-  Expr mutate(const Expr& e) override {
-    auto* r = e.as<TensorReadNode>();
-    if (!r) return mutate_children(e);
-    std::vector<Expr> indices;
-    for (const Expr& i : r->indices) indices.push_back(mutate(i));
-    return read(copy_of(r->tensor), std::move(indices));
-  }
-
-  Tensor copy_of(const Tensor& t) {
-    auto it = copies_.find(t.get());
-    if (it != copies_.end()) return it->second;
-    Tensor copy;
-    if (!part_.count(t.get())) {
-      copy = placeholder(new_name(t->name), t->shape, t->dtype);
-    } else {
-      Expr body = mutate(t->body);
-      copy =
-          Tensor(std::make_shared<const TensorNode>(TensorNode{new_name(t->name), t->shape, t->dtype, t->axes, body}));
-    }
-    copies_.emplace(t.get(), copy);
-    return copy;
-  }
-
  private:
+  Tensor make_copy(const Tensor& t) override {
+    if (!part_.count(t.get())) return placeholder(new_name(t->name), t->shape, t->dtype);
+    return with_body(t, new_name(t->name), mutate(t->body));
+  }
   std::string new_name(const std::string& name) const {
     auto it = rename_.find(name);
     return it == rename_.end() ? name : it->second;
   }
-
   const std::set<const TensorNode*>& part_;
   const std::map<std::string, std::string>& rename_;
-  std::unordered_map<const TensorNode*, Tensor> copies_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ir/functor.h"
+#include "ir/tensor_copier.h"
 
 namespace ingot {
 
@@ -51,45 +52,30 @@ std::optional<Bf16Sum> bf16_sum(const Tensor& t, const std::set<std::string>& we
 
 // Rebuilds the program over the rewritten weights: the sums of `sums` multiply in bf16, every other read goes to the
 // rebuilt tensor it read.
-class Bf16Rewriter final : public ExprMutator {
+class Bf16Rewriter final : public TensorCopier {
  public:
   Bf16Rewriter(const std::unordered_map<const TensorNode*, Bf16Sum>& sums,
                const std::unordered_map<const TensorNode*, Tensor>& weights)
-      : sums_(sums), copies_(weights.begin(), weights.end()) {}
-
-  Expr mutate(const Expr& e) override {
-    auto* r = e.as<TensorReadNode>();
-    if (!r) return mutate_children(e);
-    std::vector<Expr> indices;
-    for (const Expr& i : r->indices) indices.push_back(mutate(i));
-    return read(copy_of(r->tensor), std::move(indices));
-  }
-
-  Tensor copy_of(const Tensor& t) {
-    auto it = copies_.find(t.get());
-    if (it != copies_.end()) return it->second;
-    if (t->is_placeholder()) return copies_[t.get()] = t;
-    Expr body;
-    auto sum = sums_.find(t.get());
-    if (sum == sums_.end()) {
-      body = mutate(t->body);
-    } else {
-      const ReduceNode* reduction = t->reduction();
-      auto* product = reduction->source.as<BinaryNode>();
-      const Bf16Sum& s = sum->second;
-      auto* w = (s.weight_first ? product->a : product->b).as<TensorReadNode>();
-      Expr x = mutate(s.weight_first ? product->b : product->a);
-      Expr bf16_x = cast(DType::kFloat32, cast(DType::kBFloat16, x));
-      Expr bf16_w = cast(DType::kFloat32, read(copies_.at(s.weight), w->indices));
-      body = reduce(ReduceOp::kSum, bf16_x * bf16_w, reduction->axes);
-    }
-    Tensor copy(std::make_shared<const TensorNode>(TensorNode{t->name, t->shape, t->dtype, t->axes, body}));
-    return copies_[t.get()] = copy;
+      : sums_(sums) {
+    copies_.insert(weights.begin(), weights.end());
   }
 
  private:
+  Tensor make_copy(const Tensor& t) override {
+    if (t->is_placeholder()) return t;
+    auto sum = sums_.find(t.get());
+    if (sum == sums_.end()) return with_body(t, t->name, mutate(t->body));
+    const ReduceNode* reduction = t->reduction();
+    auto* product = reduction->source.as<BinaryNode>();
+    const Bf16Sum& s = sum->second;
+    auto* w = (s.weight_first ? product->a : product->b).as<TensorReadNode>();
+    Expr x = mutate(s.weight_first ? product->b : product->a);
+    Expr bf16_x = cast(DType::kFloat32, cast(DType::kBFloat16, x));
+    Expr bf16_w = cast(DType::kFloat32, read(copies_.at(s.weight), w->indices));
+    return with_body(t, t->name, reduce(ReduceOp::kSum, bf16_x * bf16_w, reduction->axes));
+  }
+
   const std::unordered_map<const TensorNode*, Bf16Sum>& sums_;
-  std::unordered_map<const TensorNode*, Tensor> copies_;
 };
 
 }  // namespace
