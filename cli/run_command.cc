@@ -211,11 +211,8 @@ void add_run_command(CLI::App& app) {
   cmd->callback([cmd] {
     if (rounds > 1 && gpu) throw std::invalid_argument("--rounds times CPU programs; it does not combine with --gpu");
     if (profile && gpu) throw std::invalid_argument("--profile times CPU programs; it does not combine with --gpu");
-    double rtol_value = number_flag("--rtol", rtol, 0, false), atol_value = number_flag("--atol", atol, 0, false);
-    if (precision == "bf16") {  // bf16's tolerance (ir/dtype.h) at least
-      rtol_value = std::max(rtol_value, kBf16Tolerance);
-      atol_value = std::max(atol_value, kBf16Tolerance);
-    }
+    const auto [rtol_value, atol_value] =
+        verification_tolerance(precision, number_flag("--rtol", rtol, 0, false), number_flag("--atol", atol, 0, false));
     const CpuIsa code_isa = target_isa(isa);
     if (!gpu && !host_runs(code_isa))
       throw std::invalid_argument("--isa " + isa + ": this CPU (" + cpu_isa_name(host_cpu_isa()) +
@@ -229,7 +226,7 @@ void add_run_command(CLI::App& app) {
       // The f32 run's inputs, its weights rounded: the error below is bf16's alone.
       Bf16Program rewritten = bf16_products(f32.program, f32.weights);
       inputs = bf16_inputs(rewritten, f32_inputs);
-      w = command_line_workload(workload, size, cmd->count("--size") > 0, precision);
+      w = bf16_workload(f32, rewritten);
     }
     const Program& program = w.program;
     if (schedules.empty()) schedules = default_schedules(program);

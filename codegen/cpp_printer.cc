@@ -716,12 +716,7 @@ class CppPrinter {
     auto accumulator = [&](size_t n) {
       return r.folds.size() == 1 ? std::string("ingot_acc") : "ingot_acc" + std::to_string(n);
     };
-    auto all = [](const std::vector<Expr>& conds) {
-      Expr e = conds[0];
-      for (size_t n = 1; n < conds.size(); ++n) e = logical_and(e, conds[n]);
-      return e;
-    };
-    open(r.outer_guard.empty() ? std::string("{") : "if (" + expr(all(r.outer_guard)).text + ") {");
+    open_outer_guard(r);
     std::string names;
     for (size_t n = 0; n < r.folds.size(); ++n) {
       emit(std::string(type) + " " + accumulator(n) + " = " + fold_element(r.folds[n]) + ";");
@@ -732,7 +727,7 @@ class CppPrinter {
     open(for_header(loop));
     {
       VarScope scope(*this, loop->name());
-      if (!r.iteration_guard.empty()) open("if (" + expr(all(r.iteration_guard)).text + ") {");
+      if (!r.iteration_guard.empty()) open("if (" + expr(conjunction(r.iteration_guard)).text + ") {");
       for (size_t n = 0; n < r.folds.size(); ++n) {
         accumulator_ = as<StoreNode>(r.folds[n]);
         accumulator_name_ = accumulator(n);
@@ -745,6 +740,25 @@ class CppPrinter {
     vectorized_body_lines_.push_back({first, int(body_.size()) - 1});
     for (size_t n = 0; n < r.folds.size(); ++n) emit(fold_element(r.folds[n]) + " = " + accumulator(n) + ";");
     close();
+  }
+
+  // The position of e among `known` (distinct expressions), appended when it is not there yet.
+  static size_t distinct_index(std::vector<Expr>& known, const Expr& e) {
+    size_t i = 0;
+    while (i < known.size() && !structural_equal(known[i], e)) ++i;
+    if (i == known.size()) known.push_back(e);
+    return i;
+  }
+
+  static Expr conjunction(const std::vector<Expr>& conds) {
+    Expr e = conds[0];
+    for (size_t n = 1; n < conds.size(); ++n) e = logical_and(e, conds[n]);
+    return e;
+  }
+
+  // A reduction's block, under the guards that do not move with its loop (a split's tail of the folds' elements).
+  void open_outer_guard(const SimdReduction& r) {
+    open(r.outer_guard.empty() ? std::string("{") : "if (" + expr(conjunction(r.outer_guard)).text + ") {");
   }
 
   // A fold's element as C++ text: acc[i].
@@ -775,12 +789,7 @@ class CppPrinter {
   // With `omp simd reduction`, g++ kept one operand register and reloaded the others for every fold: a BERT FFN
   // GEMM's 4 x 4 tiles ran at 62 GFLOP/s that way and at 138 this way (2 cores, AVX-512).
   void print_vector_reduction(const ForNode* loop, const SimdReduction& r, const std::vector<Expr>& terms) {
-    auto all = [](const std::vector<Expr>& conds) {
-      Expr e = conds[0];
-      for (size_t n = 1; n < conds.size(); ++n) e = logical_and(e, conds[n]);
-      return e;
-    };
-    open(r.outer_guard.empty() ? std::string("{") : "if (" + expr(all(r.outer_guard)).text + ") {");
+    open_outer_guard(r);
     VarScope scope(*this, loop->name());
     const std::string k = names_.loop_var(loop->name()), extent = std::to_string(loop->extent);
     for (size_t n = 0; n < r.folds.size(); ++n) emit("ingot_f32xN ingot_vacc" + std::to_string(n) + " = {};");
@@ -815,28 +824,22 @@ class CppPrinter {
   void print_bf16_vector_reduction(const ForNode* loop, const SimdReduction& r, const std::vector<Expr>& terms) {
     bf16_pair_tiles_ = true;
     vector_width(loop);
-    open("{");
+    open_outer_guard(r);
     VarScope scope(*this, loop->name());
     const std::string k = names_.loop_var(loop->name()), extent = std::to_string(loop->extent);
     for (size_t n = 0; n < r.folds.size(); ++n) emit("ingot_f32xN ingot_vacc" + std::to_string(n) + " = {};");
     // The bf16 values of the products, each once: f32(S) * f32(V) gives S and V.
     std::vector<Expr> operands;
     std::vector<std::pair<size_t, size_t>> uses;
-    auto index_of = [&](const Expr& e) {
-      size_t i = 0;
-      while (i < operands.size() && !structural_equal(operands[i], e)) ++i;
-      if (i == operands.size()) operands.push_back(e);
-      return i;
-    };
     for (const Expr& term : terms) {
       auto* product = term.as<BinaryNode>();
-      uses.emplace_back(index_of(product->a.as<CastNode>()->value), index_of(product->b.as<CastNode>()->value));
+      uses.emplace_back(distinct_index(operands, product->a.as<CastNode>()->value),
+                        distinct_index(operands, product->b.as<CastNode>()->value));
     }
     std::vector<bool> from_f32(operands.size());
     for (size_t i = 0; i < operands.size(); ++i) {
-      const BufferLoadNode* load = operands[i].as<BufferLoadNode>();
-      from_f32[i] = load == nullptr;
-      if (!load) load = operands[i].as<CastNode>()->value.as<BufferLoadNode>();
+      const BufferLoadNode* load = bf16_value_load(operands[i]);
+      from_f32[i] = load->dtype == DType::kFloat32;
       Expr first = simplify(substitute(load->index, {{loop->name(), int_imm(0)}}));
       emit(std::string("const ") + (from_f32[i] ? "float" : "uint16_t") + "* ingot_p" + std::to_string(i) + " = &" +
            lookup(load->buffer).c_name + "[" + index_code(first) + "];");
@@ -1051,8 +1054,7 @@ class CppPrinter {
     const std::unordered_map<std::string, Expr> first_lane{{v, Expr(int64_t(0))}};
     auto at_first_lane = [&](const Expr& e) { return index_code(simplify(substitute(e, first_lane))); };
     auto address = [&](const Expr& bf16_value) {
-      const BufferLoadNode* load = bf16_value.as<BufferLoadNode>();
-      if (!load) load = bf16_value.as<CastNode>()->value.as<BufferLoadNode>();
+      const BufferLoadNode* load = bf16_value_load(bf16_value);
       return "&" + lookup(load->buffer).c_name + "[" + at_first_lane(load->index) + "]";
     };
     emit(kBf16Guard);
@@ -1070,19 +1072,13 @@ class CppPrinter {
       scopes.push_back(std::make_unique<VarScope>(*this, r->name()));
     }
     std::vector<Expr> vectors, scalars;
-    auto index_of = [](std::vector<Expr>& known, const Expr& e) {
-      size_t i = 0;
-      while (i < known.size() && !structural_equal(known[i], e)) ++i;
-      if (i == known.size()) known.push_back(e);
-      return i;
-    };
     std::vector<size_t> vector_of(tile.terms.size()), scalar_of(tile.terms.size());
     std::vector<int64_t> vector_lanes;
     for (size_t n = 0; n < tile.terms.size(); ++n) {
-      vector_of[n] = index_of(vectors, tile.pair_vectors[n]);
+      vector_of[n] = distinct_index(vectors, tile.pair_vectors[n]);
       vector_lanes.resize(vectors.size());
       vector_lanes[vector_of[n]] = std::max(vector_lanes[vector_of[n]], tile.lanes_of(n));
-      scalar_of[n] = index_of(scalars, tile.pair_scalars[n]);
+      scalar_of[n] = distinct_index(scalars, tile.pair_scalars[n]);
     }
     for (size_t i = 0; i < vectors.size(); ++i) {
       const std::string ingot_v = "const __m512i ingot_v" + std::to_string(i) + " = ";

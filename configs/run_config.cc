@@ -17,7 +17,6 @@
 
 #include "ir/scalar_text.h"
 #include "ir/yaml_values.h"
-#include "workloads/bf16_products.h"
 #include "workloads/onnx_import.h"
 
 namespace ingot {
@@ -508,11 +507,12 @@ ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload) {
   if (workload.precision == "fp32") return f32;
   if (workload.precision != "bf16")
     throw std::invalid_argument("unknown precision '" + workload.precision + "' (expected fp32 or bf16)");
-  // Random weights keep their ranges (bf16 is drawn by the dtype); an ONNX model's are rounded into pairs.
-  Bf16Program bf16 = bf16_products(f32.program, f32.weights);
-  TensorMap fixed = f32.fixed_inputs.empty() ? TensorMap{} : bf16_inputs(bf16, f32.fixed_inputs);
-  return {f32.name + "@bf16", std::move(bf16.program), std::move(f32.input_ranges), std::move(fixed),
-          std::move(f32.weights)};
+  return bf16_workload(f32, bf16_products(f32.program, f32.weights));
+}
+
+ConfiguredWorkload bf16_workload(const ConfiguredWorkload& f32, const Bf16Program& rewritten) {
+  TensorMap fixed = f32.fixed_inputs.empty() ? TensorMap{} : bf16_inputs(rewritten, f32.fixed_inputs);
+  return {f32.name + "@bf16", rewritten.program, f32.input_ranges, std::move(fixed), f32.weights};
 }
 
 }  // namespace ingot

@@ -14,6 +14,7 @@
 #include "ir/host_tensor.h"
 #include "ir/located_error.h"
 #include "ir/program.h"
+#include "workloads/bf16_products.h"
 #include "workloads/registry.h"
 
 namespace ingot {
@@ -150,6 +151,10 @@ struct ConfiguredWorkload {
 // make_workload). Throws what those throw. A binding changes the program's name (onnx_import.h), so the
 // database keys each binding as a workload of its own; results are still stored under the file's stem.
 ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload);
+
+// The bf16 form of an f32 workload (precision: bf16): `rewritten` (bf16_products of its program and weights) under
+// the name with "@bf16", an ONNX model's weights rounded; random weights keep their ranges (drawn as bf16).
+ConfiguredWorkload bf16_workload(const ConfiguredWorkload& f32, const Bf16Program& rewritten);
 
 // workload.bind as the importer takes it: int64 tensors of shape [n], or [] for a scalar.
 std::map<std::string, HostTensor> onnx_bound_inputs(const WorkloadConfig& workload);

@@ -116,13 +116,19 @@ int64_t lane_step(const Expr& d, const std::string& loop_var) {
   return imm ? imm->value : 0;
 }
 
-// The bf16 value under f32(...): a load of a bf16 buffer, or bf16(x) of an f32 load; null otherwise.
+const BufferLoadNode* bf16_value_load(const Expr& bf16_value) {
+  if (auto* load = bf16_value.as<BufferLoadNode>()) return load->dtype == DType::kBFloat16 ? load : nullptr;
+  auto* rounded = bf16_value.as<CastNode>();
+  return rounded && rounded->dtype == DType::kBFloat16 && rounded->value.dtype() == DType::kFloat32
+             ? rounded->value.as<BufferLoadNode>()
+             : nullptr;
+}
+
+// The load under f32(S), S a bf16 value (bf16_value_load); null otherwise.
 static const BufferLoadNode* bf16_operand_load(const Expr& e) {
   auto* to_f32 = e.as<CastNode>();
-  if (!to_f32 || to_f32->dtype != DType::kFloat32 || to_f32->value.dtype() != DType::kBFloat16) return nullptr;
-  if (auto* load = to_f32->value.as<BufferLoadNode>()) return load;
-  auto* rounded = to_f32->value.as<CastNode>();
-  return rounded && rounded->value.dtype() == DType::kFloat32 ? rounded->value.as<BufferLoadNode>() : nullptr;
+  if (!to_f32 || to_f32->dtype != DType::kFloat32) return nullptr;
+  return bf16_value_load(to_f32->value);
 }
 
 // f32(S) * f32(V) in either order as {S, V} (the bf16 values), S invariant in `lanes` and V moving by two elements per
@@ -210,8 +216,7 @@ static bool lane_condition(const Expr& c, const std::string& lanes) {
 
 // Whether the load under the bf16 value reads adjacent elements at k = 2 u and k = 2 u + 1.
 static bool pair_adjacent(const Expr& bf16_value, const std::string& k) {
-  const BufferLoadNode* load = bf16_value.as<BufferLoadNode>();
-  if (!load) load = bf16_value.as<CastNode>()->value.as<BufferLoadNode>();
+  const BufferLoadNode* load = bf16_value_load(bf16_value);
   const Expr u = var(k + ".pair");
   const Expr even = substitute(load->index, {{k, u * int64_t(2)}});
   const Expr odd = substitute(load->index, {{k, u * int64_t(2) + int64_t(1)}});

@@ -55,6 +55,9 @@ size_t max_vector_accumulators(int64_t lanes);
 // kMinVectorAccumulators to max_vector_accumulators(vector_lanes) folds is f32 constants, loads invariant in the loop
 // or moving by one element per iteration, and +, -, * of those, and the loop has at least vector_lanes iterations;
 // std::nullopt otherwise.
+// The load under a bf16 value of a bf16 product: a load of a bf16 buffer, or bf16(x) of an f32 load; null otherwise.
+const BufferLoadNode* bf16_value_load(const Expr& bf16_value);
+
 // Or, with 16 lanes, every term f32(S) * f32(V) of two bf16 values (bf16 loads or bf16(x) of f32 loads) that move by
 // one element per iteration, and the loop has at least 32: AVX-512 BF16's dot product of pairs then takes 32
 // iterations at once (bf16_vector_terms says which kind).

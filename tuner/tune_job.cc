@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "analysis/strategies.h"
 #include "compile/cpp_compiler.h"
@@ -36,12 +37,8 @@ TuneOptions tune_options_from_config(const RunConfig& config) {
   o.runner.min_repeats = config.measure.min_repeats;
   o.runner.max_repeats = config.measure.max_repeats;
   o.runner.run_timeout_seconds = config.measure.run_timeout_s;
-  o.runner.rtol = config.measure.rtol;
-  o.runner.atol = config.measure.atol;
-  if (config.workload.precision == "bf16") {
-    o.runner.rtol = std::max(o.runner.rtol, kBf16Tolerance);
-    o.runner.atol = std::max(o.runner.atol, kBf16Tolerance);
-  }
+  std::tie(o.runner.rtol, o.runner.atol) =
+      verification_tolerance(config.workload.precision, config.measure.rtol, config.measure.atol);
   o.side_by_side = config.measure.side_by_side;
   o.side_by_side_rounds = config.measure.side_by_side_rounds;
   o.batch_size = config.search.batch;
@@ -104,6 +101,11 @@ void check_bf16_precision(CpuIsa isa, const std::string& where) {
   if (isa != CpuIsa::kAvx512)
     throw std::invalid_argument(where + ": bf16 is written for AVX-512 BF16, not for " + cpu_isa_name(isa) +
                                 " code; use the ISA native or avx512");
+}
+
+std::pair<double, double> verification_tolerance(const std::string& precision, double rtol, double atol) {
+  if (precision != "bf16") return {rtol, atol};
+  return {std::max(rtol, kBf16Tolerance), std::max(atol, kBf16Tolerance)};
 }
 
 std::string cpp_flags_for(CpuIsa isa) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "analysis/partition_plan.h"
 #include "analysis/target.h"
@@ -55,6 +56,9 @@ std::string cpp_flags_for(CpuIsa isa);
 // Throws std::invalid_argument (starting with `where`) unless code of `isa` can run bf16 products here: this CPU has
 // AVX-512 BF16 and the code is AVX-512 (precision: bf16, workloads/bf16_products.h).
 void check_bf16_precision(CpuIsa isa, const std::string& where);
+// The verification tolerance of a workload in `precision`: rtol and atol as given, for bf16 at least kBf16Tolerance
+// (ir/dtype.h).
+std::pair<double, double> verification_tolerance(const std::string& precision, double rtol, double atol);
 
 // What every tuning job of a config starts from: the resolved target (a CPU: a GPU target throws
 // std::invalid_argument naming target.kind and config_path), the loop's options (with the workload's input ranges and

@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 
+#include "analysis/target.h"
 #include "codegen/pipeline.h"
 #include "compile/cpp_compiler.h"
 #include "compile/kernel_module.h"
@@ -1038,6 +1039,39 @@ TEST(CppPrinter, Bf16BuffersAreConvertedByCasts) {
   // Ties, both to even: 2 + 2^-7 lies halfway between 2 and 2 + 2^-6, 2 + 2^-6 + 2^-7 between 2 + 2^-6 and 2 + 2^-5.
   EXPECT_EQ(result.get(0), 2.0);
   EXPECT_EQ(result.get(2), 2.0 + 1.0 / 32);
+}
+
+// A GEMV tile of bf16 products under a guard that does not move with k (the tail of a split of its rows) keeps the
+// guard around its vdpbf16ps steps: the padded rows 8 .. 11 are not written.
+TEST(CppPrinter, ABf16GemvTileKeepsItsOuterGuard) {
+  const int64_t rows = 8, padded = 12, n = 64;
+  Buffer w = global_buffer("W", {padded, n}, DType::kBFloat16), x = global_buffer("x", {n});
+  Buffer y = global_buffer("y", {padded});
+  Expr ro = var("ro"), ri = var("ri"), k = var("k");
+  Expr row = ro * 4 + ri;
+  Expr term = cast(DType::kFloat32, cast(DType::kBFloat16, load(x, k))) * cast(DType::kFloat32, load(w, row * n + k));
+  Stmt tile = if_then_else(lt(ro, rows / 4), for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, load(y, row) + term)));
+  Stmt body =
+      for_loop(ro, padded / 4, LoopKind::kSerial,
+               seq({if_then_else(lt(ro, rows / 4), for_loop(ri, 4, LoopKind::kUnrolled, store(y, row, Expr(0.0)))),
+                    for_loop(k, n, LoopKind::kVectorized, tile, kAvx512VectorLanes)}));
+  LoopFunction f{"guarded_bf16_gemv", {w, x}, {y}, {}, body};
+  const std::string source = print_cpp(f);
+  EXPECT_NE(source.find("#if defined(__AVX512BF16__) && defined(__AVX512BW__)\n    if (ro < 2) {\n"), std::string::npos)
+      << source;
+  if (!host_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: the tile was printed, not run";
+  HostTensor weights(DType::kBFloat16, {padded, n}), input(DType::kFloat32, {n}), out(DType::kFloat32, {padded});
+  for (int64_t i = 0; i < padded * n; ++i) weights.set(i, double((i * 7) % 13) / 8 - 0.75);
+  for (int64_t i = 0; i < n; ++i) input.f32()[i] = float((i * 5) % 11) / 4 - 1.25f;
+  for (int64_t i = 0; i < padded; ++i) out.f32()[i] = -7.0f;
+  KernelModule module(compile_cpp(source).path, f);
+  module.run({&weights, &input}, {&out});
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;  // the inputs are bf16 values already: exact products, sums of few bits
+    for (int64_t i = 0; i < n; ++i) sum += weights.get(r * n + i) * double(input.f32()[i]);
+    EXPECT_NEAR(out.f32()[r], sum, 1e-4 * (1 + std::fabs(sum))) << r;
+  }
+  for (int64_t r = rows; r < padded; ++r) EXPECT_EQ(out.f32()[r], -7.0f) << r;
 }
 
 void expect_rejected(const LoopFunction& f, const std::string& fragment) {
