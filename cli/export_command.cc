@@ -1,12 +1,15 @@
 // `ingot export --workload W --out DIR`: the best measured program of a workload as standalone C++ that checks
 // itself (compile/export_cpp.h). The program is rebuilt from the config recorded with the measuring run, and must
 // hash to the stored workload; its inputs are the ones that run measured with, its reference the interpreter's.
+// With --schedule, the program of that schedule instead, built as `ingot run` builds it; with a GPU target (sm_80,
+// sm_90) as CUDA (compile/export_cuda.h), which needs --schedule until GPU candidates are tuned.
 #include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "codegen/pipeline.h"
 #include "compile/export_cpp.h"
+#include "compile/export_cuda.h"
 #include "configs/run_config.h"
 #include "interp/interpreter.h"
 #include "results/database.h"
@@ -17,58 +20,105 @@
 
 namespace ingot::cli {
 
+namespace {
+
+// What both ways of choosing the program hand to the export.
+struct ProgramToExport {
+  LoopFunction function;
+  TensorMap inputs;
+  TensorMap reference;
+};
+
+void print_written(const ExportedProgram& e, const std::vector<std::string>& written, const std::string& out) {
+  // The text files come first; the data files, one per tensor, are summed up by folder.
+  size_t text_files = written.size() - e.inputs.size() - e.reference.size();
+  for (size_t n = 0; n < text_files; ++n) std::cout << "wrote " << written[n] << "\n";
+  for (const auto& [folder, tensors] : {std::pair{"inputs", &e.inputs}, std::pair{"reference", &e.reference}}) {
+    size_t bytes = 0;
+    for (const auto& [name, tensor] : *tensors) bytes += tensor.num_bytes();
+    std::cout << "wrote " << tensors->size() << (tensors->size() == 1 ? " file, " : " files, ") << bytes
+              << " bytes, in " << (std::filesystem::path(out) / folder).string() << "\n";
+  }
+  std::cout << "build: cd " << out << " && " << e.build_command << "\n"
+            << "run:   cd " << out << " && ./" << e.name
+            << "  (checks every output against reference/; --repeat N times the kernel)\n";
+}
+
+}  // namespace
+
 void add_export_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("export", "Write the best program of a workload as standalone C++");
-  static std::string db = "ingot.db", workload, out, target, isa = "native";
+  CLI::App* cmd = app.add_subcommand("export", "Write the best program of a workload as standalone C++ (or CUDA)");
+  static std::string db = "ingot.db", workload, out, target, isa = "native", schedule, size = "default",
+                     precision = "fp32";
   static int threads = 0;
+  static uint64_t seed = 1;
   cmd->add_option("--db", db, "Database file")->capture_default_str();
-  cmd->add_option("--workload", workload, "Workload name or hash, or the ONNX file tuned")
-      ->transform(onnx_file_as_stored_name())
-      ->required();
+  cmd->add_option("--workload", workload, "Workload name or hash, or the ONNX file tuned")->required();
   cmd->add_option("--out", out, "Output directory")->required();
-  cmd->add_option("--target", target, "Target key (default: this machine's CPU target)");
+  cmd->add_option("--target", target,
+                  "Target key (default: this machine's CPU target); sm_80 or sm_90: CUDA for that GPU (with "
+                  "--schedule)");
   cmd->add_option("--threads", threads, "Threads of the CPU target, when --target is not given")->capture_default_str();
   cmd->add_option("--isa", isa, "ISA of the CPU target, when --target is not given (native, avx512, avx2, generic)")
       ->capture_default_str();
-  cmd->callback([] {
-    Database d = Database::open_existing(db);
-    std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa)) : target;
-    // The fastest side by side where the tuner's end-of-run comparison overruled the least single median.
-    std::optional<ChosenBest> chosen = choose_best(d, workload, t);
-    if (!chosen)
-      throw std::runtime_error("no correct measurement of '" + workload + "' on target '" + t + "' in " + db);
-    const MeasuredCandidate* best = &chosen->least_median;
-    auto run = d.run(best->measurement.run_id);
-    if (!run) throw std::runtime_error("the run of the best measurement is missing from " + db);
-    RunConfig config = parse_run_config(run->config_text, db + ": run " + std::to_string(run->id) + " config");
-    // An ONNX workload is imported again from the absolute path the config recorded.
-    ConfiguredWorkload w = make_configured_workload(config.workload);
-    if (workload_key(w.program) != best->candidate.workload_hash)
-      throw std::runtime_error("workload '" + w.name +
-                               "' no longer builds the program that was measured (this ingot builds a different "
-                               "program from the recorded config" +
-                               (config.workload.onnx.empty() ? "" : ", or " + config.workload.onnx + " changed") + ")");
-    if (chosen->side_by_side_winner)
-      std::cout << "candidate " << chosen->candidate_hash() << ": the fastest side by side in run "
-                << chosen->side_by_side->run_id << "\n";
-    LoopFunction f = lower_program(w.program, Schedule::from_json(chosen->schedule_json()));
-    // As the tuning loop builds them; the run's seed, not the config's, which `ingot tune --seed` overrides.
-    TensorMap inputs = workload_inputs(w, run->seed);
-    TensorMap reference = interpret(w.program, inputs);
-    ExportedProgram e = export_cpp(f, std::move(inputs), std::move(reference));
-    std::vector<std::string> written = write_exported_program(e, out);
-    // The text files come first; the data files, one per tensor, are summed up by folder.
-    size_t text_files = written.size() - e.inputs.size() - e.reference.size();
-    for (size_t n = 0; n < text_files; ++n) std::cout << "wrote " << written[n] << "\n";
-    for (const auto& [folder, tensors] : {std::pair{"inputs", &e.inputs}, std::pair{"reference", &e.reference}}) {
-      size_t bytes = 0;
-      for (const auto& [name, tensor] : *tensors) bytes += tensor.num_bytes();
-      std::cout << "wrote " << tensors->size() << (tensors->size() == 1 ? " file, " : " files, ") << bytes
-                << " bytes, in " << (std::filesystem::path(out) / folder).string() << "\n";
+  cmd->add_option("--schedule", schedule,
+                  "Export this schedule instead of the best measured one: a spec as `ingot run --schedule` takes "
+                  "(strategy:global, a schedule JSON file, db:HASH, ...)");
+  cmd->add_option("--size", size, "With --schedule: small, default or NAME=VALUE,... (as `ingot run --size`)")
+      ->capture_default_str();
+  cmd->add_option("--seed", seed, "With --schedule: the seed of the random inputs")->capture_default_str();
+  cmd->add_option("--precision", precision, "With --schedule: fp32, or bf16 (as `ingot run --precision`)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  cmd->callback([cmd] {
+    const bool gpu = target == "sm_80" || target == "sm_90";
+    for (const char* flag : {"--size", "--seed", "--precision"})
+      if (cmd->count(flag) > 0 && schedule.empty())
+        throw std::invalid_argument(std::string(flag) +
+                                    " applies with --schedule; the best measured program "
+                                    "is exported at the size, seed and precision it was measured with");
+    ProgramToExport p;
+    if (!schedule.empty()) {
+      ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0, precision);
+      Schedule s = schedule_from_spec(schedule, w.program, gpu, isa, w.weights, db);
+      p.function = lower_program(w.program, s);
+      p.inputs = workload_inputs(w, seed);
+      p.reference = interpret(w.program, p.inputs);
+    } else {
+      if (gpu)
+        throw std::invalid_argument("--target " + target +
+                                    ": GPU candidates are not tuned yet, so no measured program exists for it; "
+                                    "name the program with --schedule (e.g. --schedule strategy:global)");
+      Database d = Database::open_existing(db);
+      // An ONNX file's results are stored under its stem.
+      const std::string name = is_onnx_file(workload) ? std::filesystem::path(workload).stem().string() : workload;
+      std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa)) : target;
+      // The fastest side by side where the tuner's end-of-run comparison overruled the least single median.
+      std::optional<ChosenBest> chosen = choose_best(d, name, t);
+      if (!chosen) throw std::runtime_error("no correct measurement of '" + name + "' on target '" + t + "' in " + db);
+      const MeasuredCandidate* best = &chosen->least_median;
+      auto run = d.run(best->measurement.run_id);
+      if (!run) throw std::runtime_error("the run of the best measurement is missing from " + db);
+      RunConfig config = parse_run_config(run->config_text, db + ": run " + std::to_string(run->id) + " config");
+      // An ONNX workload is imported again from the absolute path the config recorded.
+      ConfiguredWorkload w = make_configured_workload(config.workload);
+      if (workload_key(w.program) != best->candidate.workload_hash)
+        throw std::runtime_error(
+            "workload '" + w.name +
+            "' no longer builds the program that was measured (this ingot builds a different program from the "
+            "recorded config" +
+            (config.workload.onnx.empty() ? "" : ", or " + config.workload.onnx + " changed") + ")");
+      if (chosen->side_by_side_winner)
+        std::cout << "candidate " << chosen->candidate_hash() << ": the fastest side by side in run "
+                  << chosen->side_by_side->run_id << "\n";
+      p.function = lower_program(w.program, Schedule::from_json(chosen->schedule_json()));
+      // As the tuning loop builds them; the run's seed, not the config's, which `ingot tune --seed` overrides.
+      p.inputs = workload_inputs(w, run->seed);
+      p.reference = interpret(w.program, p.inputs);
     }
-    std::cout << "build: cd " << out << " && " << e.build_command << "\n"
-              << "run:   cd " << out << " && ./" << e.name
-              << "  (checks every output against reference/; --repeat N times the kernel)\n";
+    ExportedProgram e = gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), target)
+                            : export_cpp(p.function, std::move(p.inputs), std::move(p.reference));
+    print_written(e, write_exported_program(e, out), out);
   });
 }
 

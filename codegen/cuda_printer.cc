@@ -19,7 +19,6 @@ namespace ingot {
 namespace {
 
 constexpr int64_t kMaxThreadsPerBlock = 1024;
-constexpr const char* kCanonicalKernelName = "ingot_kernel";
 constexpr std::array<int64_t, 3> kMaxBlockDim{1024, 1024, 64};
 constexpr std::array<int64_t, 3> kMaxGridDim{2147483647, 65535, 65535};
 
@@ -205,11 +204,14 @@ struct Placement {
 class CudaPrinter {
  public:
   // A canonical printer names buffers and variables by order of first use and the kernel `ingot_kernel`.
-  CudaPrinter(const LoopFunction& f, bool canonical) : f_(f), names_(canonical), canonical_(canonical) {}
+  // kernel_name, where not empty, replaces the function's own name.
+  CudaPrinter(const LoopFunction& f, bool canonical, std::string kernel_name)
+      : f_(f), names_(canonical), canonical_(canonical), kernel_name_(std::move(kernel_name)) {}
 
   std::string print() {
     CudaLaunchConfig launch = cuda_launch_config(f_);
-    if (canonical_) launch.kernel_name = kCanonicalKernelName;
+    if (kernel_name_.empty()) kernel_name_ = launch.kernel_name;
+    launch.kernel_name = kernel_name_;
     names_.reserve(launch.kernel_name);
     std::string params = parameters();
     emit_body();
@@ -272,8 +274,8 @@ class CudaPrinter {
         emit_stmt(s, Placement{}, 1);
         continue;
       }
-      auto [it, is_new] =
-          stage_function_names_.emplace(keys[i], "ingot_stage_" + std::to_string(stage_function_names_.size()));
+      auto [it, is_new] = stage_function_names_.emplace(
+          keys[i], kernel_name_ + "_stage_" + std::to_string(stage_function_names_.size()));
       if (is_new) stage_functions_.push_back(stage_function(s, it->second, false));
       std::string args;
       for (const Buffer& b : stmt_buffers(s).used) args += (args.empty() ? "" : ", ") + buffer_name(b);
@@ -712,6 +714,7 @@ class CudaPrinter {
   const LoopFunction& f_;
   NameTable names_;
   bool canonical_;
+  std::string kernel_name_;  // stage functions are named after it, so that kernels can share a source file
   std::ostringstream body_;
   std::set<std::string> inputs_;
   std::set<std::string> known_buffers_;
@@ -734,12 +737,12 @@ std::string cuda_kernel_name(const LoopFunction& f) { return f.name.empty() ? "i
 
 std::string print_cuda(const LoopFunction& f) {
   if (!f.body) throw std::invalid_argument(fail_prefix(f) + "no body");
-  return CudaPrinter(f, false).print();
+  return CudaPrinter(f, false, "").print();
 }
 
-std::string print_cuda_canonical(const LoopFunction& f) {
+std::string print_cuda_canonical(const LoopFunction& f, const std::string& kernel_name) {
   if (!f.body) throw std::invalid_argument(fail_prefix(f) + "no body");
-  return CudaPrinter(f, true).print();
+  return CudaPrinter(f, true, kernel_name).print();
 }
 
 CudaLaunchConfig cuda_launch_config(const LoopFunction& f) {

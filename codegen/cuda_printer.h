@@ -37,10 +37,11 @@ std::string cuda_kernel_name(const LoopFunction& f);
 // slower threads still read.
 std::string print_cuda(const LoopFunction& f);
 
-// The same kernel with buffers and variables named by order of first use and the kernel named `ingot_kernel`:
+// The same kernel with buffers and variables named by order of first use and the kernel named kernel_name:
 // kernels that differ only in names (every cell of a model run one kernel per operator) print the same text,
-// so one compiled binary serves them all, each launched with its own buffers.
-std::string print_cuda_canonical(const LoopFunction& f);
+// so one compiled binary serves them all, each launched with its own buffers. A kernel's out-of-line stage
+// functions are named after it (<kernel_name>_stage_N), so kernels of other names can share a source file.
+std::string print_cuda_canonical(const LoopFunction& f, const std::string& kernel_name = "ingot_kernel");
 
 // Block = the largest extent of each thread-loop dimension (clamped to CUDA's limits: x, y <= 1024, z <= 64,
 // x*y*z <= 1024); grid = the largest extent of each block-loop dimension; cooperative = has a grid barrier.

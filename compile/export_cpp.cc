@@ -131,7 +131,7 @@ constexpr const char* kMainTemplate =
 // DATA_DIR/outputs and compares it with DATA_DIR/reference by ingot's verification rule. See README.txt.
 // Usage: ./@NAME@ [DATA_DIR] [--repeat N]; DATA_DIR defaults to the current directory.
 // Exit status: 0 every output matches, 1 an output differs, 2 a data file is missing or has the wrong size, or a
-// bad argument.
+// bad argument@MORE_EXIT_STATUSES@.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -144,7 +144,7 @@ constexpr const char* kMainTemplate =
 #include <string>
 #include <system_error>
 #include <vector>
-
+@MAIN_INCLUDES@
 #include "@NAME@.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the data files hold little-endian elements");
@@ -339,17 +339,7 @@ int main(int argc, char** argv) {
   }
   if (!files_ok) return 2;
 
-  std::vector<void*> args;
-  for (Tensor& t : inputs) args.push_back(t.data);
-  for (Tensor& t : outputs) args.push_back(t.data);
-  Tensor workspace = allocate(size_t(ingot_workspace_bytes()));
-  std::vector<double> milliseconds;
-  for (long run = 0; run < std::max(repeat, 1L); ++run) {
-    auto start = std::chrono::steady_clock::now();
-    ingot_run(args.data(), workspace.bytes > 0 ? workspace.data : nullptr);
-    milliseconds.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  if (repeat > 0) {
+@RUN@  if (repeat > 0) {
     std::sort(milliseconds.begin(), milliseconds.end());
     size_t n = milliseconds.size();
     std::printf("@NAME@: median %.4f ms of %zu runs\n", (milliseconds[(n - 1) / 2] + milliseconds[n / 2]) / 2, n);
@@ -374,29 +364,46 @@ int main(int argc, char** argv) {
 }
 )";
 
+// The CPU main's run: ingot_run on the host tensors.
+constexpr const char* kCpuRun = R"(  std::vector<void*> args;
+  for (Tensor& t : inputs) args.push_back(t.data);
+  for (Tensor& t : outputs) args.push_back(t.data);
+  Tensor workspace = allocate(size_t(ingot_workspace_bytes()));
+  std::vector<double> milliseconds;
+  for (long run = 0; run < std::max(repeat, 1L); ++run) {
+    auto start = std::chrono::steady_clock::now();
+    ingot_run(args.data(), workspace.bytes > 0 ? workspace.data : nullptr);
+    milliseconds.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+)";
+
 // The shortest literal that reads back as exactly v.
 std::string exact_double(double v) {
   char text[32];
   return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
 }
 
-std::string readme_text(const ExportedProgram& e) {
+std::string readme_text(const ExportedProgram& e, const ExportBackend& backend) {
   std::ostringstream r;
-  r << e.name << ": a program tuned by ingot, as standalone C++ that checks itself.\n\n"
-    << "Build (g++ with OpenMP; nothing of ingot is needed):\n  " << e.build_command << "\n\n"
+  r << e.name << ": a program tuned by ingot, as standalone " << backend.language << " that checks itself.\n\n"
+    << "Build (" << backend.build_needs << "; nothing of ingot is needed):\n  " << e.build_command << "\n\n"
     << "Run, in this folder (or give the folder that holds inputs/ and reference/ as DATA_DIR):\n"
     << "  ./" << e.name << " [DATA_DIR] [--repeat N]\n"
     << "It reads every input, runs the kernel (N times with --repeat, printing the median time in ms), writes each\n"
     << "output to outputs/ and compares it with reference/, printing one line per output: ok, or how many elements\n"
     << "differ and the worst of them. Exit status: 0 when every output matches, 1 when one differs, 2 when a data\n"
-    << "file is missing or has the wrong size. OMP_NUM_THREADS sets the number of threads.\n"
+    << "file is missing or has the wrong size" << backend.more_exit_statuses << ". " << backend.readme_run_note << "\n"
     << "An output matches when every element has |actual - expected| <= " << e.atol << " * max(1, max |expected|) + "
     << e.rtol << " * |expected|,\nas ingot verifies the programs it measures.\n\n"
-    << "Files:\n"
-    << "  " << e.name << ".cpp       the kernel, ingot_run\n"
-    << "  " << e.name << ".h         its C interface, with the order, dtype and shape of every buffer\n"
-    << "  " << e.name << "_main.cpp  the check above\n"
-    << "  inputs/<tensor>.bin     each input: the values ingot measured the program with\n"
+    << "Files:\n";
+  const size_t width = std::max(e.kernel_file.size(), e.main_file.size()) + 2;
+  auto file = [&](const std::string& name, const std::string& what) {
+    r << "  " << name << std::string(width > name.size() ? width - name.size() : 1, ' ') << what << "\n";
+  };
+  file(e.kernel_file, backend.kernel_file_note);
+  file(e.name + ".h", "its C interface, with the order, dtype and shape of every buffer");
+  file(e.main_file, "the check above");
+  r << "  inputs/<tensor>.bin     each input: the values ingot measured the program with\n"
     << "  reference/<tensor>.bin  each output as ingot's interpreter computed it from those inputs\n"
     << "  outputs/<tensor>.bin    each output of the last run (written by the check)\n"
     << "Data files hold raw little-endian elements in row-major order: f32 as float, i32 and i64 as int32_t and\n"
@@ -406,25 +413,8 @@ std::string readme_text(const ExportedProgram& e) {
 
 }  // namespace
 
-ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap reference) {
-  ExportedProgram e;
-  // A packed input's data file holds it packed, as the function takes it: packed once, here.
-  for (const PackedLayout& layout : f.packed_inputs)
-    if (auto it = inputs.find(layout.tensor); it != inputs.end()) it->second = layout.pack(it->second);
-  e.inputs = tensors_of(f.inputs, inputs, "input");
-  e.reference = tensors_of(f.outputs, reference, "output");
-  check_file_names_differ(f);
-  e.name = c_identifier(f.name);
-  e.kernel_source = "#include \"" + e.name + ".h\"\n" + cpp_source(f).source;
-  e.build_command =
-      "g++ -O3 -march=native -fno-math-errno -fopenmp " + e.name + ".cpp " + e.name + "_main.cpp -o " + e.name;
-  if (std::string math = vector_math_flags(); !math.empty()) e.build_command += " " + math;
-
+std::string export_buffer_list(const LoopFunction& f) {
   std::ostringstream h;
-  h << "// " << e.name << ": a program compiled by ingot, as standalone C++.\n"
-    << "// Build: " << e.build_command << "\n//\n"
-    << "// Call ingot_run(args, workspace) with args = one pointer per buffer, in this order, each to dense\n"
-    << "// row-major elements, and workspace = ingot_workspace_bytes() bytes aligned to 64 (may be null when 0):\n";
   int n = 0;
   for (const Buffer& b : f.inputs) h << "//   args[" << n++ << "]: input  " << b->name << " " << shape_text(b) << "\n";
   for (const PackedLayout& layout : f.packed_inputs)
@@ -432,14 +422,26 @@ ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap re
       << "//   [i[" << layout.dim << "] / " << layout.block << ", the other indices, i[" << layout.dim << "] % "
       << layout.block << "]; inputs/ holds it packed)\n";
   for (const Buffer& b : f.outputs) h << "//   args[" << n++ << "]: output " << b->name << " " << shape_text(b) << "\n";
-  h << "// It uses OpenMP's default number of threads (set OMP_NUM_THREADS to change it).\n"
-    << "#pragma once\n#include <cstdint>\n\n"
-    << "extern \"C\" int ingot_abi_version(void);\n"
-    << "extern \"C\" int ingot_num_inputs(void);\n"
-    << "extern \"C\" int ingot_num_outputs(void);\n"
-    << "extern \"C\" int64_t ingot_workspace_bytes(void);\n"
-    << "extern \"C\" void ingot_run(void* const* args, void* workspace);\n";
-  e.header = h.str();
+  return h.str();
+}
+
+std::string export_file_stem(const LoopFunction& f) { return c_identifier(f.name); }
+
+ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMap reference,
+                               const ExportBackend& backend) {
+  ExportedProgram e;
+  // A packed input's data file holds it packed, as the function takes it: packed once, here.
+  for (const PackedLayout& layout : f.packed_inputs)
+    if (auto it = inputs.find(layout.tensor); it != inputs.end()) it->second = layout.pack(it->second);
+  e.inputs = tensors_of(f.inputs, inputs, "input");
+  e.reference = tensors_of(f.outputs, reference, "output");
+  check_file_names_differ(f);
+  e.name = export_file_stem(f);
+  e.kernel_file = e.name + backend.kernel_suffix;
+  e.main_file = e.name + "_main.cpp";
+  e.kernel_source = backend.kernel_source;
+  e.build_command = backend.build_command;
+  e.header = backend.header;
 
   const bool bf16 =
       std::any_of(f.inputs.begin(), f.inputs.end(), [](const Buffer& b) { return b->dtype == DType::kBFloat16; });
@@ -449,9 +451,42 @@ ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap re
   main = replace_all(main, "@OUTPUTS@", tensor_table("kOutputs", f.outputs));
   main = replace_all(main, "@RTOL@", exact_double(e.rtol));
   main = replace_all(main, "@ATOL@", exact_double(e.atol));
+  main = replace_all(main, "@RUN@", backend.main_run);
+  main = replace_all(main, "@MAIN_INCLUDES@", backend.main_includes);
+  main = replace_all(main, "@MORE_EXIT_STATUSES@", backend.more_exit_statuses);
   e.main_source = replace_all(main, "@NAME@", e.name);
-  e.readme = readme_text(e);
+  e.readme = readme_text(e, backend);
   return e;
+}
+
+ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap reference) {
+  ExportBackend cpu;
+  const std::string name = export_file_stem(f);
+  cpu.language = "C++";
+  cpu.build_needs = "g++ with OpenMP";
+  cpu.kernel_suffix = ".cpp";
+  cpu.kernel_file_note = "the kernel, ingot_run";
+  cpu.kernel_source = "#include \"" + name + ".h\"\n" + cpp_source(f).source;
+  cpu.build_command =
+      "g++ -O3 -march=native -fno-math-errno -fopenmp " + name + ".cpp " + name + "_main.cpp -o " + name;
+  if (std::string math = vector_math_flags(); !math.empty()) cpu.build_command += " " + math;
+  cpu.readme_run_note = "OMP_NUM_THREADS sets the number of threads.";
+  cpu.main_run = kCpuRun;
+
+  std::ostringstream h;
+  h << "// " << name << ": a program compiled by ingot, as standalone C++.\n"
+    << "// Build: " << cpu.build_command << "\n//\n"
+    << "// Call ingot_run(args, workspace) with args = one pointer per buffer, in this order, each to dense\n"
+    << "// row-major elements, and workspace = ingot_workspace_bytes() bytes aligned to 64 (may be null when 0):\n"
+    << export_buffer_list(f) << "// It uses OpenMP's default number of threads (set OMP_NUM_THREADS to change it).\n"
+    << "#pragma once\n#include <cstdint>\n\n"
+    << "extern \"C\" int ingot_abi_version(void);\n"
+    << "extern \"C\" int ingot_num_inputs(void);\n"
+    << "extern \"C\" int ingot_num_outputs(void);\n"
+    << "extern \"C\" int64_t ingot_workspace_bytes(void);\n"
+    << "extern \"C\" void ingot_run(void* const* args, void* workspace);\n";
+  cpu.header = h.str();
+  return export_program(f, std::move(inputs), std::move(reference), cpu);
 }
 
 std::vector<std::string> write_exported_program(const ExportedProgram& e, const std::string& dir) {
@@ -479,8 +514,8 @@ std::vector<std::string> write_exported_program(const ExportedProgram& e, const 
     written.push_back(path.string());
   };
   for (const auto& [name, text] :
-       {std::pair{e.name + ".cpp", &e.kernel_source}, std::pair{e.name + ".h", &e.header},
-        std::pair{e.name + "_main.cpp", &e.main_source}, std::pair{std::string("README.txt"), &e.readme}})
+       {std::pair{e.kernel_file, &e.kernel_source}, std::pair{e.name + ".h", &e.header},
+        std::pair{e.main_file, &e.main_source}, std::pair{std::string("README.txt"), &e.readme}})
     write(root / name, text->data(), text->size());
   for (const auto& [folder, tensors] : {std::pair{"inputs", &e.inputs}, std::pair{"reference", &e.reference}})
     for (const auto& [name, tensor] : *tensors)

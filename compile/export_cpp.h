@@ -13,13 +13,15 @@ namespace ingot {
 
 struct ExportedProgram {
   std::string name;           // C identifier used for the file names
-  std::string kernel_source;  // <name>.cpp
+  std::string kernel_file;    // <name>.cpp (export_cuda: <name>.cu)
+  std::string kernel_source;  // its text
   std::string header;         // <name>.h
-  std::string main_source;    // <name>_main.cpp: ./<name> [DATA_DIR] [--repeat N], see the README
+  std::string main_file;      // <name>_main.cpp
+  std::string main_source;    // its text: ./<name> [DATA_DIR] [--repeat N], see the README
   std::string readme;         // README.txt
   double rtol = 0, atol = 0;  // the main's check: 1e-4 and 1e-5, or kBf16Tolerance with bf16 inputs (ir/dtype.h)
   std::string build_command;  // g++ -O3 -march=native -fno-math-errno -fopenmp <name>.cpp <name>_main.cpp -o <name>, +
-                              // vector_math_flags()
+                              // vector_math_flags() (export_cuda: nvcc -O3 -arch=<arch> ...)
   // A tensor's file under inputs/, reference/ and outputs/ is <tensor>.bin, with any character of the name but
   // letters, digits, '_', '-' and '.' replaced by '_'.
   TensorMap inputs;     // by input buffer name: written to inputs/
@@ -31,6 +33,28 @@ struct ExportedProgram {
 // buffers of the function (the interpreter's intermediates) are dropped. Throws std::invalid_argument naming a
 // buffer whose tensor is missing or has another dtype or shape, or whose dtype the export cannot hold (f16).
 ExportedProgram export_cpp(const LoopFunction& function, TensorMap inputs, TensorMap reference);
+
+// What a backend's export adds to the shared parts (data, tensor tables, checks, README): for export_cuda.
+struct ExportBackend {
+  std::string language;            // "C++", "CUDA C++": for the README
+  std::string build_needs;         // what the build command needs, for the README
+  std::string kernel_suffix;       // ".cpp", ".cu"
+  std::string kernel_file_note;    // the README's line on the kernel file
+  std::string kernel_source;       // the kernel file's text
+  std::string header;              // <name>.h
+  std::string build_command;       // one plain command, run in the export's folder
+  std::string main_includes;       // lines the main includes before <name>.h
+  std::string main_run;            // the main's statements from the read inputs to the outputs on the host, timed
+                                   // into `milliseconds`; may return an exit status
+  std::string more_exit_statuses;  // e.g. ", 3 a CUDA call failed": appended to the usage's list
+  std::string readme_run_note;     // a sentence on how the run is set up
+};
+// The file stem of f's export (f's name as a C identifier) and the lines that list its buffers for a header.
+std::string export_file_stem(const LoopFunction& f);
+std::string export_buffer_list(const LoopFunction& f);
+// The export of f with a backend's kernel and run; checks and throws as export_cpp.
+ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMap reference,
+                               const ExportBackend& backend);
 
 // Writes the sources, README.txt and the data files (inputs/ and reference/, raw little-endian elements in row-major
 // order) into dir, creating the folders that are missing; returns the paths written, the four text files first.

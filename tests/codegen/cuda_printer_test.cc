@@ -94,7 +94,7 @@ LoopFunction repeated_cell_function() {
 
 TEST(CudaPrinter, RepeatedStagesShareOneDeviceFunction) {
   const char* expected =
-      R"(__device__ __noinline__ void ingot_stage_0(const float* h_1, const float* __restrict__ w, float* h_2) {
+      R"(__device__ __noinline__ void cells_stage_0(const float* h_1, const float* __restrict__ w, float* h_2) {
   for (long long c2_b = blockIdx.x; c2_b < 4; c2_b += gridDim.x) {
     for (long long c2_t = threadIdx.x; c2_t < 128; c2_t += blockDim.x) {
       h_2[((c2_b * 128) + c2_t)] = tanhf(((h_1[((c2_b * 128) + c2_t)] * w[((c2_b * 128) + c2_t)]) + 1.0f));
@@ -109,9 +109,9 @@ extern "C" __global__ void __launch_bounds__(128) cells(const float* __restrict_
     }
   }
   ingot_grid_sync();
-  ingot_stage_0(h_1, w, h_2);
+  cells_stage_0(h_1, w, h_2);
   ingot_grid_sync();
-  ingot_stage_0(h_2, w, h_3);
+  cells_stage_0(h_2, w, h_3);
   ingot_grid_sync();
   if (ingot_block0() && ingot_thread0()) {
     total[0] = (h_3[0] + h_3[511]);
@@ -119,9 +119,9 @@ extern "C" __global__ void __launch_bounds__(128) cells(const float* __restrict_
 }
 )";
   std::string src = print_cuda(repeated_cell_function());
-  ASSERT_NE(src.find("__device__ __noinline__ void ingot_stage_0"), std::string::npos) << src;
-  EXPECT_EQ(src.substr(src.find("__device__ __noinline__ void ingot_stage_0")), expected);
-  EXPECT_EQ(src.find("ingot_stage_1"), std::string::npos);
+  ASSERT_NE(src.find("__device__ __noinline__ void cells_stage_0"), std::string::npos) << src;
+  EXPECT_EQ(src.substr(src.find("__device__ __noinline__ void cells_stage_0")), expected);
+  EXPECT_EQ(src.find("cells_stage_1"), std::string::npos);
 }
 
 TEST(CudaPrinter, CanonicalTextIsTheSameForKernelsThatDifferOnlyInNames) {
