@@ -472,6 +472,8 @@ class CppPrinter {
         if (accumulator_ && n->buffer->name == accumulator_->buffer->name &&
             structural_equal(n->index, accumulator_->index))
           return {accumulator_name_, kPrimary, true};
+        for (const auto& [load, name] : hoisted_loads_)
+          if (structural_equal(load, e)) return {name, kPrimary, true};
         const BufferInfo& info = lookup(n->buffer);
         return {info.c_name + "[" + index_code(n->index) + "]", kPrimary, true};
       }
@@ -616,8 +618,11 @@ class CppPrinter {
           if (std::optional<SpatialTile> tile = explicit_spatial_tile(s)) return print_spatial_tile(s, *tile);
         bool simd = false;
         int first = int(body_.size());
+        size_t hoisted = hoisted_loads_.size();
         if (loop->loop_kind == LoopKind::kVectorized) {
           if (safe_to_simd(loop)) {
+            hoist_invariant_call_operands(loop);
+            first = int(body_.size());
             emit("#pragma omp simd");
             simd = true;
           } else if (std::optional<SimdReduction> r = simd_reduction(loop)) {
@@ -656,8 +661,51 @@ class CppPrinter {
           close();
         }
         if (simd) vectorized_body_lines_.push_back({first, int(body_.size()) - 1});
+        if (hoisted_loads_.size() > hoisted) {
+          hoisted_loads_.resize(hoisted);
+          close();
+        }
         return;
       }
+    }
+  }
+
+  // g++ 12 leaves a simd loop that calls a math function (a libmvec clone) scalar when it also reads an element that
+  // does not move with the loop and that it cannot prove the loop's store leaves alone ("latch block not empty"):
+  // softmax's exp(x - max[row]) in Swin's window attention called scalar expf, 29% of the attention's time. Such
+  // loads are read once into a const before the loop (in a block of their own). Only loads of buffers the loop does
+  // not store, in a loop of one store, outside selects (a select's branch may guard the load's bounds).
+  void hoist_invariant_call_operands(const ForNode* loop) {
+    auto* store = as<StoreNode>(single_statement(loop->body));
+    if (!store) return;
+    bool calls = false;
+    for_each_node(store->value, [&](const Expr& e) { calls |= e.kind() == ExprKind::kCall; });
+    if (!calls) return;
+    std::vector<Expr> loads;
+    std::function<void(const Expr&)> visit = [&](const Expr& e) {
+      switch (e.kind()) {
+        case ExprKind::kBufferLoad: {
+          auto* n = e.as<BufferLoadNode>();
+          bool seen = false;
+          for (const Expr& l : loads) seen |= structural_equal(l, e);
+          if (!seen && n->buffer->name != store->buffer->name && !uses_var(n->index, loop->name())) loads.push_back(e);
+          return;
+        }
+        case ExprKind::kBinary: visit(e.as<BinaryNode>()->a), visit(e.as<BinaryNode>()->b); return;
+        case ExprKind::kCast: visit(e.as<CastNode>()->value); return;
+        case ExprKind::kCall:
+          for (const Expr& a : e.as<CallNode>()->args) visit(a);
+          return;
+        default: return;  // selects, comparisons and constants hoist nothing
+      }
+    };
+    visit(store->value);
+    if (loads.empty()) return;
+    open("{");
+    for (const Expr& load : loads) {
+      std::string name = "ingot_invariant" + std::to_string(hoisted_load_count_++);
+      emit("const " + std::string(value_type(load.dtype(), "")) + " " + name + " = " + expr(load).text + ";");
+      hoisted_loads_.push_back({load, name});
     }
   }
 
@@ -1829,7 +1877,9 @@ class CppPrinter {
   std::vector<SourceLines> vectorized_body_lines_;  // 0-based indices into body_
   const StoreNode* accumulator_ = nullptr;          // inside a simd reduction: its element prints as the accumulator
   std::string vector_loop_var_;  // inside an explicit-vector loop: loads that move with this variable print as vectors
-  std::vector<Expr> vector_operands_;       // those loads, distinct, in order: vector_operands_[i] prints as ingot_v<i>
+  std::vector<Expr> vector_operands_;  // those loads, distinct, in order: vector_operands_[i] prints as ingot_v<i>
+  std::vector<std::pair<Expr, std::string>> hoisted_loads_;  // loads read once before a simd loop, and their names
+  int hoisted_load_count_ = 0;
   bool bf16_pair_tiles_ = false;            // a bf16 pair tile was printed: the head defines its pair helpers
   bool printing_spatial_fallback_ = false;  // the loops of a spatial tile, for machines without AVX-512
   int64_t vector_lanes_ = 0;                // lanes of the explicit vectors printed so far; 0 = none

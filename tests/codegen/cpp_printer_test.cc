@@ -355,6 +355,45 @@ TEST(CppPrinter, ASplitsTailGuardOnAVectorizedLoopBecomesItsBound) {
     }
 }
 
+// A softmax row: m[r] is stored, then a simd loop computes exp(x - m[r]). g++ 12 left that loop scalar ("latch block
+// not empty": it cannot keep m[r] out of the loop past the stores it may alias), calling scalar expf per element; the
+// printer reads m[r] once into a const before the loop, and the loop vectorizes (libmvec's expf) and computes the same.
+TEST(CppPrinter, ALoopInvariantLoadBesideAMathCallIsReadOnceSoTheLoopVectorizes) {
+  const int64_t rows = 8, n = 40;
+  Buffer x = global_buffer("x", {rows, n}), m = global_buffer("m", {rows}), e = global_buffer("e", {rows, n});
+  Expr r = var("r"), l = var("l");
+  Stmt body = for_loop(
+      r, rows, LoopKind::kSerial,
+      seq({store(m, r, load(x, r * n) * 0.5),
+           for_loop(l, n, LoopKind::kVectorized, store(e, r * n + l, math::exp(load(x, r * n + l) - load(m, r))))}));
+  LoopFunction f{"softmax_row", {x}, {m, e}, {}, body};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  std::smatch hoisted;
+  ASSERT_TRUE(std::regex_search(printed.source, hoisted, std::regex(R"(const float (ingot_invariant\d+) = m\[r\];)")))
+      << printed.source;
+  EXPECT_NE(printed.source.find("expf(x[r * 40 + l] - " + hoisted[1].str() + ")"), std::string::npos) << printed.source;
+  CompiledLibrary library = compile_expecting_one_vectorized_loop(printed);
+  KernelModule module(library.path, f);
+  HostTensor in(DType::kFloat32, {rows, n}), max(DType::kFloat32, {rows}), out(DType::kFloat32, {rows, n});
+  for (int64_t i = 0; i < rows * n; ++i) in.f32()[i] = float(i % 11) * 0.3f - 1.0f;
+  module.run({&in}, {&max, &out});
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const float want = std::exp(in.f32()[i * n + j] - in.f32()[i * n] * 0.5f);
+      EXPECT_NEAR(out.f32()[i * n + j], want, 4e-6f * want) << i << ", " << j;
+    }
+}
+
+// A load of the buffer the loop stores is left where it is: hoisted, it would miss the loop's own writes.
+TEST(CppPrinter, ALoadOfTheStoredBufferIsNotHoisted) {
+  const int64_t n = 16;
+  Buffer y = global_buffer("y", {n + 1});
+  Expr l = var("l");
+  LoopFunction f{"self", {}, {y}, {}, for_loop(l, n, LoopKind::kVectorized, store(y, l + 1, math::exp(load(y, 0))))};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_EQ(printed.source.find("ingot_invariant"), std::string::npos) << printed.source;
+}
+
 // erf prints as ingot's own polynomial (not libmvec's erff), which a simd loop inlines and vectorizes: within 3
 // ulp of erf over [-6, 6], odd (erf(-0) is -0), 1 at infinity and NaN for NaN.
 TEST(CppPrinter, ErfIsAnInlinePolynomialWithin3UlpThatVectorizes) {
