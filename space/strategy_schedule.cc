@@ -646,7 +646,8 @@ class StrategyScheduler {
     bool map_first = false;  // the parallel loop visits the plane's blocks outside the channels'
   };
 
-  std::optional<ChannelTile> channel_tile(const Tensor& t, const Tensor& r) {
+  std::optional<ChannelTile> channel_tile(const Tensor& t, const Tensor& r,
+                                          int64_t min_reduction = kMinChannelTileReduction) {
     const size_t n = t->axes.size();
     const int64_t lanes = options_.simd_fp32_lanes;
     if (n < 3 || !knobs().channel_tiles || !knobs().pack_weights || !is_explicit_vector_width(lanes) ||
@@ -654,7 +655,7 @@ class StrategyScheduler {
       return std::nullopt;
     int64_t reduction = 1;
     for (const IterVar& k : r->reduction()->axes) reduction *= k.extent;
-    if (reduction < kMinChannelTileReduction) return std::nullopt;
+    if (reduction < min_reduction) return std::nullopt;
     const std::string& c = r->axes[n - 3].name();
     auto is_plane = [&](const std::string& v) { return v == r->axes[n - 2].name() || v == r->axes[n - 1].name(); };
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
@@ -1249,6 +1250,10 @@ class StrategyScheduler {
         if (t->axes.back().extent % options_.simd_fp32_lanes != 0)
           if (std::optional<ChannelTile> tile = channel_tile(t, r)) return channel_root(t, r, *tile, s);
         if (std::optional<StencilTile> tile = stencil_tile(t, r)) return stencil_root(t, r, *tile, s);
+        // A window no stencil tile reads (Swin's 4 x 4 patches at stride 4): the plain loops load the map with that
+        // stride, one output pixel at a time. A channel tile broadcasts each pixel, and its gathers and scatters cost
+        // less than those loads even over a short reduction.
+        if (std::optional<ChannelTile> tile = channel_tile(t, r, 1)) return channel_root(t, r, *tile, s);
       }
     }
     if (t->reduction() && one_output_axis(t) && inner_loops(t) == InnerLoops::kVectorizeReduction)

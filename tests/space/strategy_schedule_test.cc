@@ -334,6 +334,30 @@ TEST(StrategySchedule, AStencilEpilogueVectorizesTheTilesPlaneWhereRowsLeaveLane
   expect_matches_interpreter(small, narrow);
 }
 
+// Swin's patch embedding, a 4 x 4 convolution at stride 4 over the image's 3 channels: no stencil tile reads a window
+// at that stride, and the plain loops loaded the image with it, one output pixel at a time (Swin's interval with the
+// patch embedding 1.76 -> 0.45 ms, Zen 5). A channel tile broadcasts each pixel, so it takes one although its
+// reduction (3 x 4 x 4 = 48) is shorter than a 1 x 1 convolution's must be; without packed weights it keeps the loops.
+TEST(StrategySchedule, AStrideFourPatchConvolutionTakesAChannelTile) {
+  Conv2dAttrs patches;
+  patches.stride = {4, 4};
+  Tensor image = placeholder("x", {1, 3, 56, 56}), w = placeholder("w", {64, 3, 4, 4}), b = placeholder("b", {64});
+  Program p({conv2d("c", image, w, b, patches)}, "patch_embed");
+  FixedScheduleOptions options;
+  options.weights = {"w", "b"};
+  for (const Target& target : {cpu(), test_support::avx2_cpu()}) {
+    FixedScheduleOptions isa = options;
+    isa.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
+    Schedule s = strategy_schedule(p, make_plan("global", p, target), isa);
+    EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "w")) << s.to_json();
+    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+    expect_matches_interpreter(p, s);
+  }
+  Schedule unpacked = strategy_schedule(p, make_plan("global", p, cpu()), FixedScheduleOptions{});
+  EXPECT_FALSE(has_decision(unpacked, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << unpacked.to_json();
+  expect_matches_interpreter(p, unpacked);
+}
+
 // A squeeze-excitation layer, a 1 x 1 convolution of a 1 x 1 map under its SiLU, vectorizes its reduction over the
 // channels (it reduced one scalar at a time: no loop of its output is longer than one).
 TEST(StrategySchedule, AOnePointConvolutionVectorizesItsChannelReduction) {
