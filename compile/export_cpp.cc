@@ -427,6 +427,16 @@ std::string export_buffer_list(const LoopFunction& f) {
 
 std::string export_file_stem(const LoopFunction& f) { return c_identifier(f.name); }
 
+std::string export_declarations(const std::string& includes, const std::string& run_declaration) {
+  return "#pragma once\n#include <cstdint>\n\n" + includes +
+         "extern \"C\" int ingot_abi_version(void);\n"
+         "extern \"C\" int ingot_num_inputs(void);\n"
+         "extern \"C\" int ingot_num_outputs(void);\n"
+         "extern \"C\" int64_t ingot_workspace_bytes(void);\n"
+         "extern \"C\" " +
+         run_declaration + ";\n";
+}
+
 ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMap reference,
                                const ExportBackend& backend) {
   ExportedProgram e;
@@ -479,12 +489,7 @@ ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap re
     << "// Call ingot_run(args, workspace) with args = one pointer per buffer, in this order, each to dense\n"
     << "// row-major elements, and workspace = ingot_workspace_bytes() bytes aligned to 64 (may be null when 0):\n"
     << export_buffer_list(f) << "// It uses OpenMP's default number of threads (set OMP_NUM_THREADS to change it).\n"
-    << "#pragma once\n#include <cstdint>\n\n"
-    << "extern \"C\" int ingot_abi_version(void);\n"
-    << "extern \"C\" int ingot_num_inputs(void);\n"
-    << "extern \"C\" int ingot_num_outputs(void);\n"
-    << "extern \"C\" int64_t ingot_workspace_bytes(void);\n"
-    << "extern \"C\" void ingot_run(void* const* args, void* workspace);\n";
+    << export_declarations("", "void ingot_run(void* const* args, void* workspace)");
   cpu.header = h.str();
   return export_program(f, std::move(inputs), std::move(reference), cpu);
 }

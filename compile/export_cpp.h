@@ -52,6 +52,8 @@ struct ExportBackend {
 // The file stem of f's export (f's name as a C identifier) and the lines that list its buffers for a header.
 std::string export_file_stem(const LoopFunction& f);
 std::string export_buffer_list(const LoopFunction& f);
+// A header's code: #pragma once, <cstdint>, `includes`, the entry points both exports define and `run_declaration`.
+std::string export_declarations(const std::string& includes, const std::string& run_declaration);
 // The export of f with a backend's kernel and run; checks and throws as export_cpp.
 ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMap reference,
                                const ExportBackend& backend);

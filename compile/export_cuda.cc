@@ -189,12 +189,8 @@ ExportedProgram export_cuda(const LoopFunction& function, TensorMap inputs, Tens
     << "// to " << kWorkspaceAlignment << " (as cudaMalloc gives; may be null when 0):\n"
     << export_buffer_list(function)
     << "// Kernels with grid barriers are launched cooperatively with as many blocks as the device holds at once.\n"
-    << "#pragma once\n#include <cstdint>\n\n#include <cuda_runtime.h>\n\n"
-    << "extern \"C\" int ingot_abi_version(void);\n"
-    << "extern \"C\" int ingot_num_inputs(void);\n"
-    << "extern \"C\" int ingot_num_outputs(void);\n"
-    << "extern \"C\" int64_t ingot_workspace_bytes(void);\n"
-    << "extern \"C\" cudaError_t ingot_run(void* const* args, void* workspace, cudaStream_t stream);\n";
+    << export_declarations("#include <cuda_runtime.h>\n\n",
+                           "cudaError_t ingot_run(void* const* args, void* workspace, cudaStream_t stream)");
   cuda.header = h.str();
   return export_program(function, std::move(inputs), std::move(reference), cuda);
 }
