@@ -42,6 +42,8 @@ TensorMap workload_inputs(const ConfiguredWorkload& workload, uint64_t seed);
 // For a --workload flag that names stored results (best, history, export, costmodel): an ONNX model file given there
 // becomes its stem, the name `ingot tune` stores the model's results under.
 CLI::Validator onnx_file_as_stored_name();
+// The name a --workload argument's results are stored under: an ONNX model file's stem, else the argument itself.
+std::string stored_workload_name(const std::string& workload);
 // The parameters of that size ({} for the defaults); throws for an unknown workload or size.
 WorkloadParams workload_size_params(const std::string& name, const std::string& size);
 // A schedule from a spec: "naive" (no decisions), "hand" (the hand-written one, for AVX-512), "random:SEED" (sampled,

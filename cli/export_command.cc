@@ -90,8 +90,7 @@ void add_export_command(CLI::App& app) {
                                     ": GPU candidates are not tuned yet, so no measured program exists for it; "
                                     "name the program with --schedule (e.g. --schedule strategy:global)");
       Database d = Database::open_existing(db);
-      // An ONNX file's results are stored under its stem.
-      const std::string name = is_onnx_file(workload) ? std::filesystem::path(workload).stem().string() : workload;
+      const std::string name = stored_workload_name(workload);
       std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa)) : target;
       // The fastest side by side where the tuner's end-of-run comparison overruled the least single median.
       std::optional<ChosenBest> chosen = choose_best(d, name, t);

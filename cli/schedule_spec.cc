@@ -108,10 +108,14 @@ ConfiguredWorkload command_line_workload(const std::string& workload, const std:
   return make_configured_workload(config);
 }
 
+std::string stored_workload_name(const std::string& workload) {
+  return is_onnx_file(workload) ? std::filesystem::path(workload).stem().string() : workload;
+}
+
 CLI::Validator onnx_file_as_stored_name() {
   return CLI::Validator(
       [](std::string& workload) {
-        if (is_onnx_file(workload)) workload = std::filesystem::path(workload).stem().string();
+        workload = stored_workload_name(workload);
         return std::string();
       },
       "", "ONNX file as its stem");

@@ -686,9 +686,7 @@ class CppPrinter {
       switch (e.kind()) {
         case ExprKind::kBufferLoad: {
           auto* n = e.as<BufferLoadNode>();
-          bool seen = false;
-          for (const Expr& l : loads) seen |= structural_equal(l, e);
-          if (!seen && n->buffer->name != store->buffer->name && !uses_var(n->index, loop->name())) loads.push_back(e);
+          if (n->buffer->name != store->buffer->name && !uses_var(n->index, loop->name())) distinct_index(loads, e);
           return;
         }
         case ExprKind::kBinary: visit(e.as<BinaryNode>()->a), visit(e.as<BinaryNode>()->b); return;

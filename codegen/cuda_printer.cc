@@ -203,8 +203,8 @@ struct Placement {
 
 class CudaPrinter {
  public:
-  // A canonical printer names buffers and variables by order of first use and the kernel `ingot_kernel`.
-  // kernel_name, where not empty, replaces the function's own name.
+  // A canonical printer names buffers and variables by order of first use. kernel_name, where not empty, replaces
+  // the function's own name as the kernel's (print_cuda_canonical passes `ingot_kernel` unless told another).
   CudaPrinter(const LoopFunction& f, bool canonical, std::string kernel_name)
       : f_(f), names_(canonical), canonical_(canonical), kernel_name_(std::move(kernel_name)) {}
 

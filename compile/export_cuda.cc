@@ -135,9 +135,8 @@ ExportedProgram export_cuda(const LoopFunction& function, TensorMap inputs, Tens
   int cooperative = 0;
   for (const LoopFunction& k : parts) {
     const std::string kernel_name = name + "_kernel_" + std::to_string(kernel_of_source.size());
-    const std::string source = print_cuda_canonical(k, kernel_name);
     auto [it, is_new] = kernel_of_source.try_emplace(print_cuda_canonical(k), kernel_name);
-    if (is_new) kernels << source << "\n";
+    if (is_new) kernels << print_cuda_canonical(k, kernel_name) << "\n";
     const CudaLaunchConfig launch = cuda_launch_config(k);
     cooperative += launch.cooperative;
     std::string arguments;
