@@ -127,7 +127,8 @@ class NameTable {
   std::set<std::string> taken_;
 };
 
-enum class Helper : uint8_t { kFloorDiv, kFloorMod, kMin, kMax, kAbs, kErf, kBf16ToF32, kF32ToBf16 };
+// kExp comes before kTanh, whose definition calls it: definitions print in this order.
+enum class Helper : uint8_t { kFloorDiv, kFloorMod, kMin, kMax, kAbs, kErf, kExp, kTanh, kBf16ToF32, kF32ToBf16 };
 
 std::string helper_name(Helper h, DType t) {
   const char* suffix = t == DType::kInt32 ? "i32" : t == DType::kInt64 ? "i64" : "f32";
@@ -138,6 +139,8 @@ std::string helper_name(Helper h, DType t) {
     case Helper::kMax: return std::string("ingot_max_") + suffix;
     case Helper::kAbs: return std::string("ingot_abs_") + suffix;
     case Helper::kErf: return std::string("ingot_erf_") + suffix;
+    case Helper::kExp: return std::string("ingot_exp_") + suffix;
+    case Helper::kTanh: return std::string("ingot_tanh_") + suffix;
     case Helper::kBf16ToF32: return "ingot_bf16_to_f32";
     case Helper::kF32ToBf16: return "ingot_f32_to_bf16";
   }
@@ -219,6 +222,69 @@ std::string helper_definition(Helper h, DType t) {
              "  return r;\n"
              "}";
     }
+    // exp(x) = 2^n exp(r), n = round(x / ln 2), with Cephes' degree-6 polynomial for exp(r) on |r| <= ln(2) / 2 and
+    // ln 2 split in two so that x - n ln 2 is exact. Inline for the reason erf is: libmvec's expf, called before,
+    // spills every vector register around each call (EfficientNet's SiLUs ran its export 5% slower with it). Within
+    // 1.3 ulp of exp up to 88.37 and 5.2 ulp above, where n stops at 127 so that 2^n stays finite. Past ln(FLT_MAX)
+    // it is infinity, below ln(FLT_MIN) zero (what flushing would make of the subnormal); NaN stays NaN. Bit masks
+    // and integer arithmetic on the bits instead of ?: and conversions, as erf, so that any simd loop if-converts it.
+    case Helper::kExp:
+      return "static inline float " + name +
+             "(float x) {\n"
+             "  uint32_t x_bits;\n"
+             "  std::memcpy(&x_bits, &x, 4);\n"
+             "  const uint32_t underflow = 0u - uint32_t(x < -87.3365479f), overflow = 0u - uint32_t(x > "
+             "88.7228394f);\n"
+             "  const uint32_t clamped_bits =\n"
+             "      (x_bits & ~underflow & ~overflow) | (0xc2aeac50u & underflow) | (0x42b17218u & overflow);\n"
+             "  float clamped;\n"
+             "  std::memcpy(&clamped, &clamped_bits, 4);\n"
+             "  const float shifted = clamped * 1.44269502f + 12582912.0f;  // n = round(x / ln 2) in the low bits\n"
+             "  const float rounded = shifted - 12582912.0f;\n"
+             "  uint32_t shifted_bits, rounded_bits;\n"
+             "  std::memcpy(&shifted_bits, &shifted, 4);\n"
+             "  std::memcpy(&rounded_bits, &rounded, 4);\n"
+             "  const uint32_t past_127 = 0u - uint32_t(rounded > 127.0f);\n"
+             "  const uint32_t n_bits = (rounded_bits & ~past_127) | (0x42fe0000u & past_127);\n"
+             "  float n;\n"
+             "  std::memcpy(&n, &n_bits, 4);\n"
+             "  const float r = (clamped - n * 0.693359375f) + n * 2.12194440e-4f;\n"
+             "  const float p = 1.0f + r + r * r * (0.5f + r * (0.166666657f + r * (0.0416657962f + r * "
+             "(0.00833345205f + r * (0.00139819994f + r * 0.000198756915f)))));\n"
+             "  const uint32_t scale_bits = (shifted_bits - 0x4b400000u + 127u + past_127) << 23;\n"
+             "  float scale;\n"
+             "  std::memcpy(&scale, &scale_bits, 4);\n"
+             "  const float y = p * scale;\n"
+             "  uint32_t y_bits;\n"
+             "  std::memcpy(&y_bits, &y, 4);\n"
+             "  const uint32_t bits = (0x7f800000u & overflow) | (y_bits & ~overflow & ~underflow);\n"
+             "  float result;\n"
+             "  std::memcpy(&result, &bits, 4);\n"
+             "  return result;\n"
+             "}";
+    // Cephes' odd polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) above it, the sign x's; both evaluated and
+    // one selected by bit masks, as erf. Within 1.4 ulp of tanh; tanh(-0) is -0, +-1 at infinity, NaN for NaN.
+    case Helper::kTanh:
+      return "static inline float " + name +
+             "(float x) {\n"
+             "  uint32_t bits;\n"
+             "  std::memcpy(&bits, &x, 4);\n"
+             "  const uint32_t sign = bits & 0x80000000u, magnitude = bits ^ sign;\n"
+             "  float a;\n"
+             "  std::memcpy(&a, &magnitude, 4);\n"
+             "  const float z = a * a;\n"
+             "  const float small = a + a * z * (-0.333332819f + z * (0.133314422f + z * (-0.0537397155f + z * "
+             "(0.0206390888f + z * -0.00570498872f))));\n"
+             "  const float large = 1.0f - 2.0f / (ingot_exp_f32(a + a) + 1.0f);\n"
+             "  uint32_t small_bits, large_bits;\n"
+             "  std::memcpy(&small_bits, &small, 4);\n"
+             "  std::memcpy(&large_bits, &large, 4);\n"
+             "  const uint32_t use_small = 0u - uint32_t(a < 0.625f);\n"
+             "  const uint32_t result_bits = sign | (small_bits & use_small) | (large_bits & ~use_small);\n"
+             "  float r;\n"
+             "  std::memcpy(&r, &result_bits, 4);\n"
+             "  return r;\n"
+             "}";
   }
   return "";
 }
@@ -496,12 +562,13 @@ class CppPrinter {
     Code arg = expr(n->args[0]);
     const std::string& x = arg.text;
     switch (n->func) {
-      case MathFunc::kExp: vector_math_.insert("expf"); return {"expf(" + x + ")"};
+      case MathFunc::kExp: return use_helper(Helper::kExp, t, n->args);
       case MathFunc::kLog: vector_math_.insert("logf"); return {"logf(" + x + ")"};
-      case MathFunc::kTanh: vector_math_.insert("tanhf"); return {"tanhf(" + x + ")"};
+      case MathFunc::kTanh: helpers_.insert({Helper::kExp, t}); return use_helper(Helper::kTanh, t, n->args);
       case MathFunc::kSigmoid:
-        vector_math_.insert("expf");
-        return {"1.0f / (1.0f + expf(-" + wrap(arg, kPrimary) + "))", kMultiplicative, true};
+        helpers_.insert({Helper::kExp, t});
+        return {"1.0f / (1.0f + " + helper_name(Helper::kExp, t) + "(-" + wrap(arg, kPrimary) + "))", kMultiplicative,
+                true};
       case MathFunc::kSqrt: return {"sqrtf(" + x + ")"};
       case MathFunc::kRsqrt: return {"1.0f / sqrtf(" + x + ")", kMultiplicative, true};
       case MathFunc::kErf: return use_helper(Helper::kErf, t, n->args);
@@ -530,13 +597,21 @@ class CppPrinter {
   }
 
   // A loop whose guard bounds its variable (lower/guard_bound.h) ends where the guard would fail: g++ vectorizes the
-  // shorter loop whole, where it cannot mask a load the lanes share, a strided access or a math call.
+  // shorter loop whole, where it cannot mask a load the lanes share, a strided access or a math call. The rest of the
+  // guard goes around the loop when it does not depend on the loop's variable: g++ 12 only moves such a test out of
+  // a small loop itself (an inline exp made the body too large, and the loop stayed scalar: 'no vectype for
+  // MASK_LOAD').
+  static bool guard_rest_outside(const ForNode* loop, const std::optional<GuardBound>& bound) {
+    return bound && bound->remaining && !uses_var(bound->remaining, loop->name());
+  }
+
   void print_bounded_loop(const ForNode* loop, const GuardBound& bound) {
     Expr end = int_imm(loop->extent);
     for (const Expr& limit : bound.limits) end = minimum(end, limit);
+    const bool rest_outside = guard_rest_outside(loop, bound);  // printed around the loop's pragmas by the caller
     open(for_header(loop, expr(end).text));
     VarScope scope(*this, loop->name());
-    if (bound.remaining) {
+    if (bound.remaining && !rest_outside) {
       open("if (" + expr(bound.remaining).text + ") {");
       print_serial(bound.guard->then_case, true);
       close();
@@ -617,6 +692,9 @@ class CppPrinter {
         if (loop->loop_kind == LoopKind::kSerial && !printing_spatial_fallback_)
           if (std::optional<SpatialTile> tile = explicit_spatial_tile(s)) return print_spatial_tile(s, *tile);
         bool simd = false;
+        const std::optional<GuardBound> bound = guard_bound(loop);
+        const bool rest_outside = guard_rest_outside(loop, bound);
+        if (rest_outside) open("if (" + expr(bound->remaining).text + ") {");
         int first = int(body_.size());
         size_t hoisted = hoisted_loads_.size();
         if (loop->loop_kind == LoopKind::kVectorized) {
@@ -652,7 +730,7 @@ class CppPrinter {
           if (factor > 1 || loop->extent == 1)
             emit("#pragma GCC unroll " + std::to_string(std::min<int64_t>(factor, 65534)));
         }
-        if (std::optional<GuardBound> bound = guard_bound(loop)) {
+        if (bound) {
           print_bounded_loop(loop, *bound);
         } else {
           open(for_header(loop));
@@ -665,14 +743,16 @@ class CppPrinter {
           hoisted_loads_.resize(hoisted);
           close();
         }
+        if (rest_outside) close();
         return;
       }
     }
   }
 
-  // g++ 12 leaves a simd loop that calls a math function (a libmvec clone) scalar when it also reads an element that
-  // does not move with the loop and that it cannot prove the loop's store leaves alone ("latch block not empty"):
-  // softmax's exp(x - max[row]) in Swin's window attention called scalar expf, 29% of the attention's time. Such
+  // g++ 12 leaves a simd loop that calls a math function (a libmvec clone: logf, and expf before it was a helper)
+  // scalar when it also reads an element that does not move with the loop and that it cannot prove the loop's store
+  // leaves alone ("latch block not empty"): softmax's exp(x - max[row]) in Swin's window attention called scalar
+  // expf, 29% of the attention's time. Such
   // loads are read once into a const before the loop (in a block of their own). Only loads of buffers the loop does
   // not store, in a loop of one store, outside selects (a select's branch may guard the load's bounds).
   void hoist_invariant_call_operands(const ForNode* loop) {
@@ -1851,23 +1931,15 @@ class CppPrinter {
       push_avx2_helpers(head);
     }
     if (!vector_math_.empty()) {
-      // Without these declarations a simd loop that calls expf runs scalar: an LSTM cell spent ~15% of its time in
-      // scalar expf and tanhf. libmvec's functions are at most 4 ulp from glibc's scalar ones.
+      // Without these declarations a simd loop that calls logf runs scalar. libmvec has logf since glibc 2.22, within
+      // 4 ulp of glibc's scalar one (exp, tanh and erf are ingot's own helpers).
       head.push_back("");
-      // libmvec has expf and logf since glibc 2.22, tanhf since 2.35 (erf is ingot's own: Helper::kErf).
-      for (bool since_2_35 : {false, true}) {
-        std::vector<std::string> fns;
-        for (const std::string& fn : vector_math_)
-          if ((fn == "tanhf") == since_2_35) fns.push_back(fn);
-        if (fns.empty()) continue;
-        head.push_back(since_2_35 ? "#if defined(INGOT_LIBMVEC) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 35)"
-                                  : "#if defined(INGOT_LIBMVEC)  // glibc's SIMD math (libmvec), linked with -lmvec");
-        for (const std::string& fn : fns) {
-          head.push_back("#pragma omp declare simd notinbranch");
-          head.push_back("extern \"C\" float " + fn + "(float);");
-        }
-        head.push_back("#endif");
+      head.push_back("#if defined(INGOT_LIBMVEC)  // glibc's SIMD math (libmvec), linked with -lmvec");
+      for (const std::string& fn : vector_math_) {
+        head.push_back("#pragma omp declare simd notinbranch");
+        head.push_back("extern \"C\" float " + fn + "(float);");
       }
+      head.push_back("#endif");
     }
     if (!helpers_.empty()) {
       head.push_back("");
