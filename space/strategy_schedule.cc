@@ -952,18 +952,28 @@ class StrategyScheduler {
 
   // The panel of a GEMM whose B is copied or packed, its rows `height`: knobs.panel_vectors vectors where they divide
   // the row; else, with 16 lanes, the vectors (4 to 1) whose tile fills the most accumulators with rows dividing
-  // height, then the fewest loads per k (vectors + rows); with 8 lanes, panel_columns. Swin's 56-row maps of 512
+  // height, then the fewest loads per k (vectors + rows); with 8 lanes, panel_columns or one with more accumulators
+  // (below). Swin's 56-row maps of 512
   // and 2048 columns (no multiple of 48) took 2 vectors x 14 rows, 16 loads per 28 FMAs; 4 x 7 loads 11.
   int64_t gemm_panel_columns(int64_t width, int64_t height) const {
     const int64_t lanes = options_.simd_fp32_lanes;
     if (knobs().panel_vectors > 0 && width % (knobs().panel_vectors * lanes) == 0) return knobs().panel_vectors * lanes;
-    if (lanes != kAvx512VectorLanes) return panel_columns(width);
     int64_t best = 0, best_accumulators = 0, best_loads = 0;
+    if (lanes != kAvx512VectorLanes) {
+      // panel_columns' tile, unless another fills more accumulators: Swin's FFN GEMMs on 14-row maps took 2 vectors
+      // x 2 rows of AVX2's 12 so (rows divide 14), at 134 GFLOP/s, and 4 x 2 at 203; BERT's 3 x 4 (768 and 3072
+      // columns) made its AVX2 form 1.08x (93.5-97.6 against 102.9-104.5 ms).
+      best = panel_columns(width);
+      if (best == 0) return 0;
+      best_accumulators = largest_divisor_up_to(height, accumulator_vectors() / (best / lanes)) * (best / lanes);
+      best_loads = std::numeric_limits<int64_t>::max();
+    }
     for (int64_t vectors = 4; vectors >= 1; --vectors) {
       if (width % (vectors * lanes) != 0) continue;
       const int64_t rows = largest_divisor_up_to(height, accumulator_vectors() / vectors);
       const int64_t accumulators = rows * vectors, loads = rows + vectors;
-      if (accumulators > best_accumulators || (accumulators == best_accumulators && loads < best_loads)) {
+      if (accumulators > best_accumulators ||
+          (accumulators == best_accumulators && loads < best_loads && lanes == kAvx512VectorLanes)) {
         best = vectors * lanes;
         best_accumulators = accumulators;
         best_loads = loads;

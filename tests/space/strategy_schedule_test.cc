@@ -690,9 +690,9 @@ TEST(StrategySchedule, WeightsOfLinearLayersArePackedInPanelsOfOutputColumns) {
     EXPECT_THAT(loops, testing::ContainsRegex(R"(W\[[^]]*C\.j\.i[^]]*\])")) << strategy << "\n" << loops;
     EXPECT_THAT(loops, testing::ContainsRegex(R"(W\[[^]]*\(C\.k \* 48\)[^]]*\])")) << strategy << "\n" << loops;
     expect_matches_interpreter(p, s);
-    // AVX2: panels of 2 vectors of 8 lanes.
+    // AVX2: panels of 3 vectors of 8 lanes, whose 4 rows fill its 12 accumulators (2 vectors x 4 rows: 8).
     Schedule narrow = make_strategy_program(p, strategy, test_support::avx2_cpu(), packing).schedule;
-    EXPECT_EQ(narrow.decisions().front().to_string(), "pack W dimension 0 in blocks of 16") << strategy;
+    EXPECT_EQ(narrow.decisions().front().to_string(), "pack W dimension 0 in blocks of 24") << strategy;
     expect_matches_interpreter(p, narrow);
 
     FixedScheduleOptions knob_off = packing;
