@@ -224,40 +224,38 @@ std::string helper_definition(Helper h, DType t) {
     }
     // exp(x) = 2^n exp(r), n = round(x / ln 2), with Cephes' degree-6 polynomial for exp(r) on |r| <= ln(2) / 2 and
     // ln 2 split in two so that x - n ln 2 is exact. Inline for the reason erf is: libmvec's expf, called before,
-    // spills every vector register around each call (EfficientNet's SiLUs ran its export 5% slower with it). Within
-    // 1.3 ulp of exp up to 88.37 and 5.2 ulp above, where n stops at 127 so that 2^n stays finite. Past ln(FLT_MAX)
-    // it is infinity, below ln(FLT_MIN) zero (what flushing would make of the subnormal); NaN stays NaN. Bit masks
-    // and integer arithmetic on the bits instead of ?: and conversions, as erf, so that any simd loop if-converts it.
+    // spills every vector register around each call. x is clamped to [-88, 89] on its bits with integer min (which
+    // g++ vectorizes as such; a float ?: became branches or two masked paths) and n stops at 127: the largest x give
+    // p 2^127 past FLT_MAX, infinity; below ln(FLT_MIN), 2^-127 is 0 (what flushing would make of the subnormal);
+    // NaN is put back at the end. Within 1.3 ulp of exp up to 88.37, 5.2 ulp above (r past ln(2) / 2). A SiLU over
+    // 4096 floats: 0.195 ns an element on one core, 0.274 with the masked version before it, libmvec's 0.209.
     case Helper::kExp:
       return "static inline float " + name +
              "(float x) {\n"
              "  uint32_t x_bits;\n"
              "  std::memcpy(&x_bits, &x, 4);\n"
-             "  const uint32_t underflow = 0u - uint32_t(x < -87.3365479f), overflow = 0u - uint32_t(x > "
-             "88.7228394f);\n"
-             "  const uint32_t clamped_bits =\n"
-             "      (x_bits & ~underflow & ~overflow) | (0xc2aeac50u & underflow) | (0x42b17218u & overflow);\n"
+             "  // x within [-88, 89] on its bits: unsigned min bounds the negatives, signed min the positives.\n"
+             "  const uint32_t above_low = x_bits < 0xc2b00000u ? x_bits : 0xc2b00000u;\n"
+             "  const int32_t clamped_bits = int32_t(above_low) < 0x42b20000 ? int32_t(above_low) : 0x42b20000;\n"
              "  float clamped;\n"
              "  std::memcpy(&clamped, &clamped_bits, 4);\n"
              "  const float shifted = clamped * 1.44269502f + 12582912.0f;  // n = round(x / ln 2) in the low bits\n"
-             "  const float rounded = shifted - 12582912.0f;\n"
-             "  uint32_t shifted_bits, rounded_bits;\n"
+             "  int32_t shifted_bits;\n"
              "  std::memcpy(&shifted_bits, &shifted, 4);\n"
-             "  std::memcpy(&rounded_bits, &rounded, 4);\n"
-             "  const uint32_t past_127 = 0u - uint32_t(rounded > 127.0f);\n"
-             "  const uint32_t n_bits = (rounded_bits & ~past_127) | (0x42fe0000u & past_127);\n"
-             "  float n;\n"
-             "  std::memcpy(&n, &n_bits, 4);\n"
+             "  const int32_t n_bits = shifted_bits - 0x4b400000;\n"
+             "  const int32_t n_int = n_bits < 127 ? n_bits : 127;\n"
+             "  const float n = float(n_int);\n"
              "  const float r = (clamped - n * 0.693359375f) + n * 2.12194440e-4f;\n"
              "  const float p = 1.0f + r + r * r * (0.5f + r * (0.166666657f + r * (0.0416657962f + r * "
              "(0.00833345205f + r * (0.00139819994f + r * 0.000198756915f)))));\n"
-             "  const uint32_t scale_bits = (shifted_bits - 0x4b400000u + 127u + past_127) << 23;\n"
+             "  const uint32_t scale_bits = uint32_t(n_int + 127) << 23;\n"
              "  float scale;\n"
              "  std::memcpy(&scale, &scale_bits, 4);\n"
              "  const float y = p * scale;\n"
              "  uint32_t y_bits;\n"
              "  std::memcpy(&y_bits, &y, 4);\n"
-             "  const uint32_t bits = (0x7f800000u & overflow) | (y_bits & ~overflow & ~underflow);\n"
+             "  const uint32_t nan = 0u - uint32_t(x != x);\n"
+             "  const uint32_t bits = (y_bits & ~nan) | (x_bits & nan);\n"
              "  float result;\n"
              "  std::memcpy(&result, &bits, 4);\n"
              "  return result;\n"
