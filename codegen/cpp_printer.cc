@@ -147,6 +147,14 @@ std::string helper_name(Helper h, DType t) {
   return "";
 }
 
+// The opening of erf's and tanh's helpers: x's sign bit, and a = |x|.
+const std::string kSignAndMagnitude =
+    "  uint32_t bits;\n"
+    "  std::memcpy(&bits, &x, 4);\n"
+    "  const uint32_t sign = bits & 0x80000000u, magnitude = bits ^ sign;\n"
+    "  float a;\n"
+    "  std::memcpy(&a, &magnitude, 4);\n";
+
 std::string helper_definition(Helper h, DType t) {
   std::string T = c_type(t, "helper"), name = helper_name(h, t);
   std::string head = "static inline " + T + " " + name + "(" + T + " a, " + T + " b) {";
@@ -198,13 +206,7 @@ std::string helper_definition(Helper h, DType t) {
                        "0.00333930552f", "0.00154570129f", "-0.00162764161f", "2.66311799e-05f", "0.000219380396f"});
       // The selections are bit masks, not ?:, which g++ turns into branches that it cannot if-convert in a loop that
       // also calls expf (errno makes the call clobber memory): the loop would stay scalar.
-      return "static inline float " + name +
-             "(float x) {\n"
-             "  uint32_t bits;\n"
-             "  std::memcpy(&bits, &x, 4);\n"
-             "  const uint32_t sign = bits & 0x80000000u, magnitude = bits ^ sign;\n"
-             "  float a;\n"
-             "  std::memcpy(&a, &magnitude, 4);\n"
+      return "static inline float " + name + "(float x) {\n" + kSignAndMagnitude +
              "  const float u = a * a;\n"
              "  const float inner = a * (" +
              inner + ");\n  const float s = (a - 2.46f) * 0.684931517f;\n  const float outer = " + outer +
@@ -263,13 +265,7 @@ std::string helper_definition(Helper h, DType t) {
     // Cephes' odd polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) above it, the sign x's; both evaluated and
     // one selected by bit masks, as erf. Within 1.4 ulp of tanh; tanh(-0) is -0, +-1 at infinity, NaN for NaN.
     case Helper::kTanh:
-      return "static inline float " + name +
-             "(float x) {\n"
-             "  uint32_t bits;\n"
-             "  std::memcpy(&bits, &x, 4);\n"
-             "  const uint32_t sign = bits & 0x80000000u, magnitude = bits ^ sign;\n"
-             "  float a;\n"
-             "  std::memcpy(&a, &magnitude, 4);\n"
+      return "static inline float " + name + "(float x) {\n" + kSignAndMagnitude +
              "  const float z = a * a;\n"
              "  const float small = a + a * z * (-0.333332819f + z * (0.133314422f + z * (-0.0537397155f + z * "
              "(0.0206390888f + z * -0.00570498872f))));\n"

@@ -396,10 +396,52 @@ TEST(CppPrinter, ALoadOfTheStoredBufferIsNotHoisted) {
   EXPECT_EQ(printed.source.find("ingot_invariant"), std::string::npos) << printed.source;
 }
 
+// Runs math function f's printed helper over `values` in one vectorized loop (the source must call it as `call`, and
+// g++ must vectorize the loop) and returns its results.
+std::vector<float> run_helper(Expr (*f)(Expr), const std::vector<float>& values, const std::string& call) {
+  const int64_t n = int64_t(values.size());
+  Buffer x = global_buffer("x", {n}), y = global_buffer("y", {n});
+  Expr e = var("e");
+  LoopFunction fn{"helper", {x}, {y}, {}, for_loop(e, n, LoopKind::kVectorized, store(y, e, f(load(x, e))))};
+  PrintedCpp printed = print_cpp_with_lines(fn);
+  EXPECT_NE(printed.source.find(call), std::string::npos) << printed.source;
+  CompiledLibrary library = compile_expecting_one_vectorized_loop(printed);
+  KernelModule module(library.path, fn);
+  HostTensor in(DType::kFloat32, {n}), out(DType::kFloat32, {n});
+  std::copy(values.begin(), values.end(), in.f32());
+  module.run({&in}, {&out});
+  return std::vector<float>(out.f32(), out.f32() + n);
+}
+
+// n points from lo up to hi, then the extra values.
+std::vector<float> grid(float lo, float hi, const std::vector<float>& extra = {}, int64_t n = 1 << 21) {
+  std::vector<float> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[size_t(i)] = lo + (hi - lo) * float(i) / float(n);
+  values.insert(values.end(), extra.begin(), extra.end());
+  return values;
+}
+
+// The worst error in ulp of results[i] against exact(values[i]) (in double) over i in [begin, end), NaN inputs
+// left out; printed with where it is.
+double worst_ulp(const std::vector<float>& values, const std::vector<float>& results, double (*exact)(double),
+                 size_t begin, size_t end, const std::string& what) {
+  double worst = 0;
+  float worst_at = 0;
+  for (size_t i = begin; i < end; ++i) {
+    if (std::isnan(values[i])) continue;
+    const double want = exact(double(values[i]));
+    const float rounded = std::abs(float(want));
+    const double ulp = double(std::nextafter(rounded, std::numeric_limits<float>::infinity())) - double(rounded);
+    const double error = std::abs(double(results[i]) - want) / ulp;
+    if (error > worst) worst = error, worst_at = values[i];
+  }
+  std::cout << what << ": worst " << worst << " ulp at " << worst_at << "\n";
+  return worst;
+}
+
 // erf prints as ingot's own polynomial (not libmvec's erff), which a simd loop inlines and vectorizes: within 3
 // ulp of erf over [-6, 6], odd (erf(-0) is -0), 1 at infinity and NaN for NaN.
 TEST(CppPrinter, ErfIsAnInlinePolynomialWithin3UlpThatVectorizes) {
-  const int64_t dense = 1 << 21;
   const std::vector<float> special = {0.0f,
                                       -0.0f,
                                       1e-30f,
@@ -413,82 +455,40 @@ TEST(CppPrinter, ErfIsAnInlinePolynomialWithin3UlpThatVectorizes) {
                                       std::numeric_limits<float>::infinity(),
                                       -std::numeric_limits<float>::infinity(),
                                       std::numeric_limits<float>::quiet_NaN()};
-  const int64_t n = dense + int64_t(special.size());
-  Buffer x = global_buffer("x", {n}), y = global_buffer("y", {n});
-  Expr e = var("e");
-  LoopFunction f{"erf", {x}, {y}, {}, for_loop(e, n, LoopKind::kVectorized, store(y, e, math::erf(load(x, e))))};
-  PrintedCpp printed = print_cpp_with_lines(f);
-  EXPECT_NE(printed.source.find("ingot_erf_f32(x[e])"), std::string::npos) << printed.source;
-  EXPECT_EQ(printed.source.find("erff"), std::string::npos) << printed.source;
-  CompiledLibrary library = compile_expecting_one_vectorized_loop(printed);
-  KernelModule module(library.path, f);
-  HostTensor in(DType::kFloat32, {n}), out(DType::kFloat32, {n});
-  for (int64_t i = 0; i < dense; ++i) in.f32()[i] = -6.0f + 12.0f * float(i) / float(dense);
-  for (size_t i = 0; i < special.size(); ++i) in.f32()[dense + int64_t(i)] = special[i];
-  module.run({&in}, {&out});
-  double worst = 0;
-  float worst_at = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = in.f32()[i], got = out.f32()[i];
+  const std::vector<float> values = grid(-6.0f, 6.0f, special);
+  const std::vector<float> got = run_helper(math::erf, values, "ingot_erf_f32(x[e])");
+  auto exact = [](double v) { return std::erf(v); };
+  std::vector<float> normal_values, normal_got;  // a subnormal input may be flushed to zero (FTZ, DAZ)
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
     if (std::isnan(v)) {
-      EXPECT_TRUE(std::isnan(got));
+      EXPECT_TRUE(std::isnan(got[i]));
       continue;
     }
-    EXPECT_EQ(std::signbit(got), std::signbit(v)) << v;
-    const double want = std::erf(double(v));
-    if (std::abs(v) < std::numeric_limits<float>::min()) {  // a subnormal may be flushed to zero (FTZ, DAZ)
-      EXPECT_LE(std::abs(double(got) - want), 2.0 * std::numeric_limits<float>::min()) << v;
+    EXPECT_EQ(std::signbit(got[i]), std::signbit(v)) << v;
+    if (std::abs(v) < std::numeric_limits<float>::min()) {
+      EXPECT_LE(std::abs(double(got[i]) - exact(v)), 2.0 * std::numeric_limits<float>::min()) << v;
       continue;
     }
-    const float rounded = std::abs(float(want));
-    const double ulp = double(std::nextafter(rounded, 2.0f)) - double(rounded);
-    const double error = std::abs(double(got) - want) / ulp;
-    if (error > worst) {
-      worst = error;
-      worst_at = v;
-    }
+    normal_values.push_back(v);
+    normal_got.push_back(got[i]);
   }
-  EXPECT_LE(worst, 3.0) << "at " << worst_at;
-  EXPECT_EQ(out.f32()[n - 3], 1.0f);
-  EXPECT_EQ(out.f32()[n - 2], -1.0f);
+  EXPECT_LE(worst_ulp(normal_values, normal_got, exact, 0, normal_values.size(), "erf"), 3.0);
+  EXPECT_EQ(got[values.size() - 3], 1.0f);
+  EXPECT_EQ(got[values.size() - 2], -1.0f);
 }
 
-// The worst error in ulp of f's printed helper against `exact` (in double) over a dense grid of [lo, hi] plus the
-// special values, whose results must also be exactly `special_results` (NaN for NaN); the loop must vectorize.
-double helper_ulp_error(Expr (*f)(Expr), double (*exact)(double), float lo, float hi, const std::vector<float>& special,
-                        const std::vector<float>& special_results, const std::string& call) {
-  const int64_t dense = 1 << 21;
-  const int64_t n = dense + int64_t(special.size());
-  Buffer x = global_buffer("x", {n}), y = global_buffer("y", {n});
-  Expr e = var("e");
-  LoopFunction fn{"helper", {x}, {y}, {}, for_loop(e, n, LoopKind::kVectorized, store(y, e, f(load(x, e))))};
-  PrintedCpp printed = print_cpp_with_lines(fn);
-  EXPECT_NE(printed.source.find(call), std::string::npos) << printed.source;
-  CompiledLibrary library = compile_expecting_one_vectorized_loop(printed);
-  KernelModule module(library.path, fn);
-  HostTensor in(DType::kFloat32, {n}), out(DType::kFloat32, {n});
-  for (int64_t i = 0; i < dense; ++i) in.f32()[i] = lo + (hi - lo) * float(i) / float(dense);
-  for (size_t i = 0; i < special.size(); ++i) in.f32()[dense + int64_t(i)] = special[i];
-  module.run({&in}, {&out});
-  double worst = 0;
-  float worst_at = 0;
-  for (int64_t i = 0; i < dense; ++i) {
-    const float v = in.f32()[i], got = out.f32()[i];
-    const double want = exact(double(v));
-    const float rounded = std::abs(float(want));
-    const double ulp = double(std::nextafter(rounded, std::numeric_limits<float>::infinity())) - double(rounded);
-    const double error = std::abs(double(got) - want) / ulp;
-    if (error > worst) worst = error, worst_at = v;
-  }
+// The results of f's helper at the special values, each exactly as expected (a NaN for a NaN; zeros by sign).
+void expect_special_results(Expr (*f)(Expr), const std::vector<float>& special, const std::vector<float>& expected,
+                            const std::string& call) {
+  const std::vector<float> got = run_helper(f, special, call);
   for (size_t i = 0; i < special.size(); ++i) {
-    const float got = out.f32()[dense + int64_t(i)], want = special_results[i];
-    if (std::isnan(want))
-      EXPECT_TRUE(std::isnan(got)) << special[i];
+    if (std::isnan(expected[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << special[i];
     else
-      EXPECT_TRUE(got == want && std::signbit(got) == std::signbit(want)) << special[i] << ": " << got;
+      EXPECT_TRUE(got[i] == expected[i] && std::signbit(got[i]) == std::signbit(expected[i]))
+          << special[i] << ": " << got[i];
   }
-  std::cout << call << ": worst " << worst << " ulp at " << worst_at << "\n";
-  return worst;
 }
 
 // exp prints as ingot's own inline polynomial, not libmvec's expf (whose call per vector spills every register):
@@ -496,27 +496,35 @@ double helper_ulp_error(Expr (*f)(Expr), double (*exact)(double), float lo, floa
 // ln(FLT_MIN).
 TEST(CppPrinter, ExpIsAnInlinePolynomialWithin2UlpThatVectorizes) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  const std::vector<float> special = {0.0f, -0.0f, 88.73f, 100.0f, inf, -87.34f, -200.0f, -inf, nan};
-  const std::vector<float> results = {1.0f, 1.0f, inf, inf, inf, 0.0f, 0.0f, 0.0f, nan};
   auto exact = [](double v) { return std::exp(v); };
-  EXPECT_LE(helper_ulp_error(math::exp, exact, -87.33f, 88.37f, special, results, "ingot_exp_f32(x[e])"), 1.5);
-  EXPECT_LE(helper_ulp_error(math::exp, exact, 88.37f, 88.72f, {}, {}, "ingot_exp_f32(x[e])"), 5.5);
+  const std::string call = "ingot_exp_f32(x[e])";
+  std::vector<float> values = grid(-87.33f, 88.37f);
+  EXPECT_LE(worst_ulp(values, run_helper(math::exp, values, call), exact, 0, values.size(), "exp"), 1.5);
+  values = grid(88.37f, 88.72f, {}, 1 << 16);
+  EXPECT_LE(worst_ulp(values, run_helper(math::exp, values, call), exact, 0, values.size(), "exp near the top"), 5.5);
+  expect_special_results(math::exp, {0.0f, -0.0f, 88.73f, 100.0f, inf, -87.34f, -200.0f, -inf, nan},
+                         {1.0f, 1.0f, inf, inf, inf, 0.0f, 0.0f, 0.0f, nan}, call);
 }
 
 // tanh and sigmoid build on the exp helper: tanh within 1.4 ulp (an odd polynomial near 0, where 1 - 2 / (exp(2x) +
 // 1) would cancel), sigmoid within 3.1.
 TEST(CppPrinter, TanhAndSigmoidAreInlineAndAccurate) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_LE(helper_ulp_error(
-                math::tanh, [](double v) { return std::tanh(v); }, -10.0f, 10.0f,
-                {0.0f, -0.0f, 1e-30f, 50.0f, inf, -inf, nan}, {0.0f, -0.0f, 1e-30f, 1.0f, 1.0f, -1.0f, nan},
-                "ingot_tanh_f32(x[e])"),
+  std::vector<float> values = grid(-10.0f, 10.0f);
+  EXPECT_LE(worst_ulp(
+                values, run_helper(math::tanh, values, "ingot_tanh_f32(x[e])"), [](double v) { return std::tanh(v); },
+                0, values.size(), "tanh"),
             1.5);
-  EXPECT_LE(helper_ulp_error(
-                math::sigmoid, [](double v) { return 1 / (1 + std::exp(-v)); }, -80.0f, 30.0f,
-                {0.0f, 100.0f, -100.0f, inf, -inf, nan}, {0.5f, 1.0f, 0.0f, 1.0f, 0.0f, nan},
-                "1.0f / (1.0f + ingot_exp_f32(-x[e]))"),
+  expect_special_results(math::tanh, {0.0f, -0.0f, 1e-30f, 50.0f, inf, -inf, nan},
+                         {0.0f, -0.0f, 1e-30f, 1.0f, 1.0f, -1.0f, nan}, "ingot_tanh_f32(x[e])");
+  const std::string sigmoid = "1.0f / (1.0f + ingot_exp_f32(-x[e]))";
+  values = grid(-80.0f, 30.0f);
+  EXPECT_LE(worst_ulp(
+                values, run_helper(math::sigmoid, values, sigmoid), [](double v) { return 1 / (1 + std::exp(-v)); }, 0,
+                values.size(), "sigmoid"),
             3.1);
+  expect_special_results(math::sigmoid, {0.0f, 100.0f, -100.0f, inf, -inf, nan}, {0.5f, 1.0f, 0.0f, 1.0f, 0.0f, nan},
+                         sigmoid);
 }
 
 // A guarded fold (splits with tail=guard): the guard on the element (r < rows) encloses the whole reduction, the
