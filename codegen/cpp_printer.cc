@@ -555,17 +555,21 @@ class CppPrinter {
     if (t != DType::kFloat32) fail("math function " + to_string(e) + " needs an f32 argument");
     Code arg = expr(n->args[0]);
     const std::string& x = arg.text;
+    // A one-argument helper called on the argument printed above (not printed again); tanh's definition calls exp's.
+    auto helper_call = [&](Helper h, const std::string& argument) -> std::string {
+      helpers_.insert({h, t});
+      if (h == Helper::kTanh) helpers_.insert({Helper::kExp, t});
+      return helper_name(h, t) + "(" + argument + ")";
+    };
     switch (n->func) {
-      case MathFunc::kExp: return use_helper(Helper::kExp, t, n->args);
+      case MathFunc::kExp: return {helper_call(Helper::kExp, x), kPrimary, true};
       case MathFunc::kLog: vector_math_.insert("logf"); return {"logf(" + x + ")"};
-      case MathFunc::kTanh: helpers_.insert({Helper::kExp, t}); return use_helper(Helper::kTanh, t, n->args);
+      case MathFunc::kTanh: return {helper_call(Helper::kTanh, x), kPrimary, true};
       case MathFunc::kSigmoid:
-        helpers_.insert({Helper::kExp, t});
-        return {"1.0f / (1.0f + " + helper_name(Helper::kExp, t) + "(-" + wrap(arg, kPrimary) + "))", kMultiplicative,
-                true};
+        return {"1.0f / (1.0f + " + helper_call(Helper::kExp, "-" + wrap(arg, kPrimary)) + ")", kMultiplicative, true};
       case MathFunc::kSqrt: return {"sqrtf(" + x + ")"};
       case MathFunc::kRsqrt: return {"1.0f / sqrtf(" + x + ")", kMultiplicative, true};
-      case MathFunc::kErf: return use_helper(Helper::kErf, t, n->args);
+      case MathFunc::kErf: return {helper_call(Helper::kErf, x), kPrimary, true};
       case MathFunc::kPow: return {"powf(" + x + ", " + expr(n->args[1]).text + ")"};
       case MathFunc::kAbs: return {"fabsf(" + x + ")"};
     }
@@ -746,9 +750,9 @@ class CppPrinter {
   // g++ 12 leaves a simd loop that calls a math function (a libmvec clone: logf, and expf before it was a helper)
   // scalar when it also reads an element that does not move with the loop and that it cannot prove the loop's store
   // leaves alone ("latch block not empty"): softmax's exp(x - max[row]) in Swin's window attention called scalar
-  // expf, 29% of the attention's time. Such
-  // loads are read once into a const before the loop (in a block of their own). Only loads of buffers the loop does
-  // not store, in a loop of one store, outside selects (a select's branch may guard the load's bounds).
+  // expf, 29% of the attention's time. Such loads are read once into a const before the loop (in a block of their
+  // own). Only loads of buffers the loop does not store, in a loop of one store, outside selects (a select's branch
+  // may guard the load's bounds).
   void hoist_invariant_call_operands(const ForNode* loop) {
     auto* store = as<StoreNode>(single_statement(loop->body));
     if (!store) return;

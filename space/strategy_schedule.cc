@@ -960,13 +960,12 @@ class StrategyScheduler {
     if (knobs().panel_vectors > 0 && width % (knobs().panel_vectors * lanes) == 0) return knobs().panel_vectors * lanes;
     int64_t best = 0, best_accumulators = 0, best_loads = 0;
     if (lanes != kAvx512VectorLanes) {
-      // panel_columns' tile, unless another fills more accumulators: Swin's FFN GEMMs on 14-row maps took 2 vectors
-      // x 2 rows of AVX2's 12 so (rows divide 14), at 134 GFLOP/s, and 4 x 2 at 203; BERT's 3 x 4 (768 and 3072
-      // columns) made its AVX2 form 1.08x (93.5-97.6 against 102.9-104.5 ms).
+      // panel_columns' tile, unless another fills more accumulators (a tie keeps it): Swin's FFN GEMMs on 14-row maps
+      // took 2 vectors x 2 rows of AVX2's 12 so (rows divide 14), at 134 GFLOP/s, and 4 x 2 at 203; BERT's 3 x 4 (768
+      // and 3072 columns) made its AVX2 form 1.08x (93.5-97.6 against 102.9-104.5 ms).
       best = panel_columns(width);
       if (best == 0) return 0;
       best_accumulators = largest_divisor_up_to(height, accumulator_vectors() / (best / lanes)) * (best / lanes);
-      best_loads = std::numeric_limits<int64_t>::max();
     }
     for (int64_t vectors = 4; vectors >= 1; --vectors) {
       if (width % (vectors * lanes) != 0) continue;
