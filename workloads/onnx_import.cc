@@ -12,6 +12,7 @@
 #include "workloads/onnx_graph.h"
 #include "workloads/onnx_ops.h"
 #include "workloads/onnx_tensor.h"
+#include "workloads/scale_into_weights.h"
 
 namespace ingot {
 
@@ -340,7 +341,9 @@ TensorMap ImportedModel::feeds(const std::vector<HostTensor>& input_values) cons
 }
 
 ImportedModel import_onnx_model(const onnx::ModelProto& model, const OnnxBoundInputs& bound) {
-  return Importer(model, bound).run();
+  ImportedModel imported = Importer(model, bound).run();
+  imported.program = fold_scales_into_weights(imported.program);
+  return imported;
 }
 
 ImportedModel import_onnx_bytes(const std::string& serialized_model, const OnnxBoundInputs& bound) {

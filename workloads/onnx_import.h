@@ -87,10 +87,11 @@ struct ImportedModel {
   TensorMap feeds(const std::vector<HostTensor>& input_values) const;
 };
 
-// Parses, runs ONNX shape inference and maps every node. The program is named after the graph (sanitized); with
-// bound inputs the name ends in "_bound_" and 8 hex digits of a hash of the bound names and values, so that the
-// program's structural hash (the workload key of the tuning database) tells bindings apart even where a bound
-// value only reaches the initializers. Throws OnnxBindError for a binding that does not fit.
+// Parses, runs ONNX shape inference and maps every node, then folds per-channel scales into the weights that follow
+// them (workloads/scale_into_weights.h: a squeeze-excitation's Mul into its projection's Conv). The program is named
+// after the graph (sanitized); with bound inputs the name ends in "_bound_" and 8 hex digits of a hash of the bound
+// names and values, so that the program's structural hash (the workload key of the tuning database) tells bindings
+// apart even where a bound value only reaches the initializers. Throws OnnxBindError for a binding that does not fit.
 ImportedModel import_onnx(const std::string& path, const OnnxBoundInputs& bound = {});
 ImportedModel import_onnx_bytes(const std::string& serialized_model, const OnnxBoundInputs& bound = {});
 ImportedModel import_onnx_model(const onnx::ModelProto& model, const OnnxBoundInputs& bound = {});

@@ -12,6 +12,7 @@
 #include "workloads/mlp.h"
 #include "workloads/mmoe.h"
 #include "workloads/resnext.h"
+#include "workloads/scale_into_weights.h"
 #include "workloads/swin.h"
 #include "workloads/tasks.h"
 
@@ -311,7 +312,7 @@ WorkloadParams complete_workload_params(const std::string& name, const WorkloadP
 }
 
 Program make_workload(const std::string& name, const WorkloadParams& params) {
-  return find_entry(name).build(complete_workload_params(name, params));
+  return fold_scales_into_weights(find_entry(name).build(complete_workload_params(name, params)));
 }
 
 int64_t count_flops(const Program& program) { return program_flops(program); }

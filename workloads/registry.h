@@ -43,7 +43,8 @@ const std::vector<WorkloadInfo>& list_workloads();
 // The workload with this name, or nullptr.
 const WorkloadInfo* find_workload(const std::string& name);
 
-// Builds the named workload. Throws std::invalid_argument for an unknown workload (listing the known ones),
+// Builds the named workload, its per-channel scales folded into the weights that follow them
+// (workloads/scale_into_weights.h). Throws std::invalid_argument for an unknown workload (listing the known ones),
 // an unknown parameter (listing the workload's parameters) or a parameter that is not positive.
 Program make_workload(const std::string& name, const WorkloadParams& params = {});
 // The workload's input ranges (see WorkloadInfo::input_ranges); throws as make_workload does.
