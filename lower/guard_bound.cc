@@ -1,6 +1,7 @@
 #include "lower/guard_bound.h"
 
 #include "ir/affine.h"
+#include "ir/functor.h"
 #include "lower/vector_tiles.h"
 
 namespace ingot {
@@ -34,7 +35,7 @@ std::optional<GuardBound> guard_bound(const ForNode* loop) {
       bound.remaining = bound.remaining ? logical_and(bound.remaining, part) : part;
     }
   }
-  if (bound.limits.empty()) return std::nullopt;
+  if (bound.limits.empty() && uses_var(bound.remaining, loop->name())) return std::nullopt;
   bound.guard = guard;
   return bound;
 }

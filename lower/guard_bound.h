@@ -20,7 +20,8 @@ struct GuardBound {
 
 // The bound conjuncts of the condition that is the whole body (a condition without an else branch) of a loop the
 // printer prints `omp simd` (vectorized, safe_to_simd); std::nullopt for any other loop or body, or when no conjunct
-// is such a bound.
+// is such a bound and the condition uses the loop's variable. A condition that does not use it (a halo row's bound,
+// tested in every element of the row) gives no limits and remains whole, for the printer to test around the loop.
 std::optional<GuardBound> guard_bound(const ForNode* loop);
 
 }  // namespace ingot

@@ -672,7 +672,8 @@ class Lowering {
     return vars;
   }
 
-  // Conditions under which the current loop iteration is a real element (tail guards, region bounds).
+  // Conditions under which the current loop iteration is a real element (tail guards, region bounds). The bounds
+  // of a dimension that no loop of the stage moves are left out: nest_guards tests them once around the nest.
   std::vector<Expr> guards(const Stage& s, bool spatial_only) const {
     std::vector<Expr> conds;
     for (const SplitRelation& r : s.splits) {
@@ -681,8 +682,32 @@ class Lowering {
     }
     std::vector<Expr> dom = domain_index(s);
     for (size_t d = 0; d < dom.size(); ++d) {
-      if (!s.origin_may_leave[d]) continue;
+      if (!s.origin_may_leave[d] || nest_invariant(s, dom[d])) continue;
       Expr g = s.origin[d] + dom[d];
+      conds.push_back(ge(g, 0));
+      conds.push_back(lt(g, s.tensor->shape[d]));
+    }
+    return conds;
+  }
+
+  // Whether no loop of the stage with more than one iteration moves e.
+  bool nest_invariant(const Stage& s, const Expr& e) const {
+    return std::none_of(s.leaves.begin(), s.leaves.end(),
+                        [&](const Leaf& leaf) { return leaf.extent > 1 && uses_var(e, loop_var_name(s, leaf.name)); });
+  }
+
+  // The region bounds of a stage computed at a reader that no loop of the stage moves (a halo row of a band: the
+  // row above the map's first): tested once around the stage's nest, which then holds the register tiles it would
+  // hold without the halo, rather than in each store.
+  std::vector<Expr> nest_guards(const Stage& s) const {
+    std::vector<Expr> conds;
+    std::vector<Expr> dom = domain_index(s);
+    std::unordered_map<std::string, Expr> single_iterations;
+    for (const Leaf& leaf : s.leaves)
+      if (leaf.extent == 1) single_iterations[loop_var_name(s, leaf.name)] = int_imm(0);
+    for (size_t d = 0; d < dom.size(); ++d) {
+      if (!s.origin_may_leave[d] || !nest_invariant(s, dom[d])) continue;
+      Expr g = simplify(substitute(s.origin[d] + dom[d], single_iterations), ranges_);
       conds.push_back(ge(g, 0));
       conds.push_back(lt(g, s.tensor->shape[d]));
     }
@@ -869,7 +894,7 @@ class Lowering {
         stmt = seq({init_nest(s, p, s.buffer, flat_index(dom, s.buffer->shape), red), stmt});
     }
     if (red && first_reduce == n) fail("internal: reduction '" + name + "' has no reduce loop");
-    return stmt;
+    return guarded(nest_guards(s), stmt);
   }
 
   // Before the first reduction loop: sets every element the loops below will accumulate into to the identity.

@@ -240,6 +240,52 @@ TEST(Lower, ComputeAt) {
 )");
 }
 
+// A band with a halo: C is computed at Y's rows with the row above and below (Y sums three rows of C, zero past the
+// map's edges), and B at each of C's rows. The bound on C's rows moves with C's own loop and stays in C's store; B's
+// row does not move inside B's nest, so the bound is tested once around it, where the nest's loops stay bare (a
+// register tile there stays one).
+TEST(Lower, ARegionBoundThatNoLoopOfTheStageMovesGuardsItsWholeNest) {
+  Tensor A = placeholder("A", {4, 6});
+  Tensor B = compute("B", {4, 6}, [&](const std::vector<Expr>& i) { return A(i[0], i[1]) * 2.0; });
+  Tensor C = compute("C", {4, 6}, [&](const std::vector<Expr>& i) { return B(i[0], i[1]) + 1.0; });
+  IterVar r = reduce_axis(3, "r");
+  Tensor Y = compute("Y", {4, 6}, [&](const std::vector<Expr>& i) {
+    Expr row = i[0] + r.var - 1;
+    return sum(select(logical_and(ge(row, 0), lt(row, 4)), C(row, i[1]), Expr(0.0)), {r});
+  });
+  Program p({Y}, "band");
+  EXPECT_EQ(lowered(p, Schedule().compute_at("C", "Y", "i").compute_at("B", "C", "i")),
+            R"(func band(A: f32[4, 6]) -> (Y: f32[4, 6]) {
+  for Y.i in 0..4 {
+    alloc C: f32[3, 6] local {
+      for C.i in 0..3 {
+        alloc B: f32[1, 6] local {
+          if (((C.i + Y.i) >= 1) && ((C.i + Y.i) < 5)) {
+            for B.i in 0..1 {
+              for B.j in 0..6 {
+                B[B.j] = (A[(((B.j + (C.i * 6)) + (Y.i * 6)) - 6)] * 2.0)
+              }
+            }
+          }
+          for C.j in 0..6 {
+            if (((C.i + Y.i) >= 1) && ((C.i + Y.i) < 5)) {
+              C[((C.i * 6) + C.j)] = (B[C.j] + 1.0)
+            }
+          }
+        }
+      }
+      for Y.j in 0..6 {
+        Y[((Y.i * 6) + Y.j)] = 0.0
+        for Y.r in 0..3 {
+          Y[((Y.i * 6) + Y.j)] = (Y[((Y.i * 6) + Y.j)] + select((((Y.i + Y.r) >= 1) && ((Y.i + Y.r) < 5)), C[(Y.j + (Y.r * 6))], 0.0))
+        }
+      }
+    }
+  }
+}
+)");
+}
+
 TEST(Lower, CacheWrite) {
   EXPECT_EQ(lowered(small_matmul(),
                     Schedule().split("C", "j", 3).reorder("C", {"i", "j.o", "k", "j.i"}).cache_write("C", "j.o")),
