@@ -123,13 +123,17 @@ Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTas
   return out;
 }
 
-Schedule task_schedule(const Schedule& model_schedule, const ModelTask& task) {
+Schedule task_schedule(const Schedule& model_schedule, const ModelTask& task, const FixedScheduleOptions& options) {
   std::set<std::string> computes, inputs;
   for (const Tensor& t : task.program.computes()) computes.insert(t->name);
   for (const Tensor& t : task.program.placeholders()) inputs.insert(t->name);
   Schedule out;
-  for (const Decision& d : model_schedule.decisions())
-    if (d.kind == DecisionKind::kPack ? inputs.count(d.stage) > 0 : computes.count(d.stage) > 0) out.append(d);
+  for (const Decision& d : model_schedule.decisions()) {
+    if (d.kind == DecisionKind::kPack ? inputs.count(d.stage) == 0 : computes.count(d.stage) == 0) continue;
+    if (d.kind == DecisionKind::kComputeAt && computes.count(d.target) == 0)
+      return strategy_schedule(task.program, task.plan, options);
+    out.append(d);
+  }
   out.set_layout(plan_layout(task.plan));
   return out;
 }

@@ -13,6 +13,7 @@
 #include "interp/interpreter.h"
 #include "ir/program.h"
 #include "ir/schedule.h"
+#include "space/strategy_schedule.h"
 
 namespace ingot {
 
@@ -48,8 +49,10 @@ TensorMap task_expected_outputs(const ModelTask& task, const TensorMap& values);
 // The decisions of a model's schedule about the task's first occurrence, as a schedule of the task's program (its
 // layout the task's one stage). The model's fixed schedule splits into the tasks' starting points this way: the fixed
 // schedule of a task alone can differ from the model's, whose strategy aligns a stage with its readers in later
-// stages (an LSTM gate GEMV follows the cell's row chunks).
-Schedule task_schedule(const Schedule& model_schedule, const ModelTask& task);
+// stages (an LSTM gate GEMV follows the cell's row chunks). Where the model's schedule computes a stage of the task
+// inside a compute of another task (an expansion in its depthwise convolution's bands, space/strategy_schedule.h), the
+// task starts from its own fixed schedule, strategy_schedule(task.program, task.plan, options), instead.
+Schedule task_schedule(const Schedule& model_schedule, const ModelTask& task, const FixedScheduleOptions& options);
 
 // A schedule of `from`'s program as a schedule of `to`'s (equal structure): every tensor renamed by its position.
 // Throws std::invalid_argument when the structures differ.

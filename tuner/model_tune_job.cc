@@ -114,7 +114,7 @@ void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_ta
     std::vector<Schedule> schedules;
     for (const ModelTask& t : tasks) {
       auto it = tuned.find(t.structure);
-      schedules.push_back(it == tuned.end() ? task_schedule(moved_fixed, t)
+      schedules.push_back(it == tuned.end() ? task_schedule(moved_fixed, t, job.fixed_options)
                                             : schedule_for_task(*it->second.second, *it->second.first, t));
     }
     ListSearch one({assemble_schedule(*moved, tasks, schedules)});
@@ -212,7 +212,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   std::vector<double> weights;
   for (ModelTask& task : extract_tasks(program, plan, workload.name)) {
     const size_t index = tunings.size();
-    Schedule start = task_schedule(fixed_schedule, task);
+    Schedule start = task_schedule(fixed_schedule, task, fixed);
     TuneOptions task_options = options;
     task_options.fixed_inputs = task_inputs(task, values);
     task_options.expected_outputs = task_expected_outputs(task, values);

@@ -389,6 +389,52 @@ TEST(StrategySchedule, AvxTwoRowsTooWideForTwoChannelsTakeChannelTilesOrPanels) 
   EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c", "m")) << s.to_json();
 }
 
+// An expansion whose map only a depthwise convolution reads, and which would not stay in one core's L2, is computed
+// in that convolution's bands (knobs.band_rows): the expanded rows of 4 channels that a band reads, halo rows
+// included, then the band's output rows; the two plan stages share one layout step, with no barrier between them.
+TEST(StrategySchedule, AnExpansionLargerThanL2IsComputedInItsDepthwiseBands) {
+  struct Window {
+    int64_t kernel, stride;
+  };
+  for (Window window : {Window{3, 2}, Window{5, 1}}) {
+    Conv2dAttrs depthwise;
+    depthwise.groups = 32;
+    const int64_t pad = window.kernel / 2;
+    depthwise.padding = {pad, pad, pad, pad};
+    depthwise.stride = {window.stride, window.stride};
+    Tensor x = placeholder("x", {1, 8, 24, 16}), we = placeholder("we", {32, 8, 1, 1});
+    Tensor wd = placeholder("wd", {32, 1, window.kernel, window.kernel});
+    Tensor expanded = silu("expanded", conv2d("expand", x, we));
+    Program p({silu("y", conv2d("dw", expanded, wd, Tensor(), depthwise))}, "mbconv");
+    FixedScheduleOptions options;
+    options.l2_bytes = 16 * 1024;  // the expanded map has 48 KB
+    Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
+    SCOPED_TRACE(s.to_json());
+    EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "expanded"));
+    EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "expand"));
+    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "expand"));
+    EXPECT_TRUE(has_decision(s, DecisionKind::kSplit, "y", "l"));
+    ASSERT_EQ(s.layout().size(), 1u);
+    EXPECT_EQ(s.layout()[0].computes, (std::vector<std::string>{"expand", "expanded", "dw", "y"}));
+    expect_matches_interpreter(p, s);
+    // AVX2's 16 registers hold the expansion's 4 x 2 vectors of a 16-pixel row too.
+    FixedScheduleOptions avx2 = options;
+    avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
+    Schedule narrow = strategy_schedule(p, make_plan("global", p, test_support::avx2_cpu()), avx2);
+    EXPECT_TRUE(has_decision(narrow, DecisionKind::kComputeAt, "expanded")) << narrow.to_json();
+    expect_matches_interpreter(p, narrow);
+
+    // Where the map stays in L2, or with band_rows=0, it is stored as the plan has it.
+    options.l2_bytes = 1 << 20;
+    Schedule stored = strategy_schedule(p, make_plan("global", p, cpu()), options);
+    EXPECT_FALSE(has_decision(stored, DecisionKind::kComputeAt, "expanded"));
+    EXPECT_EQ(stored.layout().size(), 2u);
+    options.l2_bytes = 16 * 1024;
+    options.knobs.band_rows = 0;
+    EXPECT_EQ(strategy_schedule(p, make_plan("global", p, cpu()), options), stored);
+  }
+}
+
 // A squeeze-excitation layer, a 1 x 1 convolution of a 1 x 1 map under its SiLU, vectorizes its reduction over the
 // channels (it reduced one scalar at a time: no loop of its output is longer than one).
 TEST(StrategySchedule, AOnePointConvolutionVectorizesItsChannelReduction) {

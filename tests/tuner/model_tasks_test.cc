@@ -110,7 +110,7 @@ TEST(ModelTasks, TheModelsFixedScheduleSplitsIntoTaskSchedulesThatAssembleBack) 
       for (const ModelTask& t : tasks) {
         weights += t.weight();
         EXPECT_TRUE(plan_problems(t.plan, analyze(t.program, cpu())).empty()) << t.name;
-        starts.push_back(task_schedule(fixed, t));
+        starts.push_back(task_schedule(fixed, t, FixedScheduleOptions{}));
         EXPECT_NO_THROW(lower(t.program, starts.back())) << t.name;
         EXPECT_NO_THROW(lower(t.program, strategy_schedule(t.program, t.plan))) << t.name;
       }
@@ -123,6 +123,25 @@ TEST(ModelTasks, TheModelsFixedScheduleSplitsIntoTaskSchedulesThatAssembleBack) 
   // The unfused LSTM repeats its cells' kernels; the global one fuses cells of different steps into each stage.
   Program lstm = make_workload("lstm", find_workload("lstm")->small);
   EXPECT_LT(extract_tasks(lstm, make_plan("unfused", lstm, cpu()), "lstm").size(), lstm.computes().size());
+}
+
+// With an L2 small enough that EfficientNet's expansions run in their depthwise convolutions' bands, the model's
+// schedule computes a stage of one task inside another task's: such a task starts from its own fixed schedule, and
+// every task's start lowers.
+TEST(ModelTasks, ATaskComputedInAnotherTasksBandStartsFromItsOwnFixedSchedule) {
+  Program model = make_workload("efficientnet", find_workload("efficientnet")->small);
+  PartitionPlan plan = make_plan("global", model, cpu());
+  FixedScheduleOptions options;
+  options.l2_bytes = 1024;
+  Schedule fixed = strategy_schedule(model, plan, options);
+  ASSERT_LT(fixed.layout().size(), size_t(plan.stage_count()));  // some bands merged two stages
+  int own = 0;
+  for (const ModelTask& t : extract_tasks(model, plan, "efficientnet")) {
+    Schedule start = task_schedule(fixed, t, options);
+    EXPECT_NO_THROW(lower(t.program, start)) << t.name;
+    own += start == strategy_schedule(t.program, t.plan, options) && start.layout() == plan_layout(t.plan);
+  }
+  EXPECT_GT(own, 0);
 }
 
 TEST(ModelTasks, TaskInputsAreTheModelsValuesThere) {
