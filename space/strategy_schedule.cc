@@ -1375,14 +1375,14 @@ class StrategyScheduler {
 
   const TemplateKnobs& knobs() const { return options_.knobs; }
 
-  // Depthwise bands (knobs.band_rows): an expansion (a 1 x 1 convolution under its epilogue, EfficientNet's expand +
-  // BN + SiLU) whose map only a depthwise convolution reads, in the plan stage right after it, is computed inside the
-  // depthwise convolution's parallel loop: each iteration computes band_rows output rows of 4 channels, and before
-  // them the expanded rows they read (halo rows included, recomputed by the band above), 4 channels x one row at a
-  // time, in a register tile. The expanded map, the largest tensor of an MBConv block, is never written to memory.
-  // Only where it would not stay in one core's L2: EfficientNet's first expansion, 4.8 MB at 112 x 112, and its
-  // stride-2 depthwise convolution took 0.31 + 0.23 ms as two stages, 0.36 ms as a band of 8 rows (4 rows: 0.37,
-  // 2: 0.41; Zen 5, AVX-512).
+  // Depthwise bands (knobs.band_rows): an expansion (a convolution under its epilogue: EfficientNet's 1 x 1 expand +
+  // BN + SiLU, or its 3 x 3 stem) whose map only a depthwise convolution reads, in the plan stage right after it, is
+  // computed inside the depthwise convolution's parallel loop: each iteration computes band_rows output rows of 4
+  // channels, and before them the expanded rows they read (halo rows included, recomputed by the band above), 4
+  // channels x one row at a time, in a register tile. The expanded map, the largest tensor of an MBConv block, is
+  // never written to memory. Only where it would not stay in one core's L2: EfficientNet's first expansion, 4.8 MB
+  // at 112 x 112, and its stride-2 depthwise convolution took 0.31 + 0.23 ms as two stages, 0.36 ms as a band of 8
+  // rows (4 rows: 0.37, 2: 0.41; Zen 5, AVX-512); its stem and first depthwise convolution 0.305 -> 0.25 ms.
   static constexpr int64_t kBandChannels = 4;
 
   // The TEs of plan stage `stage` other than `stored` and `reduction` are elementwise and inlined (fused into the
@@ -1429,12 +1429,8 @@ class StrategyScheduler {
       return std::nullopt;
     const int stage = stage_of_.at(depthwise->name), before = stage_of_.at(expanded->name);
     if (before + 1 != stage || kernel_of_stage_[before] != kernel_of_stage_[stage]) return std::nullopt;
-    Tensor expansion = hosted_reduction_where(expanded, [](const Tensor& e) {
-      const ReduceNode* er = e->reduction();
-      int64_t long_axes = 0;
-      for (const IterVar& k : er->axes) long_axes += k.extent > 1;
-      return er->op == ReduceOp::kSum && long_axes == 1;
-    });
+    Tensor expansion =
+        hosted_reduction_where(expanded, [](const Tensor& e) { return e->reduction()->op == ReduceOp::kSum; });
     if (!expansion || !only_epilogue_besides(before, expanded, expansion)) return std::nullopt;
     Tensor epilogue = epilogue_of(depthwise);
     if (!epilogue || !is_nchw_map(epilogue)) return std::nullopt;

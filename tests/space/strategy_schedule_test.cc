@@ -433,6 +433,20 @@ TEST(StrategySchedule, AnExpansionLargerThanL2IsComputedInItsDepthwiseBands) {
     options.knobs.band_rows = 0;
     EXPECT_EQ(strategy_schedule(p, make_plan("global", p, cpu()), options), stored);
   }
+  // A 3 x 3 stride-2 convolution of an image (EfficientNet's stem) bands the same way, its own window inside.
+  Conv2dAttrs stem_window, depthwise;
+  stem_window.stride = {2, 2};
+  stem_window.padding = depthwise.padding = {1, 1, 1, 1};
+  depthwise.groups = 32;
+  Tensor image = placeholder("image", {1, 3, 48, 32}), ws = placeholder("ws", {32, 3, 3, 3});
+  Tensor stem = silu("stem", conv2d("stem_conv", image, ws, Tensor(), stem_window));
+  Program p({silu("y", conv2d("dw", stem, placeholder("wd", {32, 1, 3, 3}), Tensor(), depthwise))}, "stem");
+  FixedScheduleOptions options;
+  options.l2_bytes = 16 * 1024;
+  Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
+  EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "stem")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "stem_conv")) << s.to_json();
+  expect_matches_interpreter(p, s);
 }
 
 // A squeeze-excitation layer, a 1 x 1 convolution of a 1 x 1 map under its SiLU, vectorizes its reduction over the
