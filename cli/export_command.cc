@@ -29,6 +29,13 @@ struct ProgramToExport {
   TensorMap reference;
 };
 
+// The ISA flags of the program's build, as the tuner compiled it for that ISA (tuner/tune_job.h: cpp_flags_for).
+std::string export_isa_flags(const std::string& isa) {
+  std::optional<CpuIsa> named = isa == "native" ? std::nullopt : parse_cpu_isa(isa);
+  const std::string flags = named ? cpu_isa_compiler_flags(*named) : "";
+  return flags.empty() ? default_isa_flags() : flags;
+}
+
 void print_written(const ExportedProgram& e, const std::vector<std::string>& written, const std::string& out) {
   // The text files come first; the data files, one per tensor, are summed up by folder.
   size_t text_files = written.size() - e.inputs.size() - e.reference.size();
@@ -78,6 +85,7 @@ void add_export_command(CLI::App& app) {
                                     " applies with --schedule; the best measured program "
                                     "is exported at the size, seed and precision it was measured with");
     ProgramToExport p;
+    std::string program_isa = isa;  // the ISA the program was written (and measured) for
     if (!schedule.empty()) {
       ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0, precision);
       Schedule s = schedule_from_spec(schedule, w.program, gpu, isa, w.weights, db);
@@ -110,13 +118,15 @@ void add_export_command(CLI::App& app) {
       if (chosen->side_by_side_winner)
         std::cout << "candidate " << chosen->candidate_hash() << ": the fastest side by side in run "
                   << chosen->side_by_side->run_id << "\n";
+      program_isa = config.target.isa;
       p.function = lower_program(w.program, Schedule::from_json(chosen->schedule_json()));
       // As the tuning loop builds them; the run's seed, not the config's, which `ingot tune --seed` overrides.
       p.inputs = workload_inputs(w, run->seed);
       p.reference = interpret(w.program, p.inputs);
     }
-    ExportedProgram e = gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), target)
-                            : export_cpp(p.function, std::move(p.inputs), std::move(p.reference));
+    ExportedProgram e =
+        gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), target)
+            : export_cpp(p.function, std::move(p.inputs), std::move(p.reference), export_isa_flags(program_isa));
     print_written(e, write_exported_program(e, out), out);
   });
 }

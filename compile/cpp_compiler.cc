@@ -22,11 +22,13 @@
 
 namespace ingot {
 
-std::string default_cpp_flags() {
+std::string default_cpp_flags() { return cpp_flags(default_isa_flags()); }
+
+std::string default_isa_flags() {
 #if defined(__x86_64__)
-  return cpp_flags("-march=native -mprefer-vector-width=512");
+  return "-march=native -mprefer-vector-width=512";
 #else
-  return cpp_flags("-march=native");
+  return "-march=native";
 #endif
 }
 

@@ -14,6 +14,9 @@ namespace ingot {
 // vector_math_flags(). -fno-math-errno: generated code never reads errno, and with it g++ vectorizes sqrtf (a
 // layer norm's 1 / sqrt(var + eps) kept its loop scalar: BERT's normalizations ran 10x slower).
 std::string default_cpp_flags();
+// Its ISA part: -march=native, and -mprefer-vector-width=512 on x86-64 (what `ingot export`'s build command uses
+// for programs measured with them).
+std::string default_isa_flags();
 // The default flags with isa_flags (e.g. "-march=x86-64-v3 -mtune=native") in place of -march=native and
 // -mprefer-vector-width=512.
 std::string cpp_flags(const std::string& isa_flags);

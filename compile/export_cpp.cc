@@ -469,7 +469,7 @@ ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMa
   return e;
 }
 
-ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap reference) {
+ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap reference, const std::string& isa_flags) {
   ExportBackend cpu;
   const std::string name = export_file_stem(f);
   cpu.language = "C++";
@@ -478,7 +478,7 @@ ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap re
   cpu.kernel_file_note = "the kernel, ingot_run";
   cpu.kernel_source = "#include \"" + name + ".h\"\n" + cpp_source(f).source;
   cpu.build_command =
-      "g++ -O3 -march=native -fno-math-errno -fopenmp " + name + ".cpp " + name + "_main.cpp -o " + name;
+      "g++ -O3 " + isa_flags + " -fno-math-errno -fopenmp " + name + ".cpp " + name + "_main.cpp -o " + name;
   if (std::string math = vector_math_flags(); !math.empty()) cpu.build_command += " " + math;
   cpu.readme_run_note = "OMP_NUM_THREADS sets the number of threads.";
   cpu.main_run = kCpuRun;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/cpp_compiler.h"
 #include "ir/host_tensor.h"
 #include "ir/stmt.h"
 
@@ -20,7 +21,7 @@ struct ExportedProgram {
   std::string main_source;    // its text: ./<name> [DATA_DIR] [--repeat N], see the README
   std::string readme;         // README.txt
   double rtol = 0, atol = 0;  // the main's check: 1e-4 and 1e-5, or kBf16Tolerance with bf16 inputs (ir/dtype.h)
-  std::string build_command;  // g++ -O3 -march=native -fno-math-errno -fopenmp <name>.cpp <name>_main.cpp -o <name>, +
+  std::string build_command;  // g++ -O3 <isa flags> -fno-math-errno -fopenmp <name>.cpp <name>_main.cpp -o <name>, +
                               // vector_math_flags() (export_cuda: nvcc -O3 -arch=<arch> ...)
   // A tensor's file under inputs/, reference/ and outputs/ is <tensor>.bin, with any character of the name but
   // letters, digits, '_', '-' and '.' replaced by '_'.
@@ -32,7 +33,11 @@ struct ExportedProgram {
 // each output buffer must hold after a run on them (ingot export passes its interpreter's). Tensors that are not
 // buffers of the function (the interpreter's intermediates) are dropped. Throws std::invalid_argument naming a
 // buffer whose tensor is missing or has another dtype or shape, or whose dtype the export cannot hold (f16).
-ExportedProgram export_cpp(const LoopFunction& function, TensorMap inputs, TensorMap reference);
+// isa_flags: the ISA part of the flags the program was measured with (compile/cpp_compiler.h: default_isa_flags(), or
+// cpu_isa_compiler_flags of a named ISA); the export built without -mprefer-vector-width=512 ran EfficientNet's
+// vectorized loops at 256 bits, 10% slower than the measured program.
+ExportedProgram export_cpp(const LoopFunction& function, TensorMap inputs, TensorMap reference,
+                           const std::string& isa_flags = default_isa_flags());
 
 // What a backend's export adds to the shared parts (data, tensor tables, checks, README): for export_cuda.
 struct ExportBackend {

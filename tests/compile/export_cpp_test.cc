@@ -131,6 +131,18 @@ TEST_F(ExportCppTwoGemm, WritesTheSourcesReadmeAndOneFilePerTensor) {
     EXPECT_NE(readme.find(part), std::string::npos) << part << "\n" << readme;
 }
 
+// The build command compiles for the ISA the program was measured with: by default the tuner's own flags (with
+// -mprefer-vector-width=512 on x86-64), else the named ISA's.
+TEST_F(ExportCppTwoGemm, BuildsWithTheIsaFlagsTheProgramWasMeasuredWith) {
+  EXPECT_NE(exported_->build_command.find("g++ -O3 " + default_isa_flags() + " -fno-math-errno"), std::string::npos)
+      << exported_->build_command;
+  Program p = two_gemm(8, 128, 16, 64);
+  TensorMap inputs = random_inputs(p, 5), reference = interpret(p, inputs);
+  ExportedProgram avx2 = export_cpp(lower(p, hand_schedule(p)), inputs, reference, "-march=x86-64-v3");
+  EXPECT_NE(avx2.build_command.find("g++ -O3 -march=x86-64-v3 -fno-math-errno"), std::string::npos)
+      << avx2.build_command;
+}
+
 // A file that cannot be written is named with the system's reason (a full disk says "No space left on device"),
 // each file written before it is whole (renamed into place once written), and no partial file is left; a folder
 // that cannot be made is named too (not in std::filesystem's own wording).
