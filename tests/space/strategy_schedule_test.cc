@@ -417,6 +417,13 @@ TEST(StrategySchedule, AnExpansionLargerThanL2IsComputedInItsDepthwiseBands) {
     ASSERT_EQ(s.layout().size(), 1u);
     EXPECT_EQ(s.layout()[0].computes, (std::vector<std::string>{"expand", "expanded", "dw", "y"}));
     expect_matches_interpreter(p, s);
+    // Other heights of the knob's range too: bands of 2 rows, and of 12 (the largest divisor up to 16 of the 12 or 24
+    // output rows).
+    for (int rows : {2, 16}) {
+      FixedScheduleOptions other = options;
+      other.knobs.band_rows = rows;
+      expect_matches_interpreter(p, strategy_schedule(p, make_plan("global", p, cpu()), other));
+    }
     // AVX2's 16 registers hold the expansion's 4 x 2 vectors of a 16-pixel row too.
     FixedScheduleOptions avx2 = options;
     avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
