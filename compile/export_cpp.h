@@ -34,8 +34,7 @@ struct ExportedProgram {
 // buffers of the function (the interpreter's intermediates) are dropped. Throws std::invalid_argument naming a
 // buffer whose tensor is missing or has another dtype or shape, or whose dtype the export cannot hold (f16).
 // isa_flags: the ISA part of the flags the program was measured with (compile/cpp_compiler.h: default_isa_flags(), or
-// cpu_isa_compiler_flags of a named ISA); the export built without -mprefer-vector-width=512 ran EfficientNet's
-// vectorized loops at 256 bits, 10% slower than the measured program.
+// cpu_isa_compiler_flags of a named ISA), so that the exported program is the measured one.
 ExportedProgram export_cpp(const LoopFunction& function, TensorMap inputs, TensorMap reference,
                            const std::string& isa_flags = default_isa_flags());
 
