@@ -1446,12 +1446,16 @@ class StrategyScheduler {
 
   void find_bands() {
     if (options_.gpu || knobs().band_rows <= 0) return;
-    for (const Tensor& t : program_.computes())
-      if (std::optional<DepthwiseBand> band = depthwise_band(t)) {
-        for (const Tensor& member : {band->epilogue, band->depthwise, band->expanded, band->expansion})
-          band_of_[member->name] = bands_.size();
-        bands_.push_back(*band);
-      }
+    for (const Tensor& t : program_.computes()) {
+      std::optional<DepthwiseBand> band = depthwise_band(t);
+      if (!band) continue;
+      const std::vector<Tensor> members = {band->epilogue, band->depthwise, band->expanded, band->expansion};
+      // A TE takes one role: a depthwise convolution whose output another band expands (two in a row) keeps its own.
+      if (std::any_of(members.begin(), members.end(), [&](const Tensor& m) { return band_of_.count(m->name) > 0; }))
+        continue;
+      for (const Tensor& member : members) band_of_[member->name] = bands_.size();
+      bands_.push_back(*band);
+    }
   }
 
   static std::string axis(const Tensor& t, size_t d) { return t->axes[d].name(); }

@@ -440,6 +440,23 @@ TEST(StrategySchedule, AnExpansionLargerThanL2IsComputedInItsDepthwiseBands) {
     options.knobs.band_rows = 0;
     EXPECT_EQ(strategy_schedule(p, make_plan("global", p, cpu()), options), stored);
   }
+  // Two depthwise convolutions in a row: the first one's output would be the second band's expanded map and the first
+  // band's epilogue at once; it keeps the first role.
+  {
+    Conv2dAttrs depthwise;
+    depthwise.groups = 32;
+    depthwise.padding = {1, 1, 1, 1};
+    Tensor x = placeholder("x", {1, 8, 24, 16}), we = placeholder("we", {32, 8, 1, 1});
+    Tensor first = silu("first", conv2d("dw1", silu("expanded", conv2d("expand", x, we)),
+                                        placeholder("wd1", {32, 1, 3, 3}), Tensor(), depthwise));
+    Program p({silu("y", conv2d("dw2", first, placeholder("wd2", {32, 1, 3, 3}), Tensor(), depthwise))}, "twice");
+    FixedScheduleOptions options;
+    options.l2_bytes = 16 * 1024;
+    Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
+    EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "expanded")) << s.to_json();
+    EXPECT_FALSE(has_decision(s, DecisionKind::kComputeAt, "first")) << s.to_json();
+    expect_matches_interpreter(p, s);
+  }
   // A 3 x 3 stride-2 convolution of an image (EfficientNet's stem) bands the same way, its own window inside.
   Conv2dAttrs stem_window, depthwise;
   stem_window.stride = {2, 2};
