@@ -389,6 +389,27 @@ TEST(StrategySchedule, AvxTwoRowsTooWideForTwoChannelsTakeChannelTilesOrPanels) 
   EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c", "m")) << s.to_json();
 }
 
+// A depthwise convolution of 32 channels (kernel x kernel, padded to keep the map, at `stride`).
+Conv2dAttrs depthwise_attrs(int64_t kernel, int64_t stride = 1) {
+  Conv2dAttrs depthwise;
+  depthwise.groups = 32;
+  const int64_t pad = kernel / 2;
+  depthwise.padding = {pad, pad, pad, pad};
+  depthwise.stride = {stride, stride};
+  return depthwise;
+}
+
+// The fixed global schedule where one core's L2 holds 16 KB: the test programs' 48 KB maps do not fit.
+FixedScheduleOptions small_l2() {
+  FixedScheduleOptions options;
+  options.l2_bytes = 16 * 1024;
+  return options;
+}
+
+Schedule global_schedule(const Program& p, const FixedScheduleOptions& options, const Target& target = cpu()) {
+  return strategy_schedule(p, make_plan("global", p, target), options);
+}
+
 // An expansion whose map only a depthwise convolution reads, and which would not stay in one core's L2, is computed
 // in that convolution's bands (knobs.band_rows): the expanded rows of 4 channels that a band reads, halo rows
 // included, then the band's output rows; the two plan stages share one layout step, with no barrier between them.
@@ -397,18 +418,13 @@ TEST(StrategySchedule, AnExpansionLargerThanL2IsComputedInItsDepthwiseBands) {
     int64_t kernel, stride;
   };
   for (Window window : {Window{3, 2}, Window{5, 1}}) {
-    Conv2dAttrs depthwise;
-    depthwise.groups = 32;
-    const int64_t pad = window.kernel / 2;
-    depthwise.padding = {pad, pad, pad, pad};
-    depthwise.stride = {window.stride, window.stride};
     Tensor x = placeholder("x", {1, 8, 24, 16}), we = placeholder("we", {32, 8, 1, 1});
     Tensor wd = placeholder("wd", {32, 1, window.kernel, window.kernel});
     Tensor expanded = silu("expanded", conv2d("expand", x, we));
-    Program p({silu("y", conv2d("dw", expanded, wd, Tensor(), depthwise))}, "mbconv");
-    FixedScheduleOptions options;
-    options.l2_bytes = 16 * 1024;  // the expanded map has 48 KB
-    Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
+    Program p({silu("y", conv2d("dw", expanded, wd, Tensor(), depthwise_attrs(window.kernel, window.stride)))},
+              "mbconv");
+    FixedScheduleOptions options = small_l2();
+    Schedule s = global_schedule(p, options);
     SCOPED_TRACE(s.to_json());
     EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "expanded"));
     EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "expand"));
@@ -422,52 +438,49 @@ TEST(StrategySchedule, AnExpansionLargerThanL2IsComputedInItsDepthwiseBands) {
     for (int rows : {2, 16}) {
       FixedScheduleOptions other = options;
       other.knobs.band_rows = rows;
-      expect_matches_interpreter(p, strategy_schedule(p, make_plan("global", p, cpu()), other));
+      expect_matches_interpreter(p, global_schedule(p, other));
     }
     // AVX2's 16 registers hold the expansion's 4 x 2 vectors of a 16-pixel row too.
     FixedScheduleOptions avx2 = options;
     avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
-    Schedule narrow = strategy_schedule(p, make_plan("global", p, test_support::avx2_cpu()), avx2);
+    Schedule narrow = global_schedule(p, avx2, test_support::avx2_cpu());
     EXPECT_TRUE(has_decision(narrow, DecisionKind::kComputeAt, "expanded")) << narrow.to_json();
     expect_matches_interpreter(p, narrow);
 
     // Where the map stays in L2, or with band_rows=0, it is stored as the plan has it.
     options.l2_bytes = 1 << 20;
-    Schedule stored = strategy_schedule(p, make_plan("global", p, cpu()), options);
+    Schedule stored = global_schedule(p, options);
     EXPECT_FALSE(has_decision(stored, DecisionKind::kComputeAt, "expanded"));
     EXPECT_EQ(stored.layout().size(), 2u);
-    options.l2_bytes = 16 * 1024;
+    options = small_l2();
     options.knobs.band_rows = 0;
-    EXPECT_EQ(strategy_schedule(p, make_plan("global", p, cpu()), options), stored);
+    EXPECT_EQ(global_schedule(p, options), stored);
   }
-  // Two depthwise convolutions in a row: the first one's output would be the second band's expanded map and the first
-  // band's epilogue at once; it keeps the first role.
-  {
-    Conv2dAttrs depthwise;
-    depthwise.groups = 32;
-    depthwise.padding = {1, 1, 1, 1};
-    Tensor x = placeholder("x", {1, 8, 24, 16}), we = placeholder("we", {32, 8, 1, 1});
-    Tensor first = silu("first", conv2d("dw1", silu("expanded", conv2d("expand", x, we)),
-                                        placeholder("wd1", {32, 1, 3, 3}), Tensor(), depthwise));
-    Program p({silu("y", conv2d("dw2", first, placeholder("wd2", {32, 1, 3, 3}), Tensor(), depthwise))}, "twice");
-    FixedScheduleOptions options;
-    options.l2_bytes = 16 * 1024;
-    Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
-    EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "expanded")) << s.to_json();
-    EXPECT_FALSE(has_decision(s, DecisionKind::kComputeAt, "first")) << s.to_json();
-    expect_matches_interpreter(p, s);
-  }
-  // A 3 x 3 stride-2 convolution of an image (EfficientNet's stem) bands the same way, its own window inside.
-  Conv2dAttrs stem_window, depthwise;
+}
+
+// Two depthwise convolutions in a row: the first one's output would be the second band's expanded map and the first
+// band's epilogue at once; it keeps the first role.
+TEST(StrategySchedule, ATensorTakesOneRoleInDepthwiseBands) {
+  Tensor x = placeholder("x", {1, 8, 24, 16}), we = placeholder("we", {32, 8, 1, 1});
+  Tensor first = silu("first", conv2d("dw1", silu("expanded", conv2d("expand", x, we)),
+                                      placeholder("wd1", {32, 1, 3, 3}), Tensor(), depthwise_attrs(3)));
+  Program p({silu("y", conv2d("dw2", first, placeholder("wd2", {32, 1, 3, 3}), Tensor(), depthwise_attrs(3)))},
+            "twice");
+  Schedule s = global_schedule(p, small_l2());
+  EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "expanded")) << s.to_json();
+  EXPECT_FALSE(has_decision(s, DecisionKind::kComputeAt, "first")) << s.to_json();
+  expect_matches_interpreter(p, s);
+}
+
+// A 3 x 3 stride-2 convolution of an image (EfficientNet's stem) bands the same way, its own window inside.
+TEST(StrategySchedule, AStemConvolutionBandsWithItsDepthwiseReader) {
+  Conv2dAttrs stem_window;
   stem_window.stride = {2, 2};
-  stem_window.padding = depthwise.padding = {1, 1, 1, 1};
-  depthwise.groups = 32;
+  stem_window.padding = {1, 1, 1, 1};
   Tensor image = placeholder("image", {1, 3, 48, 32}), ws = placeholder("ws", {32, 3, 3, 3});
   Tensor stem = silu("stem", conv2d("stem_conv", image, ws, Tensor(), stem_window));
-  Program p({silu("y", conv2d("dw", stem, placeholder("wd", {32, 1, 3, 3}), Tensor(), depthwise))}, "stem");
-  FixedScheduleOptions options;
-  options.l2_bytes = 16 * 1024;
-  Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
+  Program p({silu("y", conv2d("dw", stem, placeholder("wd", {32, 1, 3, 3}), Tensor(), depthwise_attrs(3)))}, "stem");
+  Schedule s = global_schedule(p, small_l2());
   EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "stem")) << s.to_json();
   EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "stem_conv")) << s.to_json();
   expect_matches_interpreter(p, s);
