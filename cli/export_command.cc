@@ -29,13 +29,6 @@ struct ProgramToExport {
   TensorMap reference;
 };
 
-// The ISA flags of the program's build, as the tuner compiled it for that ISA (tuner/tune_job.h: cpp_flags_for).
-std::string export_isa_flags(const std::string& isa) {
-  std::optional<CpuIsa> named = isa == "native" ? std::nullopt : parse_cpu_isa(isa);
-  const std::string flags = named ? cpu_isa_compiler_flags(*named) : "";
-  return flags.empty() ? default_isa_flags() : flags;
-}
-
 void print_written(const ExportedProgram& e, const std::vector<std::string>& written, const std::string& out) {
   // The text files come first; the data files, one per tensor, are summed up by folder.
   size_t text_files = written.size() - e.inputs.size() - e.reference.size();
@@ -124,9 +117,9 @@ void add_export_command(CLI::App& app) {
       p.inputs = workload_inputs(w, run->seed);
       p.reference = interpret(w.program, p.inputs);
     }
-    ExportedProgram e =
-        gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), target)
-            : export_cpp(p.function, std::move(p.inputs), std::move(p.reference), export_isa_flags(program_isa));
+    ExportedProgram e = gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), target)
+                            : export_cpp(p.function, std::move(p.inputs), std::move(p.reference),
+                                         isa_flags_for(target_isa(program_isa)));
     print_written(e, write_exported_program(e, out), out);
   });
 }

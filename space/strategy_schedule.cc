@@ -200,6 +200,15 @@ class StrategyScheduler {
     return false;
   }
 
+  // Fused when its readers are all in its stage, unless that recomputes arithmetic for every reread element
+  // (pure data movement, a transpose or a reshape, is still folded into its readers' indices) or leaves a
+  // reduction loading through a non-affine index.
+  bool kept_fused(const Tensor& t) {
+    bool moves_only = !t->reduction() && flops_per_element(t) == 0;
+    bool recomputed = !moves_only && reread_by_a_reader(t);
+    return fused_into_its_stage(t) && !recomputed && !(moves_only && breaks_a_reduction_load(t));
+  }
+
   void decide(const Tensor& t) {
     Schedule s;
     if (band_of_.count(t->name)) {
@@ -207,12 +216,7 @@ class StrategyScheduler {
       adopt(t, s);
       return;
     }
-    // Fused when its readers are all in its stage, unless that recomputes arithmetic for every reread element
-    // (pure data movement, a transpose or a reshape, is still folded into its readers' indices) or leaves a
-    // reduction loading through a non-affine index.
-    bool moves_only = !t->reduction() && flops_per_element(t) == 0;
-    bool recomputed = !moves_only && reread_by_a_reader(t);
-    if (fused_into_its_stage(t) && !recomputed && !(moves_only && breaks_a_reduction_load(t))) {
+    if (kept_fused(t)) {
       if (!t->reduction()) {
         s.compute_inline(t->name);
         inlined_.insert(t->name);
@@ -1385,29 +1389,27 @@ class StrategyScheduler {
   // rows (4 rows: 0.37, 2: 0.41; Zen 5, AVX-512); its stem and first depthwise convolution 0.305 -> 0.25 ms.
   static constexpr int64_t kBandChannels = 4;
 
-  // The TEs of plan stage `stage` other than `stored` and `reduction` are elementwise and inlined (fused into the
-  // stage, read no more often than they have elements).
+  // The TEs of plan stage `stage` other than `stored` and `reduction` are elementwise and will be inlined
+  // (kept_fused, as decide() will find; predicted, as they are decided after their readers), and `stored` is stored.
   bool only_epilogue_besides(int stage, const Tensor& stored, const Tensor& reduction) {
     for (const std::string& name : stage_tes_[stage]) {
       if (name == stored->name || name == reduction->name) continue;
       Tensor t = program_.find(name);
-      if (t->reduction() || !fused_into_its_stage(t) || (flops_per_element(t) > 0 && reread_by_a_reader(t)))
-        return false;
+      if (t->reduction() || !kept_fused(t)) return false;
     }
     return !fused_into_its_stage(stored);
   }
 
-  // The stored TE of `reduction`'s stage that hosts it (reads it at its own coordinates), when the rest of the stage
-  // is its epilogue; null otherwise.
+  // The stored TE of `reduction`'s stage, when it hosts the reduction (reads it at its own coordinates) and the rest
+  // of the stage is its epilogue; null otherwise.
   Tensor epilogue_of(const Tensor& reduction) {
     const int stage = stage_of_.at(reduction->name);
     for (const std::string& name : stage_tes_[stage]) {
       Tensor t = program_.find(name);
       if (t->reduction() || fused_into_its_stage(t)) continue;
-      if (hosted_reduction_where(t, [&](const Tensor& r) { return r.same_as(reduction); }).same_as(reduction) &&
-          only_epilogue_besides(stage, t, reduction))
-        return t;
-      return Tensor();
+      const bool hosts =
+          hosted_reduction_where(t, [&](const Tensor& r) { return r.same_as(reduction); }).same_as(reduction);
+      return hosts && only_epilogue_besides(stage, t, reduction) ? t : Tensor();
     }
     return Tensor();
   }
@@ -1462,9 +1464,10 @@ class StrategyScheduler {
 
   void band_decisions(const Tensor& t, const DepthwiseBand& band, Schedule& s) {
     const std::string& name = t->name;
+    // Every member of a band is an NCHW map: its batch, channel, row and column axes.
+    const std::string n = axis(t, 0), c = axis(t, 1), h = axis(t, 2), w = axis(t, 3);
     if (t.same_as(band.epilogue)) {
       // [batch, channels / 4, rows / band_rows] in parallel; inside, band_rows rows of 4 channels.
-      const std::string n = axis(t, 0), c = axis(t, 1), h = axis(t, 2), w = axis(t, 3);
       s.split(name, h, band.rows).split(name, c, kBandChannels);
       s.reorder(name, {n, c + ".o", h + ".o", h + ".i", c + ".i", w});
       s.fuse(name, n, c + ".o").fuse(name, n + "+" + c + ".o", h + ".o");
@@ -1473,7 +1476,6 @@ class StrategyScheduler {
     } else if (t.same_as(band.depthwise)) {
       // The stencil tile of the depthwise convolution: 4 channels x a row, window taps outside.
       const ReduceNode* r = t->reduction();
-      const std::string n = axis(t, 0), c = axis(t, 1), h = axis(t, 2), w = axis(t, 3);
       s.compute_at(name, band.epilogue->name, attach_loop_.at(band.epilogue->name));
       s.split(name, c, kBandChannels);
       s.reorder(name, {n, c + ".o", h, r->axes[0].name(), r->axes[1].name(), c + ".i", w});
@@ -1481,14 +1483,12 @@ class StrategyScheduler {
       attach_loop_[name] = c + ".o";
     } else if (t.same_as(band.expanded)) {
       // The band's expanded rows, one row of its 4 channels at a time.
-      const std::string n = axis(t, 0), c = axis(t, 1), h = axis(t, 2), w = axis(t, 3);
       s.compute_at(name, band.depthwise->name, attach_loop_.at(band.depthwise->name));
       s.reorder(name, {n, h, c, w}).vectorize(name, w);
       attach_loop_[name] = h;
     } else {
       // The expansion of one row: 4 channels x the row, each load of the input row shared by the 4 channels.
       const ReduceNode* r = t->reduction();
-      const std::string n = axis(t, 0), c = axis(t, 1), h = axis(t, 2), w = axis(t, 3);
       std::vector<std::string> order = {n, h};
       for (const IterVar& k : r->axes) order.push_back(k.name());
       order.push_back(c);

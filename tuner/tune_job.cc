@@ -108,9 +108,11 @@ std::pair<double, double> verification_tolerance(const std::string& precision, d
   return {std::max(rtol, kBf16Tolerance), std::max(atol, kBf16Tolerance)};
 }
 
-std::string cpp_flags_for(CpuIsa isa) {
+std::string cpp_flags_for(CpuIsa isa) { return cpp_flags(isa_flags_for(isa)); }
+
+std::string isa_flags_for(CpuIsa isa) {
   const std::string flags = cpu_isa_compiler_flags(isa);
-  return flags.empty() ? default_cpp_flags() : cpp_flags(flags);
+  return flags.empty() ? default_isa_flags() : flags;
 }
 
 JobStart start_job(const RunConfig& config, const std::string& config_path) {

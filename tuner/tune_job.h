@@ -53,6 +53,9 @@ std::string target_isa_key(const std::string& setting);
 // The compiler flags of code for isa on this machine: the default flags, with the ISA's in place of -march=native
 // where it is another than this CPU's (analysis/target.h: cpu_isa_compiler_flags).
 std::string cpp_flags_for(CpuIsa isa);
+// Their ISA part (what `ingot export`'s build command compiles the program with): default_isa_flags() for this CPU's
+// own ISA, else cpu_isa_compiler_flags(isa).
+std::string isa_flags_for(CpuIsa isa);
 // Throws std::invalid_argument (starting with `where`) unless code of `isa` can run bf16 products here: this CPU has
 // AVX-512 BF16 and the code is AVX-512 (precision: bf16, workloads/bf16_products.h).
 void check_bf16_precision(CpuIsa isa, const std::string& where);

@@ -15,8 +15,9 @@ namespace {
 struct ScaledSum {
   const TensorNode* sum = nullptr;
   bool weight_first = false;
-  Expr map_operand;              // b, with B's read
-  const TensorReadNode* weight;  // W[..]
+  Expr map_operand;                // b
+  const TensorReadNode* map_read;  // B[..] in b
+  const TensorReadNode* weight;    // W[..]
   // Per index of the scale's read: the dimension of W whose index is the same reduction variable, or -1 for a
   // constant index (scale_index holds it).
   std::vector<int64_t> weight_dim;
@@ -62,7 +63,7 @@ std::optional<ScaledSum> scaled_sum(const Tensor& sum, const Tensor& map, const 
     std::unordered_map<std::string, Expr> unit_axes;
     for (const IterVar& axis : sum->axes)
       if (axis.extent == 1) unit_axes.emplace(axis.name(), int_imm(0));
-    ScaledSum s{sum.get(), weight_first, b, w, {}, {}};
+    ScaledSum s{sum.get(), weight_first, b, b_read, w, {}, {}};
     for (const Expr& index : scale->indices) {
       Expr i = simplify(substitute(substitute(index, at), unit_axes));
       int64_t dim = -1;
@@ -99,12 +100,13 @@ std::optional<ScaledMap> scaled_map(const Program& program, const Tensor& map) {
     const Expr& x = scale_first ? product->b : product->a;
     if (!scale || !x.as<TensorReadNode>()) continue;
     ScaledMap m{x, scale, {}};
-    for (const Tensor& reader : program.readers(map)) {
+    const std::vector<Tensor> readers = program.readers(map);
+    for (const Tensor& reader : readers) {
       std::optional<ScaledSum> s = scaled_sum(reader, map, scale);
       if (!s) break;
       m.sums.push_back(std::move(*s));
     }
-    if (!m.sums.empty() && m.sums.size() == program.readers(map).size()) return m;
+    if (!m.sums.empty() && m.sums.size() == readers.size()) return m;
   }
   return std::nullopt;
 }
@@ -138,10 +140,9 @@ class ScaleFolder final : public TensorCopier {
           return read(weight, i) * read(scale, at);
         });
     // The map's read becomes x's, at the map's index.
-    const TensorReadNode* map_read_node = map_read_of(*s);
-    const Tensor& map = map_read_node->tensor;
+    const Tensor& map = s->map_read->tensor;
     std::unordered_map<std::string, Expr> at;
-    for (size_t d = 0; d < map->axes.size(); ++d) at.emplace(map->axes[d].name(), map_read_node->indices[d]);
+    for (size_t d = 0; d < map->axes.size(); ++d) at.emplace(map->axes[d].name(), s->map_read->indices[d]);
     Expr x = substitute(m->x, at);
     Expr b = x;
     if (auto* sel = s->map_operand.as<SelectNode>()) b = select(sel->cond, x, sel->false_value);
@@ -149,11 +150,6 @@ class ScaleFolder final : public TensorCopier {
     Expr w = read(scaled, s->weight->indices);
     const ReduceNode* reduction = t->reduction();
     return with_body(t, t->name, reduce(ReduceOp::kSum, s->weight_first ? w * b : b * w, reduction->axes));
-  }
-
-  static const TensorReadNode* map_read_of(const ScaledSum& s) {
-    if (auto* r = s.map_operand.as<TensorReadNode>()) return r;
-    return s.map_operand.as<SelectNode>()->true_value.as<TensorReadNode>();
   }
 
   const Program& program_;
