@@ -373,9 +373,13 @@ class StrategyScheduler {
     std::set<std::string> folded = folded_into(t);
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(t->body, folded, reads);
+    // With t's axis ranges: a reshape that splits and merges the same extent (Swin's last stage, one 7 x 7 window,
+    // reverses its windows with (j / 7) * 7 + l / 7 and j % 7) reads at t's own coordinates.
+    VarRanges axis_ranges;
+    for (const IterVar& axis : t->axes) axis_ranges[axis.name()] = {0, axis.extent - 1};
     auto at_own_coordinates = [&](const std::vector<Expr>& indices) {
       for (size_t d = 0; d < t->axes.size(); ++d) {
-        Expr index = simplify(indices[d]);
+        Expr index = simplify(indices[d], axis_ranges);
         if (!structural_equal(index, t->axes[d].var) &&
             !(t->axes[d].extent == 1 && is_const_int(index, 0)))  // Swin's [0, j, l, m]
           return false;

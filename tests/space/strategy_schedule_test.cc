@@ -802,6 +802,34 @@ TEST(StrategySchedule, WeightsOfLinearLayersArePackedInPanelsOfOutputColumns) {
   }
 }
 
+// A linear layer over one 7 x 7 window [1, 7, 7, C], its rows put back in place by a window reverse whose indices
+// (j / 7, j % 7, ...) are the identity on one window (Swin's last stage), under a residual add: the GEMM is still
+// computed at the add's own coordinates with its weight packed in panels, not one dot product per output (Swin's
+// last two projections took 1.2 ms each so, 0.28 with the tile).
+TEST(StrategySchedule, AGemmUnderAnIdentityWindowReverseKeepsItsPanels) {
+  const int64_t T = 7, K = 32, C = 256;
+  Tensor x = placeholder("x", {1, T, T, K}), W = placeholder("W", {C, K}), res = placeholder("res", {1, T, T, C});
+  IterVar k = reduce_axis(K, "k");
+  Tensor proj = compute("proj", {1, T, T, C}, [&](const std::vector<Expr>& i) {
+    return sum(x(i[0], i[1], i[2], k.var) * W(i[3], k.var), {k});
+  });
+  Tensor unwindow = compute("unwindow", {1, T, T, C}, [&](const std::vector<Expr>& i) {
+    return proj((i[1] / T) * Expr(int64_t{1}) + i[2] / T, i[1] % T, i[2] % T, i[3]);
+  });
+  Tensor y = compute("y", {1, T, T, C}, [&](const std::vector<Expr>& i) {
+    return unwindow(i[0], i[1], i[2], i[3]) + res(i[0], i[1], i[2], i[3]);
+  });
+  Program p({y}, "window");
+  FixedScheduleOptions packing;
+  packing.weights = {"W"};
+  Schedule s = make_strategy_program(p, "global", cpu(), packing).schedule;
+  EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "W")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "proj")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "proj")) << s.to_json();
+  EXPECT_FALSE(has_decision(s, DecisionKind::kVectorize, "proj", "k")) << s.to_json();
+  expect_matches_interpreter(p, s);
+}
+
 // The global plan's prefetches reach the program (BERT: each layer's biases and norm parameters; the stages after
 // its barriers read whole rows, so they stay apart): each is a prefetch at the end of the step before its stage,
 // ahead of the barrier, printed as each thread's share of the lines; the program still equals the interpreter.
