@@ -533,6 +533,14 @@ class StrategyScheduler {
     return options_.simd_fp32_lanes >= 16 ? 28 : 12;
   }
 
+  // The accumulators of an outer-product tile of `vectors` vectors per row: the registers left when its row of B and
+  // the broadcast element of A are loaded, at most accumulator_vectors(). Swin's 4-vector x 7-row GEMM tiles (28
+  // accumulators, 33 registers) kept one accumulator on the stack, stored and reloaded every k: half of the FFN loop's
+  // samples sat on that store (perf), and 2 x 14 tiles made Swin 1.026x (side by side, 5 rounds).
+  int64_t outer_product_accumulators(int64_t vectors) const {
+    return std::min(accumulator_vectors(), vector_registers(options_.simd_fp32_lanes) - vectors - 1);
+  }
+
   // Rows of a 2-D register tile (rows x knobs.register_tile columns, each a vector accumulator): knobs.register_tile,
   // or with AVX2's 8-lane vectors as many as its registers hold with their operands (lower/vector_tiles.h: 8
   // accumulators; its 4 x 4 tile, a simd reduction, ran a BERT FFN GEMM no faster than that). AVX-512's square tiles
@@ -974,10 +982,10 @@ class StrategyScheduler {
   }
 
   // The panel of a GEMM whose B is copied or packed, its rows `height`: knobs.panel_vectors vectors where they divide
-  // the row; else, with 16 lanes, the vectors (4 to 1) whose tile fills the most accumulators with rows dividing
-  // height, then the fewest loads per k (vectors + rows); with 8 lanes, panel_columns or one with more accumulators
-  // (below). Swin's 56-row maps of 512
-  // and 2048 columns (no multiple of 48) took 2 vectors x 14 rows, 16 loads per 28 FMAs; 4 x 7 loads 11.
+  // the row; else, with 16 lanes, the vectors (4 to 1) whose tile fills the most accumulators
+  // (outer_product_accumulators) with rows dividing height, then the fewest loads per k (vectors + rows); with 8 lanes,
+  // panel_columns or one with more accumulators (below). Swin's maps of 14-token rows and 512 or 2048 columns (no
+  // multiple of 48) take 2 vectors x 14 rows: 4 x 7 loads fewer (11 per 28 FMAs against 16) but needs 33 registers.
   int64_t gemm_panel_columns(int64_t width, int64_t height) const {
     const int64_t lanes = options_.simd_fp32_lanes;
     if (knobs().panel_vectors > 0 && width % (knobs().panel_vectors * lanes) == 0) return knobs().panel_vectors * lanes;
@@ -992,7 +1000,7 @@ class StrategyScheduler {
     }
     for (int64_t vectors = 4; vectors >= 1; --vectors) {
       if (width % (vectors * lanes) != 0) continue;
-      const int64_t rows = largest_divisor_up_to(height, accumulator_vectors() / vectors);
+      const int64_t rows = largest_divisor_up_to(height, outer_product_accumulators(vectors) / vectors);
       const int64_t accumulators = rows * vectors, loads = rows + vectors;
       if (accumulators > best_accumulators ||
           (accumulators == best_accumulators && loads < best_loads && lanes == kAvx512VectorLanes)) {
@@ -1072,7 +1080,7 @@ class StrategyScheduler {
     if (!tile.packed.empty()) {
       tile.panel = gemm_panel_columns(width, height);
       if (tile.panel == width) return std::nullopt;  // one panel: a whole row, which the tile was not planned for
-      budget = accumulator_vectors() / (tile.panel / lanes);
+      budget = outer_product_accumulators(tile.panel / lanes) / (tile.panel / lanes);
     }
     if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {  // packed, not copied
       const size_t rank = program_.find(tile.packed)->shape.size();

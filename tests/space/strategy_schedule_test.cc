@@ -830,6 +830,26 @@ TEST(StrategySchedule, AGemmUnderAnIdentityWindowReverseKeepsItsPanels) {
   expect_matches_interpreter(p, s);
 }
 
+// An outer-product GEMM tile holds its accumulators, its row of B and one broadcast element of A in the 32 AVX-512
+// registers: on a map of 14-token rows with 512 output columns, 2 vectors x 14 rows (28 + 2 + 1 registers), not 4
+// vectors x 7 rows (28 + 4 + 1: g++ kept one accumulator on the stack, stored and reloaded every step of k).
+TEST(StrategySchedule, OuterProductTilesLeaveRegistersForTheirOperands) {
+  const int64_t H = 14, K = 32, N = 512;
+  Tensor x = placeholder("x", {1, H, H, K}), W = placeholder("W", {N, K});
+  IterVar k = reduce_axis(K, "k");
+  Tensor y = compute("y", {1, H, H, N},
+                     [&](const std::vector<Expr>& i) { return sum(x(i[0], i[1], i[2], k.var) * W(i[3], k.var), {k}); });
+  Program p({y}, "tokens");
+  FixedScheduleOptions packing;
+  packing.weights = {"W"};
+  Schedule s = make_strategy_program(p, "unfused", cpu(), packing).schedule;
+  EXPECT_EQ(s.decisions().front().to_string(), "pack W dimension 0 in blocks of 32") << s.to_json();
+  const std::string cpp = compile_to_cpp_source(p, s).source;
+  EXPECT_NE(cpp.find("ingot_f32xN ingot_t27 = "), std::string::npos) << cpp;
+  EXPECT_EQ(cpp.find("ingot_t28"), std::string::npos) << cpp;
+  expect_matches_interpreter(p, s);
+}
+
 // The global plan's prefetches reach the program (BERT: each layer's biases and norm parameters; the stages after
 // its barriers read whole rows, so they stay apart): each is a prefetch at the end of the step before its stage,
 // ahead of the barrier, printed as each thread's share of the lines; the program still equals the interpreter.
