@@ -533,10 +533,11 @@ class StrategyScheduler {
     return options_.simd_fp32_lanes >= 16 ? 28 : 12;
   }
 
-  // The accumulators of an outer-product tile of `vectors` vectors per row: the registers left when its row of B and
-  // the broadcast element of A are loaded, at most accumulator_vectors(). Swin's 4-vector x 7-row GEMM tiles (28
-  // accumulators, 33 registers) kept one accumulator on the stack, stored and reloaded every k: half of the FFN loop's
-  // samples sat on that store (perf), and 2 x 14 tiles made Swin 1.026x (side by side, 5 rounds).
+  // The accumulators of a GEMM panel's outer-product tile of `vectors` vectors per row: the registers left when its
+  // row of B and the broadcast element of A are loaded, at most accumulator_vectors(). Swin's 4-vector x 7-row tiles
+  // (28 accumulators, 33 registers) kept one accumulator on the stack, stored and reloaded every k, and 2 x 14 made
+  // Swin 1.022x (side by side, 7 rounds). Plane and channel tiles keep their 4 x 7 (which spill the same way): capped
+  // so, powers-of-two channel counts leave them 2 x 7, and ResNeXt ran 0.87x and 0.98x.
   int64_t outer_product_accumulators(int64_t vectors) const {
     return std::min(accumulator_vectors(), vector_registers(options_.simd_fp32_lanes) - vectors - 1);
   }
