@@ -42,7 +42,7 @@ struct TemplateKnobs {
                                     // accumulators (16 lanes), 3 or 2 (8 lanes)
   bool channel_tiles = true;        // a 1 x 1 convolution with a long reduction and a weight packed by output channel
                                     // vectorizes its output channels, pixels broadcast (else a plane tile)
-  int band_rows = 8;                // an expansion whose large map only a depthwise convolution reads is computed in
+  int band_rows = 16;               // an expansion whose large map only a depthwise convolution reads is computed in
                                     // that convolution's bands of this many output rows (0: stored, as the plan has it)
   bool operator==(const TemplateKnobs&) const = default;
   std::string to_string() const;  // "register_tile=4 gemv_rows=8 ...", every member in declaration order

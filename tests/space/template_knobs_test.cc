@@ -93,7 +93,7 @@ TEST(TemplateKnobs, DefaultsAreTheFixedSchedulesConstants) {
   EXPECT_EQ(TemplateKnobs{}.to_string(),
             "register_tile=4 gemv_rows=8 gate_chunk=16 accumulator_vectors=0 plane_row_share=0 "
             "min_stencil_iterations=64 min_reduction_lanes=8 reuse_operand_order=1 cache_write=1 prefetch=1 "
-            "stencil_tiles=1 plane_tiles=1 pack_weights=1 panel_vectors=0 channel_tiles=1 band_rows=8");
+            "stencil_tiles=1 plane_tiles=1 pack_weights=1 panel_vectors=0 channel_tiles=1 band_rows=16");
   EXPECT_EQ(knobs_to_string(FixedScheduleOptions{}), "max_vector_lanes=64 " + TemplateKnobs{}.to_string());
   FixedScheduleOptions from_ranges;
   from_ranges.max_vector_lanes = 8;
