@@ -375,11 +375,10 @@ class StrategyScheduler {
     folded_reads(t->body, folded, reads);
     // With t's axis ranges: a reshape that splits and merges the same extent (Swin's last stage, one 7 x 7 window,
     // reverses its windows with (j / 7) * 7 + l / 7 and j % 7) reads at t's own coordinates.
-    VarRanges axis_ranges;
-    for (const IterVar& axis : t->axes) axis_ranges[axis.name()] = {0, axis.extent - 1};
+    const VarRanges ranges = axis_ranges(t);
     auto at_own_coordinates = [&](const std::vector<Expr>& indices) {
       for (size_t d = 0; d < t->axes.size(); ++d) {
-        Expr index = simplify(indices[d], axis_ranges);
+        Expr index = simplify(indices[d], ranges);
         if (!structural_equal(index, t->axes[d].var) &&
             !(t->axes[d].extent == 1 && is_const_int(index, 0)))  // Swin's [0, j, l, m]
           return false;
