@@ -199,10 +199,11 @@ TEST(CppPrinter, LeavesLoopInvariantStoresOutOfSimd) {
 }
 
 // Compiles printed code that marks one loop vectorized and checks that g++ -O3 reports that loop vectorized.
-CompiledLibrary compile_expecting_one_vectorized_loop(const PrintedCpp& printed) {
+// extra_flags: -mno-avx512f compiles the `omp simd` loop that stands where AVX-512 is not (a vector map's).
+CompiledLibrary compile_expecting_one_vectorized_loop(const PrintedCpp& printed, const std::string& extra_flags = "") {
   EXPECT_EQ(printed.vectorized_loops.size(), 1u);
   CompileOptions options;
-  options.flags += " -fopt-info-vec-optimized";
+  options.flags += " -fopt-info-vec-optimized" + extra_flags;
   CompiledLibrary library = compile_cpp(printed.source, options);
   std::regex report(R"(\.cc:(\d+):\d+: optimized: loop vectorized)");
   bool vectorized = false;
@@ -356,6 +357,9 @@ TEST(CppPrinter, ASplitsTailGuardOnAVectorizedLoopBecomesItsBound) {
     }
 }
 
+// Compiles the `omp simd` loops that stand where AVX-512 is not (a vector map's, see VectorMaps below).
+const std::string kWithoutAvx512 = " -mno-avx512f";
+
 // A softmax row: m[r] is stored, then a simd loop computes exp(x - m[r]). g++ 12 left that loop scalar ("latch block
 // not empty": it cannot keep m[r] out of the loop past the stores it may alias), calling scalar expf per element; the
 // printer reads m[r] once into a const before the loop, and the loop vectorizes (libmvec's expf) and computes the same.
@@ -374,7 +378,7 @@ TEST(CppPrinter, ALoopInvariantLoadBesideAMathCallIsReadOnceSoTheLoopVectorizes)
       << printed.source;
   EXPECT_NE(printed.source.find("ingot_exp_f32(x[r * 40 + l] - " + hoisted[1].str() + ")"), std::string::npos)
       << printed.source;
-  CompiledLibrary library = compile_expecting_one_vectorized_loop(printed);
+  CompiledLibrary library = compile_expecting_one_vectorized_loop(printed, kWithoutAvx512);
   KernelModule module(library.path, f);
   HostTensor in(DType::kFloat32, {rows, n}), max(DType::kFloat32, {rows}), out(DType::kFloat32, {rows, n});
   for (int64_t i = 0; i < rows * n; ++i) in.f32()[i] = float(i % 11) * 0.3f - 1.0f;
@@ -384,6 +388,71 @@ TEST(CppPrinter, ALoopInvariantLoadBesideAMathCallIsReadOnceSoTheLoopVectorizes)
       const float want = std::exp(in.f32()[i * n + j] - in.f32()[i * n] * 0.5f);
       EXPECT_NEAR(out.f32()[i * n + j], want, 4e-6f * want) << i << ", " << j;
     }
+}
+
+// A SiLU over rows of 40 (a bias per row, min and max around it) is a vector map: two whole AVX-512 vectors and a
+// masked one of 8 lanes, the same load used twice loaded once, the bias broadcast; the `omp simd` loop stands where
+// AVX-512 is not. A halo row's condition goes around the vectors. Both forms compute what the interpreter does.
+TEST(CppPrinter, AVectorMapPrintsWholeVectorsThenAMaskedOne) {
+  const int64_t rows = 3, n = 40;
+  Buffer x = global_buffer("x", {rows, n}), b = global_buffer("b", {rows}), y = global_buffer("y", {rows, n});
+  Expr r = var("r"), l = var("l");
+  Expr biased = load(x, r * n + l) + load(b, r);
+  Expr value = minimum(maximum(biased * math::sigmoid(biased), Expr(-0.25)), Expr(2.5));
+  Stmt body =
+      for_loop(r, rows, LoopKind::kSerial,
+               for_loop(l, n, LoopKind::kVectorized, if_then_else(lt(r, rows - 1), store(y, r * n + l, value))));
+  LoopFunction f{"silu_rows", {x, b}, {y}, {}, body};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  const std::string silu =
+      "(ingot_f32x16)_mm512_min_ps(_mm512_set1_ps(2.5f), (__m512)(ingot_f32x16)_mm512_max_ps(_mm512_set1_ps(-0.25f), "
+      "(__m512)((ingot_v0 + b[r]) * (1.0f / (1.0f + ingot_exp_f32x16(-(ingot_v0 + b[r])))))))";
+  EXPECT_NE(printed.source.find("    #if defined(__AVX512F__)\n"
+                                "    if (r < 2) {\n"
+                                "      for (int64_t l = 0; l < 32; l += 16) {\n"
+                                "        const ingot_f32x16 ingot_v0 = ingot_load_f32x16(&x[r * 40 + l]);\n"
+                                "        ingot_store_f32x16(&y[r * 40 + l], " +
+                                silu +
+                                ");\n"
+                                "      }\n"
+                                "      {\n"
+                                "        const int64_t l = 32;\n"
+                                "        const ingot_f32x16 ingot_v0 = ingot_load_first_f32x16((__mmask16)0xFF, &x[r * "
+                                "40 + l]);\n"
+                                "        ingot_store_first_f32x16((__mmask16)0xFF, &y[r * 40 + l], " +
+                                silu +
+                                ");\n"
+                                "      }\n"
+                                "    }\n"
+                                "    #else\n"),
+            std::string::npos)
+      << printed.source;
+  EXPECT_NE(printed.source.find("    #pragma omp simd\n"), std::string::npos) << printed.source;
+  HostTensor in(DType::kFloat32, {rows, n}), bias(DType::kFloat32, {rows});
+  for (int64_t i = 0; i < rows * n; ++i) in.f32()[i] = float(i % 17) * 0.7f - 6.0f;
+  for (int64_t i = 0; i < rows; ++i) bias.f32()[i] = 0.5f * float(i) - 0.25f;
+  for (const std::string& flags : {kWithoutAvx512, std::string()}) {
+    SCOPED_TRACE(flags.empty() ? "vector map" : "omp simd");
+    if (flags.empty() && !__builtin_cpu_supports("avx512f")) {
+      std::cout << "this CPU has no AVX-512: the vector map was printed, not run\n";
+      continue;
+    }
+    CompileOptions options;
+    options.flags += flags;
+    KernelModule module(compile_cpp(printed.source, options).path, f);
+    HostTensor out(DType::kFloat32, {rows, n});
+    for (int64_t i = 0; i < rows * n; ++i) out.f32()[i] = -7.0f;  // what the condition leaves alone stays
+    module.run({&in, &bias}, {&out});
+    for (int64_t i = 0; i < rows * n; ++i) {
+      if (i / n == rows - 1) {
+        EXPECT_EQ(out.f32()[i], -7.0f) << i;
+        continue;
+      }
+      const double v = double(in.f32()[i]) + bias.f32()[i / n];
+      const double want = std::min(std::max(v / (1 + std::exp(-v)), -0.25), 2.5);
+      EXPECT_NEAR(out.f32()[i], want, 1e-6 * std::max(1.0, std::fabs(want))) << i;
+    }
+  }
 }
 
 // A load of the buffer the loop stores is left where it is: hoisted, it would miss the loop's own writes.
@@ -397,15 +466,19 @@ TEST(CppPrinter, ALoadOfTheStoredBufferIsNotHoisted) {
 }
 
 // Runs math function f's printed helper over `values` in one vectorized loop (the source must call it as `call`, and
-// g++ must vectorize the loop) and returns its results.
-std::vector<float> run_helper(Expr (*f)(Expr), const std::vector<float>& values, const std::string& call) {
+// g++ must vectorize the loop; extra_flags as compile_expecting_one_vectorized_loop's) and returns its results.
+// With a vector map's call (`..._f32x16(`) the loop is compiled for this CPU and run as explicit AVX-512 vectors.
+std::vector<float> run_helper(Expr (*f)(Expr), const std::vector<float>& values, const std::string& call,
+                              const std::string& extra_flags = "") {
   const int64_t n = int64_t(values.size());
   Buffer x = global_buffer("x", {n}), y = global_buffer("y", {n});
   Expr e = var("e");
   LoopFunction fn{"helper", {x}, {y}, {}, for_loop(e, n, LoopKind::kVectorized, store(y, e, f(load(x, e))))};
   PrintedCpp printed = print_cpp_with_lines(fn);
   EXPECT_NE(printed.source.find(call), std::string::npos) << printed.source;
-  CompiledLibrary library = compile_expecting_one_vectorized_loop(printed);
+  CompiledLibrary library = call.find("_f32x16(") != std::string::npos
+                                ? compile_cpp(printed.source)
+                                : compile_expecting_one_vectorized_loop(printed, extra_flags);
   KernelModule module(library.path, fn);
   HostTensor in(DType::kFloat32, {n}), out(DType::kFloat32, {n});
   std::copy(values.begin(), values.end(), in.f32());
@@ -480,8 +553,8 @@ TEST(CppPrinter, ErfIsAnInlinePolynomialWithin3UlpThatVectorizes) {
 
 // The results of f's helper at the special values, each exactly as expected (a NaN for a NaN; zeros by sign).
 void expect_special_results(Expr (*f)(Expr), const std::vector<float>& special, const std::vector<float>& expected,
-                            const std::string& call) {
-  const std::vector<float> got = run_helper(f, special, call);
+                            const std::string& call, const std::string& extra_flags) {
+  const std::vector<float> got = run_helper(f, special, call, extra_flags);
   for (size_t i = 0; i < special.size(); ++i) {
     if (std::isnan(expected[i]))
       EXPECT_TRUE(std::isnan(got[i])) << special[i];
@@ -491,40 +564,64 @@ void expect_special_results(Expr (*f)(Expr), const std::vector<float>& special, 
   }
 }
 
+// The two forms of a loop that calls exp, tanh or sigmoid, each as its source calls the function, with the flags that
+// compile it: the scalar helper under `omp simd` (without AVX-512, on every CPU) and, where this CPU has AVX-512, the
+// vector map's explicit vectors (lower/vector_maps.h).
+std::vector<std::pair<std::string, std::string>> math_forms(const std::string& scalar_call,
+                                                            const std::string& vector_call) {
+  std::vector<std::pair<std::string, std::string>> forms = {{scalar_call, kWithoutAvx512}};
+  if (__builtin_cpu_supports("avx512f"))
+    forms.push_back({vector_call, ""});
+  else
+    std::cout << "this CPU has no AVX-512: the vector map form of " << vector_call << " was not run\n";
+  return forms;
+}
+
 // exp prints as ingot's own inline polynomial, not libmvec's expf (whose call per vector spills every register):
 // within 1.3 ulp up to 88.37, where 2^n still fits, and 5.2 ulp up to ln(FLT_MAX); infinity above, zero below
-// ln(FLT_MIN).
+// ln(FLT_MIN). The vector map's, whose vscalefps takes 2^128 too, within 1.3 ulp throughout.
 TEST(CppPrinter, ExpIsAnInlinePolynomialWithin2UlpThatVectorizes) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   auto exact = [](double v) { return std::exp(v); };
-  const std::string call = "ingot_exp_f32(x[e])";
-  std::vector<float> values = grid(-87.33f, 88.37f);
-  EXPECT_LE(worst_ulp(values, run_helper(math::exp, values, call), exact, 0, values.size(), "exp"), 1.5);
-  values = grid(88.37f, 88.72f, {}, 1 << 16);
-  EXPECT_LE(worst_ulp(values, run_helper(math::exp, values, call), exact, 0, values.size(), "exp near the top"), 5.5);
-  expect_special_results(math::exp, {0.0f, -0.0f, 88.73f, 100.0f, inf, -87.34f, -200.0f, -inf, nan},
-                         {1.0f, 1.0f, inf, inf, inf, 0.0f, 0.0f, 0.0f, nan}, call);
+  for (const auto& [call, flags] : math_forms("ingot_exp_f32(x[e])", "ingot_exp_f32x16(ingot_v0)")) {
+    SCOPED_TRACE(call);
+    const bool vector = call.find("x16") != std::string::npos;
+    std::vector<float> values = grid(-87.33f, 88.37f);
+    EXPECT_LE(worst_ulp(values, run_helper(math::exp, values, call, flags), exact, 0, values.size(), "exp"), 1.5);
+    values = grid(88.37f, 88.72f, {}, 1 << 16);
+    EXPECT_LE(
+        worst_ulp(values, run_helper(math::exp, values, call, flags), exact, 0, values.size(), "exp near the top"),
+        vector ? 1.5 : 5.5);
+    expect_special_results(math::exp, {0.0f, -0.0f, 88.73f, 100.0f, inf, -87.34f, -200.0f, -inf, nan},
+                           {1.0f, 1.0f, inf, inf, inf, 0.0f, 0.0f, 0.0f, nan}, call, flags);
+  }
 }
 
 // tanh and sigmoid build on the exp helper: tanh within 1.4 ulp (an odd polynomial near 0, where 1 - 2 / (exp(2x) +
-// 1) would cancel), sigmoid within 3.1.
+// 1) would cancel), sigmoid within 3.1. So do the vector map's.
 TEST(CppPrinter, TanhAndSigmoidAreInlineAndAccurate) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> values = grid(-10.0f, 10.0f);
-  EXPECT_LE(worst_ulp(
-                values, run_helper(math::tanh, values, "ingot_tanh_f32(x[e])"), [](double v) { return std::tanh(v); },
-                0, values.size(), "tanh"),
-            1.5);
-  expect_special_results(math::tanh, {0.0f, -0.0f, 1e-30f, 50.0f, inf, -inf, nan},
-                         {0.0f, -0.0f, 1e-30f, 1.0f, 1.0f, -1.0f, nan}, "ingot_tanh_f32(x[e])");
-  const std::string sigmoid = "1.0f / (1.0f + ingot_exp_f32(-x[e]))";
-  values = grid(-80.0f, 30.0f);
-  EXPECT_LE(worst_ulp(
-                values, run_helper(math::sigmoid, values, sigmoid), [](double v) { return 1 / (1 + std::exp(-v)); }, 0,
-                values.size(), "sigmoid"),
-            3.1);
-  expect_special_results(math::sigmoid, {0.0f, 100.0f, -100.0f, inf, -inf, nan}, {0.5f, 1.0f, 0.0f, 1.0f, 0.0f, nan},
-                         sigmoid);
+  for (const auto& [call, flags] : math_forms("ingot_tanh_f32(x[e])", "ingot_tanh_f32x16(ingot_v0)")) {
+    SCOPED_TRACE(call);
+    std::vector<float> values = grid(-10.0f, 10.0f);
+    EXPECT_LE(worst_ulp(
+                  values, run_helper(math::tanh, values, call, flags), [](double v) { return std::tanh(v); }, 0,
+                  values.size(), "tanh"),
+              1.5);
+    expect_special_results(math::tanh, {0.0f, -0.0f, 1e-30f, 50.0f, inf, -inf, nan},
+                           {0.0f, -0.0f, 1e-30f, 1.0f, 1.0f, -1.0f, nan}, call, flags);
+  }
+  for (const auto& [call, flags] :
+       math_forms("1.0f / (1.0f + ingot_exp_f32(-x[e]))", "1.0f / (1.0f + ingot_exp_f32x16(-ingot_v0))")) {
+    SCOPED_TRACE(call);
+    std::vector<float> values = grid(-80.0f, 30.0f);
+    EXPECT_LE(worst_ulp(
+                  values, run_helper(math::sigmoid, values, call, flags),
+                  [](double v) { return 1 / (1 + std::exp(-v)); }, 0, values.size(), "sigmoid"),
+              3.1);
+    expect_special_results(math::sigmoid, {0.0f, 100.0f, -100.0f, inf, -inf, nan}, {0.5f, 1.0f, 0.0f, 1.0f, 0.0f, nan},
+                           call, flags);
+  }
 }
 
 // A guarded fold (splits with tail=guard): the guard on the element (r < rows) encloses the whole reduction, the

@@ -1,0 +1,62 @@
+#include "lower/vector_maps.h"
+
+#include <optional>
+
+#include "ir/functor.h"
+#include "lower/vector_tiles.h"
+
+namespace ingot {
+
+namespace {
+
+// Whether e, which moves with `lanes`, is made of what an explicit vector map prints (vector_map); collects its
+// moving loads and notes a moving exp, sigmoid or tanh.
+bool mappable(const Expr& e, const std::string& lanes, const StoreNode* store, VectorMap& map, bool& calls) {
+  if (!uses_var(e, lanes)) return true;  // printed as a scalar, which the vector arithmetic broadcasts
+  if (e.dtype() != DType::kFloat32) return false;
+  switch (e.kind()) {
+    case ExprKind::kBufferLoad: {
+      auto* load = e.as<BufferLoadNode>();
+      if (lane_step(load->index, lanes) != 1) return false;
+      if (load->buffer->name == store->buffer->name && !structural_equal(load->index, store->index)) return false;
+      for (const Expr& known : map.lane_loads)
+        if (structural_equal(known, e)) return true;
+      map.lane_loads.push_back(e);
+      return true;
+    }
+    case ExprKind::kBinary: {
+      auto* b = e.as<BinaryNode>();
+      if (b->op == BinaryOp::kMod) return false;
+      return mappable(b->a, lanes, store, map, calls) && mappable(b->b, lanes, store, map, calls);
+    }
+    case ExprKind::kCall: {
+      auto* c = e.as<CallNode>();
+      if (c->func != MathFunc::kExp && c->func != MathFunc::kSigmoid && c->func != MathFunc::kTanh) return false;
+      calls = true;
+      return mappable(c->args[0], lanes, store, map, calls);
+    }
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::optional<VectorMap> vector_map(const ForNode* loop) {
+  if (loop->loop_kind != LoopKind::kVectorized || loop->explicit_lanes > 0) return std::nullopt;
+  Stmt body = single_statement(loop->body);
+  Expr guard;
+  if (auto* condition = as<IfThenElseNode>(body);
+      condition && !condition->else_case && !uses_var(condition->cond, loop->name())) {
+    guard = condition->cond;
+    body = single_statement(condition->then_case);
+  }
+  auto* store = as<StoreNode>(body);
+  if (!store || store->buffer->dtype != DType::kFloat32 || lane_step(store->index, loop->name()) != 1)
+    return std::nullopt;
+  VectorMap map{store, {}, guard};
+  bool calls = false;
+  if (!mappable(store->value, loop->name(), store, map, calls) || !calls) return std::nullopt;
+  return map;
+}
+
+}  // namespace ingot
