@@ -322,9 +322,9 @@ class CppPrinter {
   CppPrinter(const LoopFunction& f, const CppPrintOptions& options) : f_(f), options_(options) {}
 
   PrintedCpp print() {
-    // Vector maps are AVX-512's: a program whose register tiles are AVX2's (a target of 8 lanes) keeps `omp simd`.
+    // Vector maps take the width of the program's register tiles: AVX2's where they are AVX2's (a target of 8 lanes).
     for_each_stmt(f_.body, [&](const Stmt& s) {
-      if (auto* loop = as<ForNode>(s); loop && loop->explicit_lanes == kAvx2VectorLanes) vector_maps_allowed_ = false;
+      if (auto* loop = as<ForNode>(s); loop && loop->explicit_lanes == kAvx2VectorLanes) map_lanes_ = kAvx2VectorLanes;
     });
     declare_global_buffers();
     print_run_body();
@@ -456,9 +456,8 @@ class CppPrinter {
     if ((n->op == BinaryOp::kMin || n->op == BinaryOp::kMax) && in_vector_map(e)) {
       // As the scalar helpers: min(a, b) is b < a ? b : a, and vminps / vmaxps return their second operand where the
       // comparison is false (a NaN).
-      const std::string a = m512_text(n->a), b = m512_text(n->b);
-      return {std::string(n->op == BinaryOp::kMin ? "(ingot_f32x16)_mm512_min_ps(" : "(ingot_f32x16)_mm512_max_ps(") +
-                  b + ", " + a + ")",
+      return {map_helper(n->op == BinaryOp::kMin ? "min" : "max") + "(" + vector_text(n->a) + ", " + vector_text(n->b) +
+                  ")",
               kPrimary, true};
     }
     if (n->op == BinaryOp::kMin) return use_helper(Helper::kMin, t, {n->a, n->b});
@@ -581,10 +580,10 @@ class CppPrinter {
     const std::string& x = arg.text;
     if (in_vector_map(e)) {
       switch (n->func) {
-        case MathFunc::kExp: return {"ingot_exp_f32x16(" + x + ")", kPrimary, true};
-        case MathFunc::kTanh: return {"ingot_tanh_f32x16(" + x + ")", kPrimary, true};
+        case MathFunc::kExp: return {map_helper("exp") + "(" + x + ")", kPrimary, true};
+        case MathFunc::kTanh: return {map_helper("tanh") + "(" + x + ")", kPrimary, true};
         case MathFunc::kSigmoid:
-          return {"1.0f / (1.0f + ingot_exp_f32x16(-" + wrap(arg, kPrimary) + "))", kMultiplicative, true};
+          return {"1.0f / (1.0f + " + map_helper("exp") + "(-" + wrap(arg, kPrimary) + "))", kMultiplicative, true};
         default: fail("math function " + to_string(e) + " in a vector map");
       }
     }
@@ -612,9 +611,14 @@ class CppPrinter {
   // Whether e is a vector inside a vector map's value (it moves with the map's loop).
   bool in_vector_map(const Expr& e) const { return vector_map_ && uses_var(e, vector_loop_var_); }
 
-  // e as an __m512 for an intrinsic: the vector where it moves with the loop, else its value broadcast.
-  std::string m512_text(const Expr& e) {
-    return in_vector_map(e) ? "(__m512)" + wrap(expr(e), kUnary + 1) : "_mm512_set1_ps(" + expr(e).text + ")";
+  // A vector map's helper of the program's width: ingot_<what>_f32x16 or ingot_<what>_f32x8.
+  std::string map_helper(const std::string& what) const {
+    return "ingot_" + what + "_f32x" + std::to_string(map_lanes_);
+  }
+
+  // e as a vector for a helper's argument: the vector where it moves with the loop, else its value broadcast.
+  std::string vector_text(const Expr& e) {
+    return in_vector_map(e) ? expr(e).text : map_helper("splat") + "(" + expr(e).text + ")";
   }
 
   // ---- Statements -----------------------------------------------------------------------------------------
@@ -732,7 +736,7 @@ class CppPrinter {
           if (std::optional<SpatialTile> tile = explicit_spatial_tile(s)) return print_spatial_tile(s, *tile);
         bool simd = false;
         const std::optional<GuardBound> bound = guard_bound(loop);
-        if (vector_maps_allowed_ && !printing_vector_map_fallback_ && safe_to_simd(loop))
+        if (!printing_vector_map_fallback_ && safe_to_simd(loop))
           if (std::optional<VectorMap> map = vector_map(loop)) return print_vector_map(s, loop, *map);
         const bool rest_outside = guard_rest_outside(loop, bound);
         if (rest_outside) open("if (" + expr(bound->remaining).text + ") {");
@@ -797,22 +801,22 @@ class CppPrinter {
   // scalar helper under `omp simd`; EfficientNet's exported program ran 1.0 ms of its 7.6 (one thread) in exp.
   void print_vector_map(const Stmt& s, const ForNode* loop, const VectorMap& map) {
     vector_maps_ = true;
-    emit("#if defined(__AVX512F__)");
+    emit(isa_guard(map_lanes_));
     if (map.guard) open("if (" + expr(map.guard).text + ") {");
     {
       VarScope scope(*this, loop->name());
       const std::string i = names_.loop_var(loop->name());
-      const int64_t whole = loop->extent / kAvx512VectorLanes * kAvx512VectorLanes, rest = loop->extent - whole;
+      const int64_t whole = loop->extent / map_lanes_ * map_lanes_, rest = loop->extent - whole;
       if (whole > 0) {
         open("for (int64_t " + i + " = 0; " + i + " < " + std::to_string(whole) + "; " + i +
-             " += " + std::to_string(kAvx512VectorLanes) + ") {");
-        print_vector_map_step(loop, map, "");
+             " += " + std::to_string(map_lanes_) + ") {");
+        print_vector_map_step(loop, map, 0);
         close();
       }
       if (rest > 0) {
         open("{");
         emit("const int64_t " + i + " = " + std::to_string(whole) + ";");
-        print_vector_map_step(loop, map, lane_mask(kAvx512VectorLanes, rest));
+        print_vector_map_step(loop, map, rest);
         close();
       }
     }
@@ -825,8 +829,8 @@ class CppPrinter {
   }
 
   // One vector of a map at its loop variable's value: each moving load once, the value, the store; all lanes, or
-  // those of `mask`.
-  void print_vector_map_step(const ForNode* loop, const VectorMap& map, const std::string& mask) {
+  // the first `lanes`.
+  void print_vector_map_step(const ForNode* loop, const VectorMap& map, int64_t lanes) {
     auto address = [&](const Buffer& b, const Expr& index) {
       return "&" + lookup(b).c_name + "[" + index_code(index) + "]";
     };
@@ -834,8 +838,9 @@ class CppPrinter {
     for (size_t n = 0; n < vector_operands_.size(); ++n) {
       auto* load = vector_operands_[n].as<BufferLoadNode>();
       const std::string at = address(load->buffer, load->index);
-      emit("const ingot_f32x16 ingot_v" + std::to_string(n) + " = " +
-           (mask.empty() ? "ingot_load_f32x16(" + at + ")" : "ingot_load_first_f32x16(" + mask + ", " + at + ")") +
+      emit("const ingot_f32x" + std::to_string(map_lanes_) + " ingot_v" + std::to_string(n) + " = " +
+           (lanes == 0 ? map_helper("load") + "(" + at + ")"
+                       : map_helper("load_first") + "(" + std::to_string(lanes) + ", " + at + ")") +
            ";");
     }
     vector_loop_var_ = loop->name();
@@ -844,8 +849,8 @@ class CppPrinter {
     vector_map_ = false;
     vector_loop_var_.clear();
     const std::string at = address(map.store->buffer, map.store->index);
-    emit(mask.empty() ? "ingot_store_f32x16(" + at + ", " + value + ");"
-                      : "ingot_store_first_f32x16(" + mask + ", " + at + ", " + value + ");");
+    emit(lanes == 0 ? map_helper("store") + "(" + at + ", " + value + ");"
+                    : map_helper("store_first") + "(" + std::to_string(lanes) + ", " + at + ", " + value + ");");
   }
 
   // g++ 12 leaves a simd loop that calls a math function (a libmvec clone: logf, and expf before it was a helper)
@@ -1574,49 +1579,106 @@ class CppPrinter {
     head.push_back("}");
   }
 
-  // The helpers of vector maps (print_vector_map), AVX-512 only, named by their 16 lanes so that they stand beside an
-  // AVX2 program's 8-lane ingot_f32xN. exp: x's NaN passes vminps (its second operand), n = round(x / ln 2), r = x - n
-  // ln 2 in two parts, and vscalefps makes p 2^n, infinity past FLT_MAX; below ln(FLT_MIN) the result is 0, as the
-  // scalar helper's. tanh as the scalar helper, the two forms blended by a mask.
-  static void push_vector_map_helpers(std::vector<std::string>& head) {
-    const std::vector<std::string> lines = {
+  // The helpers of vector maps (print_vector_map) for AVX-512 (16 lanes) or AVX2 (8), named by their lanes so that they
+  // stand beside the register tiles' ingot_f32xN. min and max as std::min and std::max (vminps and vmaxps return their
+  // second operand where the comparison is false: a NaN). exp with AVX-512: x's NaN passes vminps, n = round(x / ln
+  // 2), r = x - n ln 2 in two parts, and vscalefps makes p 2^n, infinity past FLT_MAX; below ln(FLT_MIN) the result is
+  // 0, as the scalar helper's. With AVX2 the scalar helper's steps on 8 lanes, NaN put back by a blend. tanh as the
+  // scalar helper, the two forms blended by a mask.
+  static void push_vector_map_helpers(std::vector<std::string>& head, int64_t lanes) {
+    const bool avx512 = lanes == kAvx512VectorLanes;
+    const std::string V = "ingot_f32x" + std::to_string(lanes), x = "_f32x" + std::to_string(lanes);
+    const std::string R = avx512 ? "__m512" : "__m256", mm = avx512 ? "_mm512_" : "_mm256_",
+                      I = avx512 ? "__m512i" : "__m256i", si = avx512 ? "si512" : "si256";
+    std::vector<std::string> lines = {
         "",
-        "// Vector maps: elementwise loops that call exp, sigmoid or tanh, as explicit AVX-512 vectors.",
-        "#if defined(__AVX512F__)",
+        "// Vector maps: elementwise loops that call exp, sigmoid or tanh, as explicit vectors.",
+        isa_guard(lanes),
         "#include <immintrin.h>",
-        "typedef float ingot_f32x16 __attribute__((vector_size(64)));",
-        "static inline ingot_f32x16 ingot_load_f32x16(const float* p) { return (ingot_f32x16)_mm512_loadu_ps(p); }",
-        "static inline ingot_f32x16 ingot_load_first_f32x16(__mmask16 m, const float* p) {",
-        "  return (ingot_f32x16)_mm512_maskz_loadu_ps(m, p);",
-        "}",
-        "static inline void ingot_store_f32x16(float* p, ingot_f32x16 v) { _mm512_storeu_ps(p, (__m512)v); }",
-        "static inline void ingot_store_first_f32x16(__mmask16 m, float* p, ingot_f32x16 v) {",
-        "  _mm512_mask_storeu_ps(p, m, (__m512)v);",
-        "}",
-        "static inline ingot_f32x16 ingot_exp_f32x16(ingot_f32x16 x) {",
-        "  const __m512 clamped = _mm512_min_ps(_mm512_set1_ps(89.0f), (__m512)x);",
-        "  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(1.44269502f)),",
-        "                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);",
-        "  const ingot_f32x16 r = (ingot_f32x16)_mm512_fmadd_ps(",
-        "      n, _mm512_set1_ps(2.12194440e-4f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), clamped));",
-        "  const ingot_f32x16 p = " + kExpOfR + ";",
-        "  const __mmask16 above_min = _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(-87.3365479f), _CMP_NLT_UQ);",
-        "  return (ingot_f32x16)_mm512_maskz_scalef_ps(above_min, (__m512)p, n);",
-        "}",
-        "static inline ingot_f32x16 ingot_tanh_f32x16(ingot_f32x16 x) {",
-        "  const __m512i sign = _mm512_and_si512(_mm512_castps_si512((__m512)x), "
-        "_mm512_set1_epi32(int32_t(0x80000000u)));",
-        "  const ingot_f32x16 a = (ingot_f32x16)_mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512((__m512)x), "
-        "sign));",
-        "  const ingot_f32x16 z = a * a;",
-        "  const ingot_f32x16 small = " + kTanhNearZero + ";",
-        "  const ingot_f32x16 large = 1.0f - 2.0f / (ingot_exp_f32x16(a + a) + 1.0f);",
-        "  const __mmask16 use_small = _mm512_cmp_ps_mask((__m512)a, _mm512_set1_ps(0.625f), _CMP_LT_OQ);",
-        "  const __m512 t = _mm512_mask_blend_ps(use_small, (__m512)large, (__m512)small);",
-        "  return (ingot_f32x16)_mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), sign));",
-        "}",
-        "#endif",
+        "typedef float " + V + " __attribute__((vector_size(" + std::to_string(4 * lanes) + ")));",
+        "static inline " + V + " ingot_splat" + x + "(float f) { return (" + V + ")" + mm + "set1_ps(f); }",
+        "static inline " + V + " ingot_load" + x + "(const float* p) { return (" + V + ")" + mm + "loadu_ps(p); }",
+        "static inline void ingot_store" + x + "(float* p, " + V + " v) { " + mm + "storeu_ps(p, (" + R + ")v); }",
+        "static inline " + V + " ingot_min" + x + "(" + V + " a, " + V + " b) { return (" + V + ")" + mm + "min_ps((" +
+            R + ")b, (" + R + ")a); }",
+        "static inline " + V + " ingot_max" + x + "(" + V + " a, " + V + " b) { return (" + V + ")" + mm + "max_ps((" +
+            R + ")b, (" + R + ")a); }",
     };
+    if (avx512) {
+      lines.insert(
+          lines.end(),
+          {
+              "static inline ingot_f32x16 ingot_load_first_f32x16(int n, const float* p) {",
+              "  return (ingot_f32x16)_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p);",
+              "}",
+              "static inline void ingot_store_first_f32x16(int n, float* p, ingot_f32x16 v) {",
+              "  _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), (__m512)v);",
+              "}",
+              "static inline ingot_f32x16 ingot_exp_f32x16(ingot_f32x16 x) {",
+              "  const __m512 clamped = _mm512_min_ps(_mm512_set1_ps(89.0f), (__m512)x);",
+              "  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(1.44269502f)),",
+              "                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);",
+              "  const ingot_f32x16 r = (ingot_f32x16)_mm512_fmadd_ps(",
+              "      n, _mm512_set1_ps(2.12194440e-4f), _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), clamped));",
+              "  const ingot_f32x16 p = " + kExpOfR + ";",
+              "  const __mmask16 above_min = _mm512_cmp_ps_mask((__m512)x, _mm512_set1_ps(-87.3365479f), _CMP_NLT_UQ);",
+              "  return (ingot_f32x16)_mm512_maskz_scalef_ps(above_min, (__m512)p, n);",
+              "}",
+          });
+    } else {
+      lines.insert(lines.end(),
+                   {
+                       "static inline __m256i ingot_first_lanes_x8(int n) {",
+                       "  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));",
+                       "}",
+                       "static inline ingot_f32x8 ingot_load_first_f32x8(int n, const float* p) {",
+                       "  return (ingot_f32x8)_mm256_maskload_ps(p, ingot_first_lanes_x8(n));",
+                       "}",
+                       "static inline void ingot_store_first_f32x8(int n, float* p, ingot_f32x8 v) {",
+                       "  _mm256_maskstore_ps(p, ingot_first_lanes_x8(n), (__m256)v);",
+                       "}",
+                       "static inline ingot_f32x8 ingot_exp_f32x8(ingot_f32x8 x) {",
+                       "  const __m256i above_low = _mm256_min_epu32(_mm256_castps_si256((__m256)x), "
+                       "_mm256_set1_epi32(int32_t(0xc2b00000u)));",
+                       "  const __m256 clamped = _mm256_castsi256_ps(_mm256_min_epi32(above_low, "
+                       "_mm256_set1_epi32(0x42b20000)));",
+                       "  const __m256 shifted = _mm256_fmadd_ps(clamped, _mm256_set1_ps(1.44269502f), "
+                       "_mm256_set1_ps(12582912.0f));",
+                       "  const __m256i n_int = _mm256_min_epi32(",
+                       "      _mm256_sub_epi32(_mm256_castps_si256(shifted), _mm256_set1_epi32(0x4b400000)), "
+                       "_mm256_set1_epi32(127));",
+                       "  const ingot_f32x8 n = (ingot_f32x8)_mm256_cvtepi32_ps(n_int);",
+                       "  const ingot_f32x8 r = ((ingot_f32x8)clamped - n * 0.693359375f) + n * 2.12194440e-4f;",
+                       "  const ingot_f32x8 p = " + kExpOfR + ";",
+                       "  const __m256 scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n_int, "
+                       "_mm256_set1_epi32(127)), 23));",
+                       "  const __m256 y = _mm256_mul_ps((__m256)p, scale);",
+                       "  return (ingot_f32x8)_mm256_blendv_ps(y, (__m256)x, _mm256_cmp_ps((__m256)x, (__m256)x, "
+                       "_CMP_UNORD_Q));",
+                       "}",
+                   });
+    }
+    const std::string sign_mask = mm + "set1_epi32(int32_t(0x80000000u))";
+    lines.insert(
+        lines.end(),
+        {
+            "static inline " + V + " ingot_tanh" + x + "(" + V + " x) {",
+            "  const " + I + " sign = " + mm + "and_" + si + "(" + mm + "castps_" + si + "((" + R + ")x), " +
+                sign_mask + ");",
+            "  const " + V + " a = (" + V + ")" + mm + "cast" + si + "_ps(" + mm + "xor_" + si + "(" + mm + "castps_" +
+                si + "((" + R + ")x), sign));",
+            "  const " + V + " z = a * a;",
+            "  const " + V + " small = " + kTanhNearZero + ";",
+            "  const " + V + " large = 1.0f - 2.0f / (ingot_exp" + x + "(a + a) + 1.0f);",
+            avx512 ? "  const __m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask((__m512)a, _mm512_set1_ps(0.625f), "
+                     "_CMP_LT_OQ), (__m512)large, (__m512)small);"
+                   : "  const __m256 t = _mm256_blendv_ps((__m256)large, (__m256)small, _mm256_cmp_ps((__m256)a, "
+                     "_mm256_set1_ps(0.625f), _CMP_LT_OQ));",
+            "  return (" + V + ")" + mm + "cast" + si + "_ps(" + mm + "or_" + si + "(" + mm + "castps_" + si +
+                "(t), sign));",
+            "}",
+            "#endif",
+        });
     head.insert(head.end(), lines.begin(), lines.end());
   }
 
@@ -2075,7 +2137,7 @@ class CppPrinter {
     } else if (vector_lanes_ == kAvx2VectorLanes) {
       push_avx2_helpers(head);
     }
-    if (vector_maps_) push_vector_map_helpers(head);
+    if (vector_maps_) push_vector_map_helpers(head, map_lanes_);
     if (!vector_math_.empty()) {
       // Without these declarations a simd loop that calls logf runs scalar. libmvec has logf since glibc 2.22, within
       // 4 ulp of glibc's scalar one (exp, tanh and erf are ingot's own helpers).
@@ -2147,11 +2209,11 @@ class CppPrinter {
   std::vector<Expr> vector_operands_;  // those loads, distinct, in order: vector_operands_[i] prints as ingot_v<i>
   std::vector<std::pair<Expr, std::string>> hoisted_loads_;  // loads read once before a simd loop, and their names
   int hoisted_load_count_ = 0;
-  bool bf16_pair_tiles_ = false;               // a bf16 pair tile was printed: the head defines its pair helpers
-  bool printing_spatial_fallback_ = false;     // the loops of a spatial tile, for machines without AVX-512
-  bool vector_maps_allowed_ = true;            // no register tile of this program is AVX2's
-  bool vector_maps_ = false;                   // a vector map was printed: the head defines its helpers
-  bool vector_map_ = false;                    // printing a vector map's value
+  bool bf16_pair_tiles_ = false;            // a bf16 pair tile was printed: the head defines its pair helpers
+  bool printing_spatial_fallback_ = false;  // the loops of a spatial tile, for machines without AVX-512
+  int64_t map_lanes_ = kAvx512VectorLanes;  // vector maps' lanes: AVX2's where the register tiles are, else AVX-512's
+  bool vector_maps_ = false;                // a vector map was printed: the head defines its helpers
+  bool vector_map_ = false;                 // printing a vector map's value
   bool printing_vector_map_fallback_ = false;  // its `omp simd` loop, for machines without AVX-512
   int64_t vector_lanes_ = 0;                   // lanes of the explicit vectors printed so far; 0 = none
   std::string accumulator_name_;

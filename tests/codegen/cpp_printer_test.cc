@@ -390,71 +390,6 @@ TEST(CppPrinter, ALoopInvariantLoadBesideAMathCallIsReadOnceSoTheLoopVectorizes)
     }
 }
 
-// A SiLU over rows of 40 (a bias per row, min and max around it) is a vector map: two whole AVX-512 vectors and a
-// masked one of 8 lanes, the same load used twice loaded once, the bias broadcast; the `omp simd` loop stands where
-// AVX-512 is not. A halo row's condition goes around the vectors. Both forms compute what the interpreter does.
-TEST(CppPrinter, AVectorMapPrintsWholeVectorsThenAMaskedOne) {
-  const int64_t rows = 3, n = 40;
-  Buffer x = global_buffer("x", {rows, n}), b = global_buffer("b", {rows}), y = global_buffer("y", {rows, n});
-  Expr r = var("r"), l = var("l");
-  Expr biased = load(x, r * n + l) + load(b, r);
-  Expr value = minimum(maximum(biased * math::sigmoid(biased), Expr(-0.25)), Expr(2.5));
-  Stmt body =
-      for_loop(r, rows, LoopKind::kSerial,
-               for_loop(l, n, LoopKind::kVectorized, if_then_else(lt(r, rows - 1), store(y, r * n + l, value))));
-  LoopFunction f{"silu_rows", {x, b}, {y}, {}, body};
-  PrintedCpp printed = print_cpp_with_lines(f);
-  const std::string silu =
-      "(ingot_f32x16)_mm512_min_ps(_mm512_set1_ps(2.5f), (__m512)(ingot_f32x16)_mm512_max_ps(_mm512_set1_ps(-0.25f), "
-      "(__m512)((ingot_v0 + b[r]) * (1.0f / (1.0f + ingot_exp_f32x16(-(ingot_v0 + b[r])))))))";
-  EXPECT_NE(printed.source.find("    #if defined(__AVX512F__)\n"
-                                "    if (r < 2) {\n"
-                                "      for (int64_t l = 0; l < 32; l += 16) {\n"
-                                "        const ingot_f32x16 ingot_v0 = ingot_load_f32x16(&x[r * 40 + l]);\n"
-                                "        ingot_store_f32x16(&y[r * 40 + l], " +
-                                silu +
-                                ");\n"
-                                "      }\n"
-                                "      {\n"
-                                "        const int64_t l = 32;\n"
-                                "        const ingot_f32x16 ingot_v0 = ingot_load_first_f32x16((__mmask16)0xFF, &x[r * "
-                                "40 + l]);\n"
-                                "        ingot_store_first_f32x16((__mmask16)0xFF, &y[r * 40 + l], " +
-                                silu +
-                                ");\n"
-                                "      }\n"
-                                "    }\n"
-                                "    #else\n"),
-            std::string::npos)
-      << printed.source;
-  EXPECT_NE(printed.source.find("    #pragma omp simd\n"), std::string::npos) << printed.source;
-  HostTensor in(DType::kFloat32, {rows, n}), bias(DType::kFloat32, {rows});
-  for (int64_t i = 0; i < rows * n; ++i) in.f32()[i] = float(i % 17) * 0.7f - 6.0f;
-  for (int64_t i = 0; i < rows; ++i) bias.f32()[i] = 0.5f * float(i) - 0.25f;
-  for (const std::string& flags : {kWithoutAvx512, std::string()}) {
-    SCOPED_TRACE(flags.empty() ? "vector map" : "omp simd");
-    if (flags.empty() && !__builtin_cpu_supports("avx512f")) {
-      std::cout << "this CPU has no AVX-512: the vector map was printed, not run\n";
-      continue;
-    }
-    CompileOptions options;
-    options.flags += flags;
-    KernelModule module(compile_cpp(printed.source, options).path, f);
-    HostTensor out(DType::kFloat32, {rows, n});
-    for (int64_t i = 0; i < rows * n; ++i) out.f32()[i] = -7.0f;  // what the condition leaves alone stays
-    module.run({&in, &bias}, {&out});
-    for (int64_t i = 0; i < rows * n; ++i) {
-      if (i / n == rows - 1) {
-        EXPECT_EQ(out.f32()[i], -7.0f) << i;
-        continue;
-      }
-      const double v = double(in.f32()[i]) + bias.f32()[i / n];
-      const double want = std::min(std::max(v / (1 + std::exp(-v)), -0.25), 2.5);
-      EXPECT_NEAR(out.f32()[i], want, 1e-6 * std::max(1.0, std::fabs(want))) << i;
-    }
-  }
-}
-
 // A load of the buffer the loop stores is left where it is: hoisted, it would miss the loop's own writes.
 TEST(CppPrinter, ALoadOfTheStoredBufferIsNotHoisted) {
   const int64_t n = 16;
@@ -465,6 +400,23 @@ TEST(CppPrinter, ALoadOfTheStoredBufferIsNotHoisted) {
   EXPECT_EQ(printed.source.find("ingot_invariant"), std::string::npos) << printed.source;
 }
 
+// A GEMV register tile in explicit AVX2 vectors (8 lanes) on buffers of its own, so that the program's vectors, and
+// with them its vector maps', are AVX2's.
+Stmt with_an_avx2_register_tile() {
+  Buffer w = make_buffer("tile_w", DType::kFloat32, {4, 16}, MemoryScope::kLocal);
+  Buffer v = make_buffer("tile_v", DType::kFloat32, {16}, MemoryScope::kLocal);
+  Buffer s = make_buffer("tile_s", DType::kFloat32, {4}, MemoryScope::kLocal);
+  Expr r = var("tile_r"), k = var("tile_k");
+  Stmt fill = seq(
+      {for_loop(k, 16, LoopKind::kSerial, store(v, k, Expr(1.0))),
+       for_loop(r, 4, LoopKind::kSerial,
+                seq({store(s, r, Expr(0.0)), for_loop(k, 16, LoopKind::kSerial, store(w, r * 16 + k, Expr(2.0)))}))});
+  Stmt tile = for_loop(k, 16, LoopKind::kVectorized,
+                       for_loop(r, 4, LoopKind::kUnrolled, store(s, r, load(s, r) + load(w, r * 16 + k) * load(v, k))),
+                       kAvx2VectorLanes);
+  return allocate(w, allocate(v, allocate(s, seq({fill, tile}))));
+}
+
 // Runs math function f's printed helper over `values` in one vectorized loop (the source must call it as `call`, and
 // g++ must vectorize the loop; extra_flags as compile_expecting_one_vectorized_loop's) and returns its results.
 // With a vector map's call (`..._f32x16(`) the loop is compiled for this CPU and run as explicit AVX-512 vectors.
@@ -473,10 +425,12 @@ std::vector<float> run_helper(Expr (*f)(Expr), const std::vector<float>& values,
   const int64_t n = int64_t(values.size());
   Buffer x = global_buffer("x", {n}), y = global_buffer("y", {n});
   Expr e = var("e");
-  LoopFunction fn{"helper", {x}, {y}, {}, for_loop(e, n, LoopKind::kVectorized, store(y, e, f(load(x, e))))};
+  Stmt body = for_loop(e, n, LoopKind::kVectorized, store(y, e, f(load(x, e))));
+  if (call.find("_f32x8(") != std::string::npos) body = seq({with_an_avx2_register_tile(), body});
+  LoopFunction fn{"helper", {x}, {y}, {}, body};
   PrintedCpp printed = print_cpp_with_lines(fn);
   EXPECT_NE(printed.source.find(call), std::string::npos) << printed.source;
-  CompiledLibrary library = call.find("_f32x16(") != std::string::npos
+  CompiledLibrary library = call.find("_f32x16(") != std::string::npos || call.find("_f32x8(") != std::string::npos
                                 ? compile_cpp(printed.source)
                                 : compile_expecting_one_vectorized_loop(printed, extra_flags);
   KernelModule module(library.path, fn);
@@ -564,12 +518,14 @@ void expect_special_results(Expr (*f)(Expr), const std::vector<float>& special, 
   }
 }
 
-// The two forms of a loop that calls exp, tanh or sigmoid, each as its source calls the function, with the flags that
-// compile it: the scalar helper under `omp simd` (without AVX-512, on every CPU) and, where this CPU has AVX-512, the
-// vector map's explicit vectors (lower/vector_maps.h).
+// The forms of a loop that calls exp, tanh or sigmoid, each as its source calls the function, with the flags that
+// compile it: the scalar helper under `omp simd` (without AVX-512, on every CPU), and the vector map's explicit
+// vectors (lower/vector_maps.h) with AVX2 (in a program whose register tiles are AVX2's) and, where this CPU has
+// AVX-512, with AVX-512. vector_call names the AVX-512 form's helper (..._f32x16); the AVX2 form's is ..._f32x8.
 std::vector<std::pair<std::string, std::string>> math_forms(const std::string& scalar_call,
                                                             const std::string& vector_call) {
-  std::vector<std::pair<std::string, std::string>> forms = {{scalar_call, kWithoutAvx512}};
+  const std::string avx2_call = std::regex_replace(vector_call, std::regex("_f32x16"), "_f32x8");
+  std::vector<std::pair<std::string, std::string>> forms = {{scalar_call, kWithoutAvx512}, {avx2_call, ""}};
   if (__builtin_cpu_supports("avx512f"))
     forms.push_back({vector_call, ""});
   else
@@ -585,13 +541,13 @@ TEST(CppPrinter, ExpIsAnInlinePolynomialWithin2UlpThatVectorizes) {
   auto exact = [](double v) { return std::exp(v); };
   for (const auto& [call, flags] : math_forms("ingot_exp_f32(x[e])", "ingot_exp_f32x16(ingot_v0)")) {
     SCOPED_TRACE(call);
-    const bool vector = call.find("x16") != std::string::npos;
+    const bool vscalefps = call.find("x16") != std::string::npos;
     std::vector<float> values = grid(-87.33f, 88.37f);
     EXPECT_LE(worst_ulp(values, run_helper(math::exp, values, call, flags), exact, 0, values.size(), "exp"), 1.5);
     values = grid(88.37f, 88.72f, {}, 1 << 16);
     EXPECT_LE(
         worst_ulp(values, run_helper(math::exp, values, call, flags), exact, 0, values.size(), "exp near the top"),
-        vector ? 1.5 : 5.5);
+        vscalefps ? 1.5 : 5.5);
     expect_special_results(math::exp, {0.0f, -0.0f, 88.73f, 100.0f, inf, -87.34f, -200.0f, -inf, nan},
                            {1.0f, 1.0f, inf, inf, inf, 0.0f, 0.0f, 0.0f, nan}, call, flags);
   }
@@ -621,6 +577,86 @@ TEST(CppPrinter, TanhAndSigmoidAreInlineAndAccurate) {
               3.1);
     expect_special_results(math::sigmoid, {0.0f, 100.0f, -100.0f, inf, -inf, nan}, {0.5f, 1.0f, 0.0f, 1.0f, 0.0f, nan},
                            call, flags);
+  }
+}
+
+// A SiLU over rows of 44 (a bias per row, min and max around it) is a vector map: whole vectors, then a masked one
+// for the rest of the row, the same load used twice loaded once, the bias broadcast; the `omp simd` loop stands where
+// the vectors' ISA is not. A halo row's condition goes around the vectors. AVX-512's 16 lanes, or AVX2's 8 in a
+// program whose register tiles are AVX2's. Every form computes what the interpreter does.
+TEST(CppPrinter, AVectorMapPrintsWholeVectorsThenAMaskedOne) {
+  const int64_t rows = 3, n = 44;
+  Buffer x = global_buffer("x", {rows, n}), b = global_buffer("b", {rows}), y = global_buffer("y", {rows, n});
+  Expr r = var("r"), l = var("l");
+  Expr biased = load(x, r * n + l) + load(b, r);
+  Expr value = minimum(maximum(biased * math::sigmoid(biased), Expr(-0.25)), Expr(2.5));
+  Stmt map = for_loop(r, rows, LoopKind::kSerial,
+                      for_loop(l, n, LoopKind::kVectorized, if_then_else(lt(r, rows - 1), store(y, r * n + l, value))));
+  for (int64_t lanes : {kAvx512VectorLanes, kAvx2VectorLanes}) {
+    SCOPED_TRACE(lanes);
+    const bool avx512 = lanes == kAvx512VectorLanes;
+    LoopFunction f{"silu_rows", {x, b}, {y}, {}, avx512 ? map : seq({with_an_avx2_register_tile(), map})};
+    PrintedCpp printed = print_cpp_with_lines(f);
+    const std::string V = avx512 ? "16" : "8", whole = avx512 ? "32" : "40", rest = avx512 ? "12" : "4";
+    const std::string silu =
+        "ingot_min_f32x" + V + "(ingot_max_f32x" + V + "((ingot_v0 + b[r]) * (1.0f / (1.0f + ingot_exp_f32x" + V +
+        "(-(ingot_v0 + b[r])))), ingot_splat_f32x" + V + "(-0.25f)), ingot_splat_f32x" + V + "(2.5f))";
+    EXPECT_NE(
+        printed.source.find(
+            "    " + std::string(avx512 ? "#if defined(__AVX512F__)" : "#if defined(__AVX2__) && defined(__FMA__)") +
+            "\n" +
+            "    if (r < 2) {\n"
+            "      for (int64_t l = 0; l < " +
+            whole + "; l += " + std::to_string(lanes) +
+            ") {\n"
+            "        const ingot_f32x" +
+            V + " ingot_v0 = ingot_load_f32x" + V +
+            "(&x[r * 44 + l]);\n"
+            "        ingot_store_f32x" +
+            V + "(&y[r * 44 + l], " + silu +
+            ");\n"
+            "      }\n"
+            "      {\n"
+            "        const int64_t l = " +
+            whole +
+            ";\n"
+            "        const ingot_f32x" +
+            V + " ingot_v0 = ingot_load_first_f32x" + V + "(" + rest +
+            ", &x[r * 44 + l]);\n"
+            "        ingot_store_first_f32x" +
+            V + "(" + rest + ", &y[r * 44 + l], " + silu +
+            ");\n"
+            "      }\n"
+            "    }\n"
+            "    #else\n"),
+        std::string::npos)
+        << printed.source;
+    EXPECT_NE(printed.source.find("    #pragma omp simd\n"), std::string::npos) << printed.source;
+    HostTensor in(DType::kFloat32, {rows, n}), bias(DType::kFloat32, {rows});
+    for (int64_t i = 0; i < rows * n; ++i) in.f32()[i] = float(i % 17) * 0.7f - 6.0f;
+    for (int64_t i = 0; i < rows; ++i) bias.f32()[i] = 0.5f * float(i) - 0.25f;
+    for (const std::string& flags : {std::string(avx512 ? " -mno-avx512f" : " -mno-avx2"), std::string()}) {
+      SCOPED_TRACE(flags.empty() ? "vector map" : "omp simd");
+      if (flags.empty() && !(avx512 ? __builtin_cpu_supports("avx512f") : __builtin_cpu_supports("avx2"))) {
+        std::cout << "this CPU cannot run the vector map of " << lanes << " lanes: printed, not run\n";
+        continue;
+      }
+      CompileOptions options;
+      options.flags += flags;
+      KernelModule module(compile_cpp(printed.source, options).path, f);
+      HostTensor out(DType::kFloat32, {rows, n});
+      for (int64_t i = 0; i < rows * n; ++i) out.f32()[i] = -7.0f;  // what the condition leaves alone stays
+      module.run({&in, &bias}, {&out});
+      for (int64_t i = 0; i < rows * n; ++i) {
+        if (i / n == rows - 1) {
+          EXPECT_EQ(out.f32()[i], -7.0f) << i;
+          continue;
+        }
+        const double v = double(in.f32()[i]) + bias.f32()[i / n];
+        const double want = std::min(std::max(v / (1 + std::exp(-v)), -0.25), 2.5);
+        EXPECT_NEAR(out.f32()[i], want, 1e-6 * std::max(1.0, std::fabs(want))) << i;
+      }
+    }
   }
 }
 
