@@ -149,7 +149,7 @@ std::string helper_name(Helper h, DType t) {
 }
 
 // exp(r) on |r| <= ln(2) / 2 (Cephes' degree-6 polynomial) and tanh(a) below a = 0.625 (an odd polynomial in z = a^2):
-// the scalar helpers' and the vector maps' (ingot_exp_f32x16, ingot_tanh_f32x16) alike.
+// the scalar helpers' and the vector maps' (ingot_exp_f32x16 / _f32x8, ingot_tanh_f32x16 / _f32x8) alike.
 const std::string kExpOfR =
     "1.0f + r + r * r * (0.5f + r * (0.166666657f + r * (0.0416657962f + r * (0.00833345205f + r * (0.00139819994f + "
     "r * 0.000198756915f)))))";
@@ -794,11 +794,12 @@ class CppPrinter {
     }
   }
 
-  // A vector map (lower/vector_maps.h) as explicit AVX-512 vectors: whole vectors, then the rest of the row as one
-  // masked vector; the `omp simd` loop where AVX-512 is not. g++ vectorizes the scalar exp's bit tricks into about 25
-  // instructions a vector and runs the tail of a short row (the 49th pixel of a 7 x 7 map) as scalar code; here 2^n is
-  // one vscalefps. A SiLU over 16384 floats in L1, one core of a Zen 5: 0.124 ns an element against 0.183 with the
-  // scalar helper under `omp simd`; EfficientNet's exported program ran 1.0 ms of its 7.6 (one thread) in exp.
+  // A vector map (lower/vector_maps.h) as explicit vectors of map_lanes_ (AVX-512's 16, or AVX2's 8 in a program whose
+  // register tiles are AVX2's): whole vectors, then the rest of the row as one masked vector; the `omp simd` loop where
+  // that ISA is not. g++ vectorizes the scalar exp's bit tricks into about 25 instructions a vector and runs the tail
+  // of a short row (the 49th pixel of a 7 x 7 map) as scalar code; with AVX-512 2^n is one vscalefps here. A SiLU over
+  // 16384 floats in L1, one core of a Zen 5: 0.124 ns an element against 0.183 with the scalar helper under `omp simd`;
+  // EfficientNet's exported program ran 1.0 ms of its 7.6 (one thread) in exp.
   void print_vector_map(const Stmt& s, const ForNode* loop, const VectorMap& map) {
     vector_maps_ = true;
     emit(isa_guard(map_lanes_));
