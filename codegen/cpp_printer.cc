@@ -738,6 +738,7 @@ class CppPrinter {
         const std::optional<GuardBound> bound = guard_bound(loop);
         if (!printing_vector_map_fallback_ && safe_to_simd(loop))
           if (std::optional<VectorMap> map = vector_map(loop)) return print_vector_map(s, loop, *map);
+        if (const SelectNode* choice = invariant_choice(loop)) return print_unswitched_choice(loop, choice);
         const bool rest_outside = guard_rest_outside(loop, bound);
         if (rest_outside) open("if (" + expr(bound->remaining).text + ") {");
         int first = int(body_.size());
@@ -852,6 +853,39 @@ class CppPrinter {
     const std::string at = address(map.store->buffer, map.store->index);
     emit(lanes == 0 ? map_helper("store") + "(" + at + ", " + value + ");"
                     : map_helper("store_first") + "(" + std::to_string(lanes) + ", " + at + ", " + value + ");");
+  }
+
+  // A vectorized loop whose one store chooses its value by a condition that does not move with the loop (a sequence
+  // output stacked from per-step tensors: ONNX LSTM's Y, a balanced tree of selects on the step): g++ if-converts the
+  // selects into blends and loads every branch in every iteration, 100 loads per vector for the paper LSTM's Y. Such a
+  // loop prints as an if/else around one loop per branch, each of which then loads only its own. Trees of up to
+  // kMaxUnswitchedLoops branches; nullptr for any other loop.
+  static constexpr int64_t kMaxUnswitchedLoops = 256;
+  static const SelectNode* invariant_choice(const ForNode* loop) {
+    if (loop->loop_kind != LoopKind::kVectorized || loop->explicit_lanes > 0 || !safe_to_simd(loop)) return nullptr;
+    auto* store = as<StoreNode>(single_statement(loop->body));
+    if (!store) return nullptr;
+    auto* choice = store->value.as<SelectNode>();
+    if (!choice || uses_var(choice->cond, loop->name())) return nullptr;
+    std::function<int64_t(const Expr&)> leaves = [&](const Expr& e) -> int64_t {
+      auto* s = e.as<SelectNode>();
+      if (!s || uses_var(s->cond, loop->name())) return 1;
+      return leaves(s->true_value) + leaves(s->false_value);
+    };
+    return leaves(store->value) <= kMaxUnswitchedLoops ? choice : nullptr;
+  }
+
+  void print_unswitched_choice(const ForNode* loop, const SelectNode* choice) {
+    auto* store = as<StoreNode>(single_statement(loop->body));
+    auto loop_of = [&](const Expr& value) {
+      return for_loop(loop->var, loop->extent, loop->loop_kind, ingot::store(store->buffer, store->index, value));
+    };
+    open("if (" + expr(choice->cond).text + ") {");
+    print_serial(loop_of(choice->true_value));
+    close("} else {");
+    ++indent_;
+    print_serial(loop_of(choice->false_value));
+    close();
   }
 
   // g++ 12 leaves a simd loop that calls a math function (a libmvec clone: logf, and expf before it was a helper)

@@ -390,6 +390,58 @@ TEST(CppPrinter, ALoopInvariantLoadBesideAMathCallIsReadOnceSoTheLoopVectorizes)
     }
 }
 
+// A sequence stacked from per-step tensors (ONNX LSTM's Y: a tree of selects on the step, which does not move with the
+// vectorized loop) prints as an if/else around one loop per step, each loading only its own tensor; a select whose
+// condition moves with the loop stays in it. Both compute the stacked values.
+TEST(CppPrinter, ASelectOnAnOuterVariableChoosesBetweenLoops) {
+  const int64_t steps = 3, n = 20;
+  Buffer h0 = global_buffer("h0", {n}), h1 = global_buffer("h1", {n}), h2 = global_buffer("h2", {n});
+  Buffer y = global_buffer("y", {steps, n});
+  Expr t = var("t"), j = var("j");
+  Expr stacked =
+      select(lt(t, Expr(int64_t(1))), load(h0, j), select(lt(t, Expr(int64_t(2))), load(h1, j), load(h2, j)));
+  Stmt body =
+      for_loop(t, steps, LoopKind::kSerial, for_loop(j, n, LoopKind::kVectorized, store(y, t * n + j, stacked)));
+  LoopFunction f{"stack", {h0, h1, h2}, {y}, {}, body};
+  PrintedCpp printed = print_cpp_with_lines(f);
+  EXPECT_NE(printed.source.find("    if (t < 1) {\n"
+                                "      #pragma omp simd\n"
+                                "      for (int64_t j = 0; j < 20; ++j) {\n"
+                                "        y[t * 20 + j] = h0[j];\n"
+                                "      }\n"
+                                "    } else {\n"
+                                "      if (t < 2) {\n"
+                                "        #pragma omp simd\n"
+                                "        for (int64_t j = 0; j < 20; ++j) {\n"
+                                "          y[t * 20 + j] = h1[j];\n"
+                                "        }\n"
+                                "      } else {\n"
+                                "        #pragma omp simd\n"
+                                "        for (int64_t j = 0; j < 20; ++j) {\n"
+                                "          y[t * 20 + j] = h2[j];\n"
+                                "        }\n"
+                                "      }\n"
+                                "    }\n"),
+            std::string::npos)
+      << printed.source;
+  KernelModule module(compile_cpp(printed.source).path, f);
+  HostTensor a(DType::kFloat32, {n}), b(DType::kFloat32, {n}), c(DType::kFloat32, {n}),
+      out(DType::kFloat32, {steps, n});
+  for (int64_t i = 0; i < n; ++i) a.f32()[i] = float(i), b.f32()[i] = float(100 + i), c.f32()[i] = float(200 + i);
+  module.run({&a, &b, &c}, {&out});
+  for (int64_t i = 0; i < steps * n; ++i) EXPECT_EQ(out.f32()[i], float(100 * (i / n) + i % n)) << i;
+
+  // The condition moves with j: one loop, the select inside it.
+  LoopFunction moving{
+      "halves",
+      {h0, h1},
+      {y},
+      {},
+      for_loop(j, n, LoopKind::kVectorized, store(y, j, select(lt(j, Expr(int64_t(10))), load(h0, j), load(h1, j))))};
+  const std::string source = print_cpp(moving);
+  EXPECT_NE(source.find("y[j] = j < 10 ? h0[j] : h1[j];"), std::string::npos) << source;
+}
+
 // A load of the buffer the loop stores is left where it is: hoisted, it would miss the loop's own writes.
 TEST(CppPrinter, ALoadOfTheStoredBufferIsNotHoisted) {
   const int64_t n = 16;
