@@ -734,11 +734,11 @@ class CppPrinter {
         auto* loop = as<ForNode>(s);
         if (loop->loop_kind == LoopKind::kSerial && !printing_spatial_fallback_)
           if (std::optional<SpatialTile> tile = explicit_spatial_tile(s)) return print_spatial_tile(s, *tile);
-        bool simd = false;
-        const std::optional<GuardBound> bound = guard_bound(loop);
         if (!printing_vector_map_fallback_ && safe_to_simd(loop))
           if (std::optional<VectorMap> map = vector_map(loop)) return print_vector_map(s, loop, *map);
         if (const SelectNode* choice = invariant_choice(loop)) return print_unswitched_choice(loop, choice);
+        bool simd = false;
+        const std::optional<GuardBound> bound = guard_bound(loop);
         const bool rest_outside = guard_rest_outside(loop, bound);
         if (rest_outside) open("if (" + expr(bound->remaining).text + ") {");
         int first = int(body_.size());
