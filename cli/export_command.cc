@@ -1,8 +1,9 @@
 // `ingot export --workload W --out DIR`: the best measured program of a workload as standalone C++ that checks
 // itself (compile/export_cpp.h). The program is rebuilt from the config recorded with the measuring run, and must
 // hash to the stored workload; its inputs are the ones that run measured with, its reference the interpreter's.
-// With --schedule, the program of that schedule instead, built as `ingot run` builds it; with a GPU target (sm_80,
-// sm_90) as CUDA (compile/export_cuda.h), which needs --schedule until GPU candidates are tuned.
+// With --schedule, the program of that schedule instead, built as `ingot run` builds it. With a GPU target (sm_80,
+// sm_90, or the stored key of a GPU: gpu:DEVICE:sm_90) as CUDA (compile/export_cuda.h): the best measured on the GPU
+// of that architecture (`ingot tune` with target.kind sm_80 or sm_90), or the named schedule.
 #include <filesystem>
 #include <iostream>
 
@@ -56,8 +57,8 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--workload", workload, "Workload name or hash, or the ONNX file tuned")->required();
   cmd->add_option("--out", out, "Output directory")->required();
   cmd->add_option("--target", target,
-                  "Target key (default: this machine's CPU target); sm_80 or sm_90: CUDA for that GPU (with "
-                  "--schedule)");
+                  "Target key (default: this machine's CPU target); sm_80 or sm_90: CUDA for that GPU (the best "
+                  "tuned on a GPU of that architecture, or --schedule)");
   cmd->add_option("--threads", threads, "Threads of the CPU target, when --target is not given")->capture_default_str();
   cmd->add_option("--isa", isa, "ISA of the CPU target, when --target is not given (native, avx512, avx2, generic)")
       ->capture_default_str();
@@ -71,7 +72,12 @@ void add_export_command(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
   cmd->callback([cmd] {
-    const bool gpu = target == "sm_80" || target == "sm_90";
+    const bool gpu_key = target.rfind("gpu:", 0) == 0;
+    const bool gpu = is_gpu_arch(target) || gpu_key;
+    // The architecture the CUDA is written for: a stored GPU key ends with it.
+    const std::string arch = gpu_key ? target.substr(target.rfind(':') + 1) : target;
+    if (gpu_key && !is_gpu_arch(arch))
+      throw std::invalid_argument("--target " + target + ": a GPU key ends with sm_80 or sm_90");
     for (const char* flag : {"--size", "--seed", "--precision"})
       if (cmd->count(flag) > 0 && schedule.empty())
         throw std::invalid_argument(std::string(flag) +
@@ -86,13 +92,10 @@ void add_export_command(CLI::App& app) {
       p.inputs = workload_inputs(w, seed);
       p.reference = interpret(w.program, p.inputs);
     } else {
-      if (gpu)
-        throw std::invalid_argument("--target " + target +
-                                    ": GPU candidates are not tuned yet, so no measured program exists for it; "
-                                    "name the program with --schedule (e.g. --schedule strategy:global)");
       Database d = Database::open_existing(db);
       const std::string name = stored_workload_name(workload);
-      std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa)) : target;
+      std::string t =
+          target.empty() ? cpu_target_key(threads, target_isa_key(isa)) : resolve_stored_target(d, name, target);
       // The fastest side by side where the tuner's end-of-run comparison overruled the least single median.
       std::optional<ChosenBest> chosen = choose_best(d, name, t);
       if (!chosen) throw std::runtime_error("no correct measurement of '" + name + "' on target '" + t + "' in " + db);
@@ -117,7 +120,7 @@ void add_export_command(CLI::App& app) {
       p.inputs = workload_inputs(w, run->seed);
       p.reference = interpret(w.program, p.inputs);
     }
-    ExportedProgram e = gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), target)
+    ExportedProgram e = gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), arch)
                             : export_cpp(p.function, std::move(p.inputs), std::move(p.reference),
                                          isa_flags_for(target_isa(program_isa)));
     print_written(e, write_exported_program(e, out), out);

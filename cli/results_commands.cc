@@ -44,7 +44,9 @@ void add_results_commands(CLI::App& app) {
                    "A run config: the best of exactly its workload (whatever else shares the name), in its database "
                    "(unless --db) and for its threads (unless --threads)")
       ->excludes("--workload");
-  best->add_option("--target", target, "Target key (default: this machine's CPU target)");
+  best->add_option("--target", target,
+                   "Target key (default: this machine's CPU target); sm_80 or sm_90: the GPU of that architecture "
+                   "the workload was tuned on");
   best->add_option("--threads", threads, "Threads of the CPU target, when --target is not given (0: all cores)")
       ->capture_default_str();
   best->add_option("--isa", isa, "ISA of the CPU target, when --target is not given (native, avx512, avx2, generic)")
@@ -59,9 +61,11 @@ void add_results_commands(CLI::App& app) {
       if (best->count("--threads") == 0) threads = config.target.threads;
       if (best->count("--isa") == 0) isa = config.target.isa;
       toolchain = toolchain_key(config.target.compiler, config.target.flags);
+      if (best->count("--target") == 0 && is_gpu_arch(config.target.kind)) target = config.target.kind;
     }
     Database d = Database::open_existing(db);
-    std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa), toolchain) : target;
+    std::string t = target.empty() ? cpu_target_key(threads, target_isa_key(isa), toolchain)
+                                   : resolve_stored_target(d, workload, target);
     if (workload.empty()) {
       std::vector<MeasuredCandidate> all = d.best_of_every_workload(t);
       if (all.empty()) throw std::runtime_error("no correct measurement on target '" + t + "' in " + db);

@@ -243,8 +243,10 @@ void add_tune_command(CLI::App& app) {
                                            : " --minutes " + std::to_string(2 * job.options.minutes))
                 << " (measured ones are skipped)\n"
                 << "      its schedule: ingot best --config " << config_path << " [--json]\n"
-                << "      standalone C++: ingot export --workload " << s.workload_hash << " --db "
-                << job.options.database_path << " --out DIR\n";
+                << "      standalone " << (job.options.gpu ? "CUDA" : "C++") << ": ingot export --workload "
+                << s.workload_hash << " --db " << job.options.database_path
+                << (job.options.gpu ? " --target " + s.target.substr(s.target.rfind(':') + 1) : std::string())
+                << " --out DIR\n";
     } else
       std::cout << "no correct candidate yet\n";
   });

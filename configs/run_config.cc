@@ -149,7 +149,7 @@ const std::vector<KeySpec>& key_specs() {
       // A workload's precision: bf16 rewrites its dense layers (workloads/bf16_products.h); the tune job refuses it
       // on a CPU without AVX-512 BF16.
       string_key("precision", INGOT_FIELD(workload.precision), false, {"fp32", "bf16"}, "precision"),
-      // The built-in targets (analysis/target.h); the tuner refuses the GPUs until it can measure on them.
+      // The built-in targets (analysis/target.h); a GPU is tuned on this machine's GPU, refused where none is usable.
       string_key("target.kind", INGOT_FIELD(target.kind), false, {"cpu", "sm_80", "sm_90"}, "target kind"),
       integer_key("target.threads", INGOT_FIELD(target.threads), 0),
       string_key("target.compiler", INGOT_FIELD(target.compiler), true),

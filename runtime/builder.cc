@@ -8,14 +8,16 @@
 #include <stdexcept>
 #include <thread>
 
+#include "codegen/cuda_printer.h"
 #include "codegen/pipeline.h"
 
 namespace ingot {
 
 namespace {
 
-// Lowers and prints one candidate; returns an invalid_schedule result, or fills `source` for compiling.
-BuildResult lower_and_print(const BuildInput& input, std::string& source) {
+// Lowers and prints one candidate; returns an invalid_schedule result, or fills `source` for compiling (for the GPU,
+// where the runner compiles, it stays empty).
+BuildResult lower_and_print(const BuildInput& input, bool gpu, std::string& source) {
   BuildResult result;
   if (!input.program) {
     result.function = input.function;
@@ -27,6 +29,15 @@ BuildResult lower_and_print(const BuildInput& input, std::string& source) {
   } catch (const ScheduleError& e) {
     result.error_class = ErrorClass::kInvalidSchedule;
     result.error_message = e.what();
+    return result;
+  }
+  if (gpu) {
+    try {
+      for (const LoopFunction& kernel : prepare_for_gpu(result.function)) print_cuda_canonical(kernel);
+    } catch (const std::invalid_argument& e) {
+      result.error_class = ErrorClass::kInvalidSchedule;
+      result.error_message = std::string("the CUDA backend cannot print this candidate: ") + e.what();
+    }
     return result;
   }
   try {
@@ -69,8 +80,8 @@ std::vector<BuildResult> Builder::build(const std::vector<BuildInput>& inputs,
   std::vector<std::string> sources(inputs.size());
   std::vector<size_t> to_compile;
   for (size_t n = 0; n < inputs.size(); ++n) {
-    results[n] = lower_and_print(inputs[n], sources[n]);
-    if (results[n].ok()) to_compile.push_back(n);
+    results[n] = lower_and_print(inputs[n], options_.gpu, sources[n]);
+    if (results[n].ok() && !options_.gpu) to_compile.push_back(n);
   }
 
   std::atomic<size_t> next{0};

@@ -43,6 +43,10 @@ struct BuildResult {
 struct BuilderOptions {
   CompileOptions compile;  // compiler, flags, kernel cache and the per-compile time limit
   int workers = 0;         // compiles at once; 0 = std::thread::hardware_concurrency()
+  // GPU candidates: each is lowered and its kernels printed as CUDA (a printer rejection gives invalid_schedule),
+  // and nothing is compiled here: the GPU runner compiles with NVRTC for the device it measures on
+  // (RunnerOptions::gpu), in its child process, whose time limit also bounds the compile.
+  bool gpu = false;
 };
 
 class Builder {

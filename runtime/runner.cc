@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <set>
@@ -28,7 +29,12 @@
 
 #include "compile/file_descriptor.h"
 #include "compile/kernel_module.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/cuda_run.h"
 #include "runtime/local_run.h"
+#ifdef INGOT_HAVE_CUDA
+#include "compile/nvrtc_compiler.h"
+#endif
 
 namespace ingot {
 
@@ -40,9 +46,12 @@ using Clock = std::chrono::steady_clock;
 // records name what the child is about to do, so that a crash or a timeout can say where it happened; the
 // report ends with exactly one final record (result, wrong answer or failure).
 constexpr char kStepRecord = 'S';
-constexpr char kResultRecord = 'R';       // max abs error, max rel error, then every run time (doubles)
-constexpr char kWrongAnswerRecord = 'W';  // max abs error, max rel error, then the message
-constexpr char kFailureRecord = 'F';      // the message of an exception in the child
+constexpr char kResultRecord = 'R';        // max abs error, max rel error, then every run time (doubles)
+constexpr char kWrongAnswerRecord = 'W';   // max abs error, max rel error, then the message
+constexpr char kFailureRecord = 'F';       // the message of an exception in the child
+constexpr char kCompileTimeRecord = 'T';   // GPU: NVRTC's wall time (a double), before the final record
+constexpr char kCompileErrorRecord = 'C';  // GPU: the message of a kernel NVRTC rejected
+constexpr char kDeviceRecord = 'D';        // the GPU probe: available (one byte), then the device or the reason
 
 // Exit codes of a child that could not report at all.
 constexpr int kExitReportFailed = 101;
@@ -81,6 +90,7 @@ struct ChildReport {
   double max_abs_error = 0, max_rel_error = 0;
   std::vector<double> seconds;
   std::string text;
+  double compile_seconds = 0;
   std::string malformed;  // why the report is not well formed; empty when it is
 };
 
@@ -115,6 +125,14 @@ ChildReport parse_report(const std::string& bytes) {
     size_t at = 0;
     switch (kind) {
       case kStepRecord: report.step = payload; break;
+      case kCompileTimeRecord:
+        if (!read_double(payload, at, report.compile_seconds)) {
+          report.malformed = "a compile time record is too short";
+          return report;
+        }
+        break;
+      case kDeviceRecord:
+      case kCompileErrorRecord:
       case kFailureRecord:
         report.final_kind = kind;
         report.text = payload;
@@ -268,7 +286,6 @@ struct ChildTask {
   const std::vector<std::string>* output_names;
   const std::vector<HostTensor>* expected;
   const std::vector<double>* absolute_scales;
-  pid_t parent;
 };
 
 void prepare_child_process(pid_t parent, int output_fd) {
@@ -308,8 +325,7 @@ void fill_unwritten_marker(HostTensor& t) {
 }
 
 // Runs in the child: never returns into the caller, never throws, leaves with _exit (see runner.h).
-[[noreturn]] void measure_in_child(const ChildTask& task, int report_fd, int output_fd) {
-  prepare_child_process(task.parent, output_fd);
+[[noreturn]] void measure_in_child(const ChildTask& task, int report_fd) {
   auto send = [&](char kind, const std::string& payload) {
     if (!write_all(report_fd, record(kind, payload))) ::_exit(kExitReportFailed);
   };
@@ -391,10 +407,217 @@ void fill_unwritten_marker(HostTensor& t) {
   ::_exit(0);
 }
 
+// What the GPU child needs; all of it is in the parent's memory before fork.
+struct GpuChildTask {
+  const RunnerOptions* options;
+  const Program* program;
+  const LoopFunction* function;
+  const std::vector<std::string>* input_names;
+  const std::vector<HostTensor>* inputs;
+  const std::vector<std::string>* output_names;
+  const std::vector<HostTensor>* expected;
+};
+
+// Runs in the child, as measure_in_child does, on the GPU: cuda_run compiles the function's kernels with NVRTC for
+// the device, checks the first run against the expected outputs and times the runs after it. The CUDA driver is
+// opened here, never in the parent: a CUDA context does not survive fork, so every measurement gets its own.
+[[noreturn]] void measure_on_gpu_in_child(const GpuChildTask& task, int report_fd) {
+  auto send = [&](char kind, const std::string& payload) {
+    if (!write_all(report_fd, record(kind, payload))) ::_exit(kExitReportFailed);
+  };
+  try {
+    const RunnerOptions& options = *task.options;
+    TensorMap inputs, expected;
+    for (size_t n = 0; n < task.inputs->size(); ++n) inputs.emplace((*task.input_names)[n], (*task.inputs)[n]);
+    for (size_t n = 0; n < task.expected->size(); ++n) expected.emplace((*task.output_names)[n], (*task.expected)[n]);
+    CudaRunOptions run_options;
+    run_options.warmup_runs = options.warmup_runs;
+    run_options.min_repeat_ms = options.min_repeat_ms;
+    run_options.min_repeats = options.min_repeats;
+    run_options.max_repeats = options.max_repeats;
+    run_options.rtol = options.rtol;
+    run_options.atol = options.atol;
+    send(kStepRecord, "the NVRTC compile, the verification run and the timed runs on the GPU");
+    CudaRunResult result;
+    try {
+      result = cuda_run(*task.program, *task.function, inputs, expected, run_options);
+    } catch (const std::exception& e) {
+#ifdef INGOT_HAVE_CUDA
+      if (dynamic_cast<const NvrtcError*>(&e)) {
+        send(kCompileErrorRecord, e.what());
+        ::_exit(0);
+      }
+#endif
+      throw;
+    }
+    std::string compile_seconds;
+    append_double(compile_seconds, result.compile_seconds);
+    send(kCompileTimeRecord, compile_seconds);
+    double max_abs = 0, max_rel = 0;
+    std::string wrong;
+    for (size_t n = 0; n < result.checks.size(); ++n) {
+      const Comparison& c = result.checks[n];
+      max_abs = std::max(max_abs, c.max_abs_error);
+      max_rel = std::max(max_rel, c.max_rel_error);
+      if (!c.ok && wrong.empty()) wrong = "output '" + (*task.output_names)[n] + "': " + c.message;
+    }
+    // compare() leaves NaN differences out of its maxima: a wrong answer with no finite difference is a NaN.
+    if (!wrong.empty() && max_abs == 0) max_abs = max_rel = std::numeric_limits<double>::infinity();
+    std::string errors;
+    append_double(errors, max_abs);
+    append_double(errors, max_rel);
+    if (!wrong.empty()) {
+      send(kWrongAnswerRecord, errors + wrong);
+      ::_exit(0);
+    }
+    for (double s : result.seconds) append_double(errors, s);
+    send(kResultRecord, errors);
+  } catch (const std::exception& e) {
+    send(kFailureRecord, e.what());
+  } catch (...) {
+    send(kFailureRecord, "an exception that is not a std::exception");
+  }
+  ::_exit(0);
+}
+
+// What a forked child left behind: its report, the tail of its output and its wait status.
+struct ChildOutcome {
+  std::string report;
+  OutputTail output;
+  int status = 0;
+  bool timed_out = false;
+};
+
+// Forks a child that runs body(report_fd) with prepare_child_process's settings and then leaves with _exit; collects
+// its report and output until it ends, or kills it once timeout_seconds have passed. `who` starts the messages of
+// what it throws (a pipe, fork or poll that failed; std::logic_error from ensure_no_other_threads).
+ChildOutcome run_child(double timeout_seconds, const std::function<void(int report_fd)>& body, const std::string& who) {
+  ensure_no_other_threads();
+  Pipe report, output;
+  const pid_t parent = ::getpid();
+  // Anything still buffered would otherwise be written twice if the child flushed its copy.
+  std::fflush(nullptr);
+  auto started = Clock::now();
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(who + ": fork failed: " + std::strerror(errno));
+  if (pid == 0) {
+    report.read_end->reset();
+    output.read_end->reset();
+    prepare_child_process(parent, output.write_end->get());
+    body(report.write_end->get());
+    ::_exit(0);
+  }
+  report.write_end->reset();
+  output.write_end->reset();
+
+  auto deadline = started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
+  ChildOutcome outcome;
+  std::string& report_bytes = outcome.report;
+  OutputTail& output_tail = outcome.output;
+  bool& timed_out = outcome.timed_out;
+  FileDescriptor* sources[2] = {report.read_end.get(), output.read_end.get()};
+  char buffer[4096];
+  while (sources[0]->get() >= 0 || sources[1]->get() >= 0) {
+    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (remaining <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd polled[2];
+    int count = 0;
+    for (FileDescriptor* f : sources)
+      if (f->get() >= 0) polled[count++] = pollfd{f->get(), POLLIN, 0};
+    int ready = ::poll(polled, nfds_t(count), int(std::min<long long>(remaining, 1000)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      throw std::runtime_error(who + ": poll failed: " + std::strerror(errno));
+    }
+    for (int k = 0; k < count; ++k) {
+      if (!(polled[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      FileDescriptor* f = polled[k].fd == sources[0]->get() ? sources[0] : sources[1];
+      ssize_t n = ::read(f->get(), buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        f->reset();
+      } else if (f == sources[0]) {
+        report_bytes.append(buffer, size_t(n));
+      } else {
+        output_tail.append(buffer, size_t(n));
+      }
+    }
+  }
+  int& status = outcome.status;
+  for (;;) {
+    if (!timed_out) {
+      pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid) break;
+      if (r < 0 && errno != EINTR) throw std::runtime_error(who + ": waitpid failed: " + std::strerror(errno));
+      if (Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      timed_out = true;
+    }
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    break;
+  }
+
+  return outcome;
+}
+
+// The measurement a child's outcome gives (m holds what the caller knew before: the compile time).
+Measurement measurement_of(const ChildOutcome& child, double timeout_seconds, Measurement m) {
+  const std::string& report_bytes = child.report;
+  const OutputTail& output_tail = child.output;
+  const int status = child.status;
+  ChildReport parsed = parse_report(report_bytes);
+  std::string during = parsed.step.empty() ? "" : " during " + parsed.step;
+  auto fail = [&](ErrorClass error_class, const std::string& message) {
+    m.error_class = error_class;
+    m.error_message = message + output_tail.quoted();
+    return m;
+  };
+  if (child.timed_out)
+    return fail(ErrorClass::kRunTimeout, "the measurement did not finish within " + seconds_text(timeout_seconds) +
+                                             " (still in" +
+                                             (parsed.step.empty() ? std::string(" its start") : " " + parsed.step) +
+                                             "); the child process was killed");
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return fail(ErrorClass::kRuntimeError,
+                "the candidate was killed by " + signal_name(sig) + " (" + ::strsignal(sig) + ")" + during);
+  }
+  int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  m.compile_seconds += parsed.compile_seconds;
+  if (parsed.final_kind == kFailureRecord)
+    return fail(ErrorClass::kRuntimeError, "the measuring child failed" + during + ": " + parsed.text);
+  if (parsed.final_kind == kCompileErrorRecord) return fail(ErrorClass::kCompileError, parsed.text);
+  if (exit_code != 0)
+    return fail(ErrorClass::kRuntimeError, "the measuring child exited with code " + std::to_string(exit_code) +
+                                               during + " without reporting a result");
+  if (!parsed.malformed.empty())
+    return fail(ErrorClass::kRuntimeError, "the measuring child sent a malformed report (" + parsed.malformed + ", " +
+                                               std::to_string(report_bytes.size()) + " bytes)" + during);
+  m.max_abs_error = parsed.max_abs_error;
+  m.max_rel_error = parsed.max_rel_error;
+  if (parsed.final_kind == kWrongAnswerRecord) {
+    m.error_class = ErrorClass::kWrongAnswer;
+    m.error_message = parsed.text;
+    return m;
+  }
+  m.run_seconds = std::move(parsed.seconds);
+  m.statistics = run_statistics(m.run_seconds);
+  return m;
+}
+
 }  // namespace
 
 Runner::Runner(const Program& program, const TensorMap& inputs, const TensorMap& expected, RunnerOptions options)
-    : options_(options) {
+    : options_(options), program_(std::make_shared<const Program>(program)) {
   auto check = [](const char* what, const Tensor& t, const TensorMap& map) -> const HostTensor& {
     auto it = map.find(t->name);
     if (it == map.end())
@@ -444,116 +667,58 @@ Measurement Runner::measure(const BuildResult& candidate) const {
     throw std::invalid_argument("Runner::measure: function '" + candidate.function.name +
                                 "' takes other buffers than this runner's program");
 
-  ensure_no_other_threads();
-  Pipe report, output;
-  ChildTask task{&options_,      &candidate.function, &candidate.library.path, &inputs_,
-                 &output_names_, &expected_,          &absolute_scales_,       ::getpid()};
-  // Anything still buffered would otherwise be written twice if the child flushed its copy.
-  std::fflush(nullptr);
-  auto started = Clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("Runner::measure: fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    report.read_end->reset();
-    output.read_end->reset();
-    measure_in_child(task, report.write_end->get(), output.write_end->get());
+  ChildOutcome child;
+  if (options_.gpu) {
+    GpuChildTask task{&options_, program_.get(), &candidate.function, &input_names_,
+                      &inputs_,  &output_names_, &expected_};
+    child = run_child(
+        options_.run_timeout_seconds, [&](int report_fd) { measure_on_gpu_in_child(task, report_fd); },
+        "Runner::measure");
+  } else {
+    ChildTask task{&options_,      &candidate.function, &candidate.library.path, &inputs_,
+                   &output_names_, &expected_,          &absolute_scales_};
+    child = run_child(
+        options_.run_timeout_seconds, [&](int report_fd) { measure_in_child(task, report_fd); }, "Runner::measure");
   }
-  report.write_end->reset();
-  output.write_end->reset();
+  return measurement_of(child, options_.run_timeout_seconds, std::move(m));
+}
 
-  auto deadline = started + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(options_.run_timeout_seconds));
-  std::string report_bytes;
-  OutputTail output_tail;
-  bool timed_out = false;
-  FileDescriptor* sources[2] = {report.read_end.get(), output.read_end.get()};
-  char buffer[4096];
-  while (sources[0]->get() >= 0 || sources[1]->get() >= 0) {
-    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (remaining <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd polled[2];
-    int count = 0;
-    for (FileDescriptor* f : sources)
-      if (f->get() >= 0) polled[count++] = pollfd{f->get(), POLLIN, 0};
-    int ready = ::poll(polled, nfds_t(count), int(std::min<long long>(remaining, 1000)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-      throw std::runtime_error(std::string("Runner::measure: poll failed: ") + std::strerror(errno));
-    }
-    for (int k = 0; k < count; ++k) {
-      if (!(polled[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      FileDescriptor* f = polled[k].fd == sources[0]->get() ? sources[0] : sources[1];
-      ssize_t n = ::read(f->get(), buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        f->reset();
-      } else if (f == sources[0]) {
-        report_bytes.append(buffer, size_t(n));
-      } else {
-        output_tail.append(buffer, size_t(n));
-      }
-    }
+GpuProbe probe_gpu(double timeout_seconds) {
+  ChildOutcome child = run_child(
+      timeout_seconds,
+      [](int report_fd) {
+        std::string payload;
+#ifndef INGOT_HAVE_CUDA
+        // A GPU without NVRTC: cuda_run could not compile a kernel, so no candidate could be measured.
+        payload = "0ingot was built without the CUDA toolkit, so it cannot compile kernels";
+#else
+        try {
+          std::shared_ptr<CudaDriver> driver = CudaDriver::open();
+          payload = driver->available() ? "1" + driver->device_name() + "\n" + driver->arch() : "0" + driver->reason();
+        } catch (const std::exception& e) {
+          payload = std::string("0") + e.what();
+        }
+#endif
+        if (!write_all(report_fd, record(kDeviceRecord, payload))) ::_exit(kExitReportFailed);
+      },
+      "probe_gpu");
+  GpuProbe probe;
+  ChildReport parsed = parse_report(child.report);
+  if (child.timed_out) {
+    probe.reason = "opening the CUDA driver took longer than " + seconds_text(timeout_seconds);
+  } else if (parsed.final_kind != kDeviceRecord || parsed.text.empty()) {
+    probe.reason = "the process that opened the CUDA driver ended without saying what it found" +
+                   (WIFSIGNALED(child.status) ? " (killed by " + signal_name(WTERMSIG(child.status)) + ")" : "") +
+                   child.output.quoted();
+  } else if (parsed.text[0] == '1') {
+    const size_t newline = parsed.text.find('\n');
+    probe.available = true;
+    probe.device = parsed.text.substr(1, newline - 1);
+    probe.arch = newline == std::string::npos ? "" : parsed.text.substr(newline + 1);
+  } else {
+    probe.reason = parsed.text.substr(1);
   }
-  int status = 0;
-  for (;;) {
-    if (!timed_out) {
-      pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) break;
-      if (r < 0 && errno != EINTR)
-        throw std::runtime_error(std::string("Runner::measure: waitpid failed: ") + std::strerror(errno));
-      if (Clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        continue;
-      }
-      timed_out = true;
-    }
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    break;
-  }
-
-  ChildReport parsed = parse_report(report_bytes);
-  std::string during = parsed.step.empty() ? "" : " during " + parsed.step;
-  auto fail = [&](ErrorClass error_class, const std::string& message) {
-    m.error_class = error_class;
-    m.error_message = message + output_tail.quoted();
-    return m;
-  };
-  if (timed_out)
-    return fail(ErrorClass::kRunTimeout, "the measurement did not finish within " +
-                                             seconds_text(options_.run_timeout_seconds) + " (still in" +
-                                             (parsed.step.empty() ? std::string(" its start") : " " + parsed.step) +
-                                             "); the child process was killed");
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    return fail(ErrorClass::kRuntimeError,
-                "the candidate was killed by " + signal_name(sig) + " (" + ::strsignal(sig) + ")" + during);
-  }
-  int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (parsed.final_kind == kFailureRecord)
-    return fail(ErrorClass::kRuntimeError, "the measuring child failed" + during + ": " + parsed.text);
-  if (exit_code != 0)
-    return fail(ErrorClass::kRuntimeError, "the measuring child exited with code " + std::to_string(exit_code) +
-                                               during + " without reporting a result");
-  if (!parsed.malformed.empty())
-    return fail(ErrorClass::kRuntimeError, "the measuring child sent a malformed report (" + parsed.malformed + ", " +
-                                               std::to_string(report_bytes.size()) + " bytes)" + during);
-  m.max_abs_error = parsed.max_abs_error;
-  m.max_rel_error = parsed.max_rel_error;
-  if (parsed.final_kind == kWrongAnswerRecord) {
-    m.error_class = ErrorClass::kWrongAnswer;
-    m.error_message = parsed.text;
-    return m;
-  }
-  m.run_seconds = std::move(parsed.seconds);
-  m.statistics = run_statistics(m.run_seconds);
-  return m;
+  return probe;
 }
 
 }  // namespace ingot

@@ -5,6 +5,7 @@
 // thread running in the process (see "Why fork without exec is safe" below).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,23 @@ struct RunnerOptions {
   // The whole measurement: loading the library, the verification run, the warm-up and every timed run. A
   // child still running after this long is killed (SIGKILL) and the candidate gets run_timeout.
   double run_timeout_seconds = 60;
+  // Measure on the GPU: the child compiles the candidate's kernels with NVRTC for its device and runs them
+  // (runtime/cuda_run.h) instead of loading a library; the NVRTC compile counts towards run_timeout_seconds and
+  // the Measurement's compile_seconds, and a kernel NVRTC rejects gives compile_error. threads and
+  // flush_cache_bytes do not apply.
+  bool gpu = false;
 };
+
+// What a child process found when it opened the CUDA driver.
+struct GpuProbe {
+  bool available = false;
+  std::string device;  // "NVIDIA H200" when available
+  std::string arch;    // "sm_90" when available
+  std::string reason;  // why no GPU is usable, when not available
+};
+// Opens the CUDA driver in a child process, so that this process never initializes CUDA (a CUDA context does not
+// survive fork, and the GPU runner forks a child per measurement). Same rule as measure(): no other thread may run.
+GpuProbe probe_gpu(double timeout_seconds = 60);
 
 // Why fork without exec is safe here, and the rule it needs. The child is a copy of this process: it has the
 // input and expected tensors without serializing them, and it loads and runs the kernel with the same code as
@@ -73,11 +90,12 @@ class Runner {
 
  private:
   RunnerOptions options_;
-  std::vector<std::string> input_names_;   // the program's placeholders, in order
-  std::vector<HostTensor> inputs_;         // same order
-  std::vector<std::string> output_names_;  // the program's outputs, in order
-  std::vector<HostTensor> expected_;       // same order
-  std::vector<double> absolute_scales_;    // per output: max(1, max|expected|), which atol is multiplied by
+  std::shared_ptr<const Program> program_;  // what cuda_run needs besides the tensors (options_.gpu)
+  std::vector<std::string> input_names_;    // the program's placeholders, in order
+  std::vector<HostTensor> inputs_;          // same order
+  std::vector<std::string> output_names_;   // the program's outputs, in order
+  std::vector<HostTensor> expected_;        // same order
+  std::vector<double> absolute_scales_;     // per output: max(1, max|expected|), which atol is multiplied by
 };
 
 }  // namespace ingot

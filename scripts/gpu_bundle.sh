@@ -7,10 +7,10 @@ set -euo pipefail
 build="${1:-build}"
 bundle="${2:-.gpu}"
 mkdir -p "$bundle/build" "$bundle/lib"
-for binary in ingot runtime_tests space_tests; do
+for binary in ingot runtime_tests space_tests tuner_tests; do
   strip -o "$bundle/build/$binary" "$build/$binary"
 done
-ldd "$build"/ingot "$build"/runtime_tests "$build"/space_tests | awk '$3 ~ /^\// {print $3}' | sort -u |
+ldd "$build"/ingot "$build"/runtime_tests "$build"/space_tests "$build"/tuner_tests | awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux.*|libnvrtc.*|libcuda)\.so' |
   while read -r library; do cp -L "$library" "$bundle/lib/"; done
 du -sh "$bundle"

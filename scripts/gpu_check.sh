@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The checks that need an NVIDIA GPU, which CI's machines do not have: the CUDA tests that skip without one, then
+# The checks that need an NVIDIA GPU, which CI's machines do not have: the CUDA tests that skip without one (the GPU
+# runner and GPU tuning among them), then
 # each small model's `global` and `unfused` programs exported as CUDA (`ingot export --target sm_NN`), built with
 # the nvcc command their header gives and checked by their own main, then each model's programs under the four
 # fusion strategies run on the GPU and compared with the interpreter (`ingot run --gpu`). Run it on a machine with a
@@ -31,7 +32,10 @@ check() {  # check NAME TIMEOUT_S COMMAND...: runs the command, its output into 
 }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
-check cuda_tests 600 "$build/runtime_tests" --gtest_filter='Cuda*'
+check cuda_tests 600 "$build/runtime_tests" --gtest_filter='Cuda*:GpuRunner*:Builder.Gpu*'
+# Tuning on the GPU: the small mlp tuned by both searches, then `ingot tune` of an sm_NN config and its export.
+check gpu_tuning_tests 600 "$build/tuner_tests" --gtest_filter='*Gpu*'
+check gpu_tune_and_export 600 bash tests/cli/export_schedule.sh "$build/ingot"
 # Exports: written by ingot, built by nvcc alone, run and checked against the interpreter's reference by their main.
 arch="sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d '. ')"
 export_and_run() {  # export_and_run INGOT MODEL SIZE STRATEGY ARCH DIR

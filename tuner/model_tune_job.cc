@@ -162,6 +162,12 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
                                           "search.scope: tasks tunes each task with the evolutionary "
                                           "search; search.strategy " +
                                               config.search.strategy + " is not supported there"));
+  if (resolve_target(config.target.kind).kind != TargetKind::kCpu)
+    throw std::invalid_argument(with_path(config_path,
+                                          "search.scope: tasks tunes on the CPU only (its tasks are "
+                                          "measured with a cache flush and assembled as CPU programs); "
+                                          "target.kind " +
+                                              config.target.kind + " tunes the whole program: search.scope program"));
   JobStart start = start_job(config, config_path);
   Target& target = start.target;
   TuneOptions& options = start.options;
@@ -182,7 +188,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   for (const Tensor& out : program.outputs()) options.expected_outputs.emplace(out->name, values.at(out->name));
 
   Database db = Database::open(options.database_path);
-  const std::string target_key = cpu_target_key(options.threads, options.target_isa, options.toolchain);
+  const std::string& target_key = start.target_key;
   std::ostringstream notes;
   std::shared_ptr<XGBoostCostModel> cost_model;
   if (config.search.cost_model == "xgboost") {

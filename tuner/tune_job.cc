@@ -116,33 +116,43 @@ std::string isa_flags_for(CpuIsa isa) {
 }
 
 JobStart start_job(const RunConfig& config, const std::string& config_path) {
+  const std::string where = config_path.empty() ? "" : config_path + ": ";
   Target target = resolve_target(config.target.kind);
-  if (target.kind != TargetKind::kCpu)
-    throw std::invalid_argument(
-        (config_path.empty() ? "" : config_path + ": ") + "target.kind: " + config.target.kind +
-        " is a GPU target, and GPU candidates cannot be measured yet: " + "only target.kind cpu can be tuned");
-  if (target.cpu.isa != target_isa(config.target.isa)) target = with_cpu_isa(target, target_isa(config.target.isa));
-  if (!host_runs(target.cpu.isa))
-    throw std::invalid_argument((config_path.empty() ? "" : config_path + ": ") + "target.isa: " + config.target.isa +
-                                " code cannot run on this CPU (" + cpu_isa_name(host_cpu_isa()) +
-                                "), so its candidates cannot be measured here; `ingot lower` and `ingot run --isa` "
-                                "compile it");
-  if (config.workload.precision == "bf16")
-    check_bf16_precision(target.cpu.isa, config_path.empty() ? "precision" : config_path + ": precision");
   TuneOptions options = tune_options_from_config(config);
   options.config_path = config_path;
-  options.target_isa = target_isa_key(config.target.isa);
-  options.toolchain = toolchain_key(config.target.compiler, config.target.flags);
-  if (config.target.flags.empty()) options.builder.compile.flags = cpp_flags_for(target.cpu.isa);
-  // Before the database is opened (the evolutionary search reads its seeds from it): nothing is created or recorded
-  // for a toolchain that cannot build.
-  check_toolchain(options.builder.compile);
+  std::string target_key;
+  if (target.kind == TargetKind::kGpu) {
+    if (config.workload.precision == "bf16")
+      throw std::invalid_argument(where + "precision: bf16 has no CUDA form (the CUDA printer writes fp32); use fp32");
+    // Before the database is opened: nothing is created or recorded where no candidate can be measured.
+    const GpuProbe gpu = probe_gpu();
+    if (!gpu.available)
+      throw GpuUnavailable(where + "target.kind: " + config.target.kind +
+                           " candidates are measured on this machine's GPU, and none is usable: " + gpu.reason);
+    options.gpu = true;
+    target_key = gpu_target_key(gpu.device, gpu.arch);
+  } else {
+    if (target.cpu.isa != target_isa(config.target.isa)) target = with_cpu_isa(target, target_isa(config.target.isa));
+    if (!host_runs(target.cpu.isa))
+      throw std::invalid_argument(where + "target.isa: " + config.target.isa + " code cannot run on this CPU (" +
+                                  cpu_isa_name(host_cpu_isa()) +
+                                  "), so its candidates cannot be measured here; `ingot lower` and `ingot run --isa` "
+                                  "compile it");
+    if (config.workload.precision == "bf16") check_bf16_precision(target.cpu.isa, where + "precision");
+    options.target_isa = target_isa_key(config.target.isa);
+    options.toolchain = toolchain_key(config.target.compiler, config.target.flags);
+    if (config.target.flags.empty()) options.builder.compile.flags = cpp_flags_for(target.cpu.isa);
+    // Before the database is opened (the evolutionary search reads its seeds from it): nothing is created or
+    // recorded for a toolchain that cannot build.
+    check_toolchain(options.builder.compile);
+    target_key = cpu_target_key(options.threads, options.target_isa, options.toolchain);
+  }
   ConfiguredWorkload workload = make_configured_workload(config.workload);
   // Before the database is opened too: a workload too large for this machine leaves no run behind.
   check_program_fits_memory(workload.program);
   options.input_ranges = std::move(workload.input_ranges);
   options.fixed_inputs = std::move(workload.fixed_inputs);
-  return JobStart{std::move(target), std::move(options), std::move(workload)};
+  return JobStart{std::move(target), std::move(target_key), std::move(options), std::move(workload)};
 }
 
 TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, const TuneJobOptions& job_options) {
@@ -155,17 +165,19 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
     throw std::invalid_argument((config_path.empty() ? "" : config_path + ": ") +
                                 "search.cost_model: none leaves search.strategy ranked nothing to rank by");
   PartitionPlan plan = make_plan(search_config.fusion, workload.program, target);
-  const int lanes = int(target.cpu.simd_fp32_lanes);
+  const bool gpu = target.kind == TargetKind::kGpu;
+  const int lanes = int(target.cpu.simd_fp32_lanes);  // 0 on a GPU: no explicit vectors
   SamplerOptions sampler;
   sampler.layout = plan_layout(plan);
   sampler.simd_fp32_lanes = lanes;
+  sampler.gpu = gpu;
   std::shared_ptr<XGBoostCostModel> model;
   std::ostringstream notes;
   const bool evolutionary = search_config.strategy == "evolutionary";
   // Opened (and checked) once, by the strategies that read it before the run: the random search reads nothing.
   std::optional<Database> db;
   if (evolutionary || search_config.strategy == "ranked") db = Database::open(options.database_path);
-  const std::string target_key = cpu_target_key(options.threads, options.target_isa, options.toolchain);
+  const std::string& target_key = start.target_key;
   if (search_config.strategy == "ranked" || (evolutionary && search_config.cost_model == "xgboost")) {
     model = std::make_shared<XGBoostCostModel>(target, job_options.model);
     const std::string own = tuning_run_model_source(workload.name);
@@ -176,6 +188,7 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
   std::unique_ptr<SearchStrategy> search;
   if (evolutionary) {
     FixedScheduleOptions fixed;
+    fixed.gpu = gpu;
     fixed.simd_fp32_lanes = lanes;
     fixed.l2_bytes = target.cpu.l2_bytes;
     fixed.weights = workload.weights;

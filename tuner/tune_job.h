@@ -23,7 +23,7 @@ namespace ingot {
 struct TuneJob {
   std::string workload_name;  // what results are stored under (ConfiguredWorkload::name)
   Program program;
-  Target target;       // target.kind, resolved (analysis/target.h); a CPU, the only kind measured so far
+  Target target;       // target.kind, resolved (analysis/target.h): this CPU, or a GPU measured on this machine's
   PartitionPlan plan;  // search.fusion's plan of the program for the target
   TuneOptions options;
   // Where search.strategy draws from: for "evolutionary" the sketch space around the plan's strategy schedule
@@ -63,23 +63,24 @@ void check_bf16_precision(CpuIsa isa, const std::string& where);
 // (ir/dtype.h).
 std::pair<double, double> verification_tolerance(const std::string& precision, double rtol, double atol);
 
-// What every tuning job of a config starts from: the resolved target (a CPU: a GPU target throws
-// std::invalid_argument naming target.kind and config_path), the loop's options (with the workload's input ranges and
-// fixed inputs), and the workload. The toolchain is checked (ToolchainError) before the workload is built and before
-// any database is opened.
+// What every tuning job of a config starts from: the resolved target, its database key (cpu_target_key, or for a GPU
+// target gpu_target_key of this machine's GPU), the loop's options (with the workload's input ranges and fixed
+// inputs), and the workload. Before the workload is built and before any database is opened, the toolchain is
+// checked (ToolchainError) or, for a GPU target, the GPU (GpuUnavailable, naming target.kind and config_path, with
+// the reason: no driver, no device, ingot built without the CUDA toolkit).
 struct JobStart {
   Target target;
+  std::string target_key;
   TuneOptions options;
   ConfiguredWorkload workload;
 };
 JobStart start_job(const RunConfig& config, const std::string& config_path);
 
-// Everything a config's run needs, checked before anything is built: a target that cannot be tuned yet throws
-// std::invalid_argument naming the key, e.g. "configs/x.yaml: target.kind: sm_90 is a GPU target, and GPU
-// candidates cannot be measured yet: only target.kind cpu can be tuned" (config_path, when given, starts the
-// message and is recorded with the run). A compiler and flags that cannot build a test kernel throw ToolchainError
-// (compile/cpp_compiler.h) before the database is opened. Then throws what make_configured_workload and make_plan
-// throw. The plan
+// Everything a config's run needs, checked before anything is built: what start_job checks (config_path, when given,
+// starts the messages and is recorded with the run); then throws what make_configured_workload and make_plan throw.
+// A GPU target's candidates are bound to blocks and threads (the sampler's and strategy schedules' GPU form) and
+// measured on this machine's GPU, compiled by NVRTC for its architecture, whatever the sm_ the config names (whose
+// figures the plan and schedules use). The plan
 // of the CPU target depends on the host's cores and caches (kernels cut by capacity, prefetches: docs/plans.md),
 // so one config may propose other candidates, with other keys, on another machine.
 // The evolutionary search starts from the fixed strategy schedule of search.fusion's plan and from the best correct

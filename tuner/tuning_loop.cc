@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -66,6 +67,28 @@ std::string cpu_target_key(int threads, const std::string& isa, const std::strin
          (toolchain.empty() ? "" : ":toolchain=" + toolchain);
 }
 
+std::string gpu_target_key(const std::string& device, const std::string& arch) { return "gpu:" + device + ":" + arch; }
+
+bool is_gpu_arch(const std::string& target) { return target == "sm_80" || target == "sm_90"; }
+
+std::string resolve_stored_target(const Database& db, const std::string& workload, const std::string& target) {
+  if (!is_gpu_arch(target)) return target;
+  const std::string suffix = ":" + target;
+  std::set<std::string> keys;
+  for (const MeasuredCandidate& m : db.history(workload)) {
+    const std::string& key = m.candidate.target;
+    if (key.rfind("gpu:", 0) == 0 && key.size() > suffix.size() &&
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
+      keys.insert(key);
+  }
+  if (keys.empty()) return gpu_target_key("(no GPU of " + target + " measured it)", target);
+  if (keys.size() == 1) return *keys.begin();
+  std::string message = "workload '" + workload + "' was measured on " + std::to_string(keys.size()) + " GPUs of " +
+                        target + "; name one with its key:";
+  for (const std::string& key : keys) message += " '" + key + "'";
+  throw std::invalid_argument(message);
+}
+
 std::string toolchain_key(const std::string& compiler, const std::string& flags) {
   if (compiler.empty() && flags.empty()) return "";
   return hash_hex(fnv1a64("compiler " + compiler + "\nflags " + flags)).substr(0, 8);
@@ -86,13 +109,21 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   auto out_of_time = [&] { return options.minutes > 0 && elapsed() >= options.minutes * 60; };
   auto stop_requested = [&] { return options.stop && options.stop->load(); };
 
-  // Before anything is recorded: a compiler that cannot build at all would fail every candidate, and those failures
-  // would be stored as the candidates' own and skipped by every later run.
-  check_toolchain(options.builder.compile);
-  Database db = Database::open(options.database_path);
+  // Before anything is recorded: a compiler that cannot build at all (or a GPU that is not there) would fail every
+  // candidate, and those failures would be stored as the candidates' own and skipped by every later run.
   TuneSummary summary;
-  summary.target = cpu_target_key(options.threads, options.target_isa, options.toolchain);
-  const std::string description = cpu_target_description(options.threads, options.target_isa, options.builder.compile);
+  std::string description;
+  if (options.gpu) {
+    const GpuProbe gpu = probe_gpu();
+    if (!gpu.available) throw GpuUnavailable("no usable GPU to measure GPU candidates on: " + gpu.reason);
+    summary.target = gpu_target_key(gpu.device, gpu.arch);
+    description = summary.target + "; kernels compiled by NVRTC for " + gpu.arch;
+  } else {
+    check_toolchain(options.builder.compile);
+    summary.target = cpu_target_key(options.threads, options.target_isa, options.toolchain);
+    description = cpu_target_description(options.threads, options.target_isa, options.builder.compile);
+  }
+  Database db = Database::open(options.database_path);
   summary.workload_hash = workload_key(program);
   db.add_workload(WorkloadRecord{summary.workload_hash, workload_name, program.to_string(), ""});
   RunInfo info;
@@ -107,8 +138,11 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   for (const auto& [name, value] : options.fixed_inputs) inputs.insert_or_assign(name, value);
   TensorMap expected = options.expected_outputs.empty() ? interpret(program, inputs) : options.expected_outputs;
   RunnerOptions runner_options = options.runner;
-  runner_options.threads = options.threads;
+  runner_options.threads = options.gpu ? 0 : options.threads;
+  runner_options.gpu = options.gpu;
   Runner runner(program, inputs, expected, runner_options);
+  BuilderOptions builder_options = options.builder;
+  builder_options.gpu = options.gpu;
   int workers = options.builder.workers > 0 ? options.builder.workers : effective_threads(0);
   int batch = options.batch_size > 0 ? options.batch_size : 2 * workers;
 
@@ -173,7 +207,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
     for (size_t r : claimed) inputs_to_build.emplace_back(program, results[r].candidate.schedule());
     // A compile still running when the minutes run out is stopped then; the candidate is not at fault, so it
     // is released unmeasured for a later run rather than recorded as a compile timeout.
-    BuilderOptions batch_options = options.builder;
+    BuilderOptions batch_options = builder_options;
     bool cut_by_budget = false;
     if (options.minutes > 0) {
       double left = options.minutes * 60 - elapsed();
@@ -244,7 +278,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       progress.last = progress.phase;
       progress.elapsed_seconds = elapsed();
       if (on_progress) on_progress(progress);
-      SideBySideSetup setup{&db, summary.run_id, description, &program, &runner, options.builder, options.stop};
+      SideBySideSetup setup{&db, summary.run_id, description, &program, &runner, builder_options, options.stop};
       const std::optional<size_t> reference =
           search.reference_schedule() ? std::optional<size_t>(0) : std::optional<size_t>();
       summary.side_by_side = compare_side_by_side(setup, contenders, reference, options.side_by_side_rounds);

@@ -1,6 +1,7 @@
 // The tuning loop: a search strategy (tuner/search_strategy.h) proposes schedules for one program, batch by batch;
-// each becomes a candidate (tuner/candidate.h) of this CPU's target key. Candidates are built in parallel
-// (runtime/builder.h), measured each alone in a child process against the interpreter's outputs (runtime/runner.h),
+// each becomes a candidate (tuner/candidate.h) of the target's key: this CPU's, or this machine's GPU's. Candidates
+// are built in parallel (runtime/builder.h), measured each alone in a child process against the interpreter's outputs
+// (runtime/runner.h),
 // every measurement committed to the database as it completes (results/database.h), and the batch's results told
 // to the strategy. Running it again with the same options, an equally seeded strategy and the same database
 // continues where it stopped: measured candidates are skipped, and claims keep concurrent tuners apart.
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "interp/interpreter.h"
@@ -36,6 +38,9 @@ struct TuneOptions {
   int threads = 0;         // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target
   std::string target_isa;  // the ISA the code is written for where it is not this CPU's own; part of the target
   std::string toolchain;   // toolchain_key of a config's own compiler or flags ("" for the default); part of the target
+  // Measure on this machine's GPU (RunnerOptions::gpu, BuilderOptions::gpu): the target key names the device
+  // (gpu_target_key); threads, target_isa, toolchain and the compiler options do not apply.
+  bool gpu = false;
   BuilderOptions builder;
   RunnerOptions runner;
   std::string config_text, config_path;  // recorded with the run
@@ -90,6 +95,21 @@ struct TuneSummary {
 // written for another than this CPU's own (isa: its cpu_isa_name; "" for this CPU's), and the toolchain where a
 // config names its own compiler or flags (toolchain: a toolchain_key; "" for the default).
 std::string cpu_target_key(int threads, const std::string& isa = "", const std::string& toolchain = "");
+// The database key of a GPU target: the device and the architecture its kernels are compiled for
+// ("gpu:NVIDIA H200:sm_90").
+std::string gpu_target_key(const std::string& device, const std::string& arch);
+// Whether a --target setting names a GPU architecture of the built-in targets ("sm_80", "sm_90").
+bool is_gpu_arch(const std::string& target);
+// The stored target key a --target setting names for a workload (name or hash): for "sm_80" or "sm_90", the key of
+// the one GPU of that architecture the workload was measured on (gpu_target_key; with no such GPU, a key that says
+// so and holds no measurement); std::invalid_argument, listing the keys, where several were. Any other setting is a
+// key as given.
+std::string resolve_stored_target(const Database& db, const std::string& workload, const std::string& target);
+// tune() of GPU candidates where no GPU is usable (the message says why); thrown before anything is recorded.
+class GpuUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 // A short tag of a config's target.compiler and target.flags, "" when both are unset (the default toolchain): a
 // candidate measured with `-O2` or another compiler is another measurement than with the defaults, and a run with
 // other ones must not take it as measured.
@@ -108,7 +128,8 @@ std::string cpu_target_description(int threads, const std::string& isa, const Co
 // true). Not told: proposals beyond the trials budget, and candidates released unmeasured when the minutes ran out
 // (neither counts; a later run proposes them again). Throws DatabaseError for an unusable database and
 // std::invalid_argument for options without any budget, and ToolchainError (compile/cpp_compiler.h), before anything
-// is recorded, when the compiler and flags cannot build a test kernel; candidate failures are recorded, never thrown.
+// is recorded, when the compiler and flags cannot build a test kernel (GpuUnavailable, for GPU candidates, when no
+// GPU is usable); candidate failures are recorded, never thrown.
 TuneSummary tune(const Program& program, const std::string& workload_name, const TuneOptions& options,
                  SearchStrategy& search, const std::function<void(const TuneProgress&)>& on_progress = {});
 

@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "analysis/strategies.h"
 #include "compile/kernel_module.h"
 #include "lower/lower.h"
+#include "space/strategy_schedule.h"
 #include "workloads/examples.h"
 
 namespace ingot {
@@ -73,6 +75,26 @@ TEST(Builder, AnInvalidScheduleGivesTheLoweringMessage) {
   EXPECT_EQ(r[0].error_class, ErrorClass::kInvalidSchedule);
   EXPECT_EQ(r[0].error_message, lowering_message);
   EXPECT_TRUE(r[0].library.path.empty());
+  EXPECT_FALSE(fs::exists(dir.path() / "cache")) << "nothing should have been compiled";
+}
+
+// For the GPU the builder lowers and prints CUDA, and compiles nothing: the GPU runner compiles for its device.
+TEST(Builder, GpuCandidatesAreLoweredAndPrintedButNotCompiled) {
+  ScratchDirectory dir;
+  Program p = find_example("matmul").make_small();
+  BuilderOptions o = options_in(dir, 1);
+  o.gpu = true;
+  FixedScheduleOptions gpu;
+  gpu.gpu = true;
+  Schedule bound = make_strategy_program(p, "global", resolve_target("sm_90"), gpu).schedule;
+  std::vector<BuildResult> r =
+      Builder(o).build({BuildInput(p, bound), BuildInput(p, Schedule().split("C", "no_such_axis", 4))});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_TRUE(r[0].ok()) << r[0].error_message;
+  EXPECT_EQ(r[0].function.name, lower(p, bound).name);
+  EXPECT_TRUE(r[0].library.path.empty());
+  EXPECT_EQ(r[0].compile_seconds, 0);
+  EXPECT_EQ(r[1].error_class, ErrorClass::kInvalidSchedule);
   EXPECT_FALSE(fs::exists(dir.path() / "cache")) << "nothing should have been compiled";
 }
 

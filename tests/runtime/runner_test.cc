@@ -14,10 +14,13 @@
 #include <mutex>
 #include <thread>
 
+#include "analysis/strategies.h"
 #include "codegen/cpp_printer.h"
 #include "interp/interpreter.h"
 #include "lower/lower.h"
+#include "runtime/builder.h"
 #include "runtime/local_run.h"
+#include "space/strategy_schedule.h"
 #include "workloads/examples.h"
 
 namespace ingot {
@@ -353,6 +356,46 @@ TEST_F(RunnerTest, RejectsMissingOrMismatchedTensorsAndBadOptions) {
   EXPECT_THROW(
       Runner(other, random_inputs(other, 1), interpret(other, random_inputs(other, 1))).measure(candidate(kGood)),
       std::invalid_argument);
+}
+
+// GPU candidates are measured by a child that opens the CUDA driver itself (this process never does: a context does
+// not survive fork). With no usable GPU the probe says why and a measurement is a runtime error with that reason; with
+// one, the small matmul's GPU schedule is compiled by NVRTC in the child, verified and timed, and wrong numbers are a
+// wrong answer.
+TEST(GpuRunner, MeasuresOnTheGpuInAChildOrSaysWhyNot) {
+  const GpuProbe probe = probe_gpu();
+  EXPECT_EQ(probe_gpu().available, probe.available);
+  Program p = small_matmul();
+  TensorMap inputs = random_inputs(p, 1);
+  TensorMap expected = interpret(p, inputs);
+  RunnerOptions o;
+  o.gpu = true;
+  o.warmup_runs = 0;
+  o.min_repeat_ms = 1;
+  FixedScheduleOptions gpu;
+  gpu.gpu = true;
+  Schedule s = make_strategy_program(p, "global", resolve_target("sm_90"), gpu).schedule;
+  BuilderOptions builder;
+  builder.gpu = true;
+  std::vector<BuildResult> built = Builder(builder).build({BuildInput(p, s)});
+  ASSERT_TRUE(built.at(0).ok()) << built[0].error_message;
+  Measurement m = Runner(p, inputs, expected, o).measure(built[0]);
+  if (!probe.available) {
+    EXPECT_FALSE(probe.reason.empty());
+    EXPECT_EQ(m.error_class, ErrorClass::kRuntimeError);
+    EXPECT_THAT(m.error_message, HasSubstr("no usable GPU"));
+    GTEST_SKIP() << "no usable GPU: " << probe.reason;
+  }
+  EXPECT_THAT(probe.arch, ::testing::StartsWith("sm_"));
+  ASSERT_TRUE(m.ok()) << m.error_message;
+  EXPECT_GT(m.compile_seconds, 0);
+  EXPECT_FALSE(m.run_seconds.empty());
+  EXPECT_GT(m.statistics.median, 0);
+  TensorMap wrong = expected;
+  wrong.at("C").set(3, wrong.at("C").get(3) + 100);
+  Measurement w = Runner(p, inputs, wrong, o).measure(built[0]);
+  EXPECT_EQ(w.error_class, ErrorClass::kWrongAnswer);
+  EXPECT_THAT(w.error_message, HasSubstr("'C'"));
 }
 
 }  // namespace

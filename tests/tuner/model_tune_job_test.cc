@@ -221,5 +221,18 @@ TEST_F(ModelTuneJobTest, RefusesASearchOtherThanEvolutionary) {
   }
 }
 
+TEST_F(ModelTuneJobTest, RefusesAGpuTargetBeforeAnythingRuns) {
+  std::string text = config_text("{name: mlp}", 4);
+  text.replace(text.find("kind: cpu"), 9, "kind: sm_90");
+  try {
+    make_model_tune_job(parse_run_config(text, "x.yaml"), "x.yaml");
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("x.yaml: search.scope: tasks tunes on the CPU only"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir_));
+}
+
 }  // namespace
 }  // namespace ingot

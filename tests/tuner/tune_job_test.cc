@@ -149,19 +149,46 @@ TEST_F(TuneJobTest, Bf16IsTunedApartWhereTheCpuHasItAndRefusedElsewhere) {
   EXPECT_THROW(db.best("mlp", s.target), std::exception);  // no f32 mlp was measured
 }
 
-TEST_F(TuneJobTest, RefusesGpuTargetsBeforeAnythingRuns) {
-  for (const std::string kind : {"sm_80", "sm_90"}) {
-    RunConfig config = parse_run_config(config_text(kind), "gpu.yaml");
-    try {
-      make_tune_job(config, "configs/gpu.yaml");
-      FAIL() << kind << " was not refused";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_EQ(std::string(e.what()), "configs/gpu.yaml: target.kind: " + kind +
-                                           " is a GPU target, and GPU candidates cannot be measured yet: only "
-                                           "target.kind cpu can be tuned");
+// A GPU target's candidates are measured on this machine's GPU. Without one, the job is refused with the reason
+// before any database is created; with one, the small mlp is tuned on it by both searches, every candidate stored under
+// the device's key, and `--target sm_90` finds that key again.
+TEST_F(TuneJobTest, GpuTargetsAreTunedOnTheGpuOrRefusedBeforeAnythingRuns) {
+  const GpuProbe gpu = probe_gpu();
+  if (!gpu.available) {
+    for (const std::string kind : {"sm_80", "sm_90"}) {
+      RunConfig config = parse_run_config(config_text(kind), "gpu.yaml");
+      try {
+        make_tune_job(config, "configs/gpu.yaml");
+        FAIL() << kind << " was not refused";
+      } catch (const GpuUnavailable& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "configs/gpu.yaml: target.kind: " + kind +
+                      " candidates are measured on this machine's GPU, and none is usable: " + gpu.reason);
+      }
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
+    GTEST_SKIP() << "no usable GPU to tune on: " << gpu.reason;
+  }
+  for (const std::string strategy : {"random", "evolutionary"}) {
+    std::string text = config_text(gpu.arch);
+    text.replace(text.find("{fusion: unfused}"), 17, "{fusion: global, strategy: " + strategy + "}");
+    text.replace(text.find("{trials: 3}"), 11, "{trials: 6}");
+    TuneJob job = make_tune_job(parse_run_config(text, "gpu.yaml"), "gpu.yaml");
+    EXPECT_EQ(job.target.kind, TargetKind::kGpu);
+    EXPECT_TRUE(job.options.gpu);
+    TuneSummary s = run_tune_job(job);
+    EXPECT_EQ(s.target, gpu_target_key(gpu.device, gpu.arch)) << strategy;
+    EXPECT_EQ(s.measured_now + s.skipped, 6) << strategy;
+    EXPECT_LT(s.errors_now, s.measured_now) << strategy;
+    ASSERT_TRUE(s.best_seconds.has_value()) << strategy;
+    Database db = Database::open((dir_ / "job.db").string());
+    EXPECT_EQ(resolve_stored_target(db, "mlp", gpu.arch), s.target);
+    for (const MeasuredCandidate& m : db.history("mlp")) {
+      EXPECT_EQ(m.candidate.target, s.target);
+      // Every stage is bound to blocks and threads: the schedules are the GPU form.
+      EXPECT_NE(m.candidate.schedule_json.find("bind"), std::string::npos) << m.candidate.schedule_json;
     }
   }
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "job.db"));
 }
 
 // target.isa picks the ISA the code is written for: another than this CPU's has its lanes, its compiler flags and a

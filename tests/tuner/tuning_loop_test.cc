@@ -424,5 +424,37 @@ TEST_F(TuningLoop, NeedsABudget) {
   EXPECT_THROW(run(program_, "matmul", o), std::invalid_argument);
 }
 
+// `--target sm_90` names the one GPU of that architecture a workload was measured on; where several were, the
+// message lists their keys; where none was, the key says so and holds nothing; other settings are keys as given.
+TEST_F(TuningLoop, AGpuArchitectureNamesTheStoredKeyOfItsGpu) {
+  Database db = Database::open((dir_ / "keys.db").string());
+  db.add_workload(WorkloadRecord{"00000000000000a1", "mlp", "program", ""});
+  const int64_t run = db.begin_run(RunInfo{});
+  auto measured = [&](const std::string& hash, const std::string& target) {
+    db.add_candidate(CandidateRecord{hash, "00000000000000a1", target, Schedule().to_json(), ""});
+    MeasurementRecord m;
+    m.candidate_hash = hash;
+    m.run_id = run;
+    m.run_seconds = {1e-3};
+    db.add_measurement(m);
+  };
+  measured("00000000000000c1", gpu_target_key("NVIDIA H200", "sm_90"));
+  measured("00000000000000c2", gpu_target_key("NVIDIA A100-SXM4-40GB", "sm_80"));
+  measured("00000000000000c3", cpu_target_key(1));
+  EXPECT_EQ(resolve_stored_target(db, "mlp", "sm_90"), "gpu:NVIDIA H200:sm_90");
+  EXPECT_EQ(resolve_stored_target(db, "00000000000000a1", "sm_80"), "gpu:NVIDIA A100-SXM4-40GB:sm_80");
+  EXPECT_EQ(resolve_stored_target(db, "mlp", "cpu:x"), "cpu:x");
+  EXPECT_FALSE(db.best("mlp", resolve_stored_target(db, "other", "sm_90")).has_value());
+  measured("00000000000000c4", gpu_target_key("NVIDIA H100 80GB HBM3", "sm_90"));
+  try {
+    resolve_stored_target(db, "mlp", "sm_90");
+    FAIL() << "two GPUs of sm_90 were not told apart";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "workload 'mlp' was measured on 2 GPUs of sm_90; name one with its key: 'gpu:NVIDIA H100 80GB "
+              "HBM3:sm_90' 'gpu:NVIDIA H200:sm_90'");
+  }
+}
+
 }  // namespace
 }  // namespace ingot
