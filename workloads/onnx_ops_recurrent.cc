@@ -1,7 +1,8 @@
 // ONNX recurrent operators: LSTM (forward, reverse and bidirectional; layouts 0 and 1; peepholes; clip; the
 // default activations only) and GRU (the same, linear_before_reset 0 and 1, activations without parameters),
-// unrolled over the static sequence length into per-step TEs as workloads/lstm.cc builds its model. PyTorch
-// exports torch.nn.LSTM / torch.nn.GRU as one node per layer.
+// unrolled over the static sequence length into per-step TEs as workloads/lstm.cc builds its model, except that the
+// input projection of the whole sequence is one TE (X is known before the first step). PyTorch exports torch.nn.LSTM /
+// torch.nn.GRU as one node per layer.
 #include <functional>
 #include <optional>
 #include <string>
@@ -95,6 +96,18 @@ Expr clip_to(const Expr& v, std::optional<double> clip) {
   return clip ? minimum(maximum(v, Expr(-*clip)), Expr(*clip)) : v;
 }
 
+// The input projection of every step at once, [steps, batch, rows]: W(d) x_t for all t as one GEMM, since X is
+// known before the first step. The weight is read once for the sequence instead of once per step (a per-step GEMV
+// loads a weight element per multiply-add; ONNX Runtime projects the sequence at once too).
+Tensor input_projection(OnnxNode& node, const RecurrentDims& r, const Tensor& X, const Tensor& W, int64_t d,
+                        int64_t rows, const std::string& dir) {
+  IterVar k = reduce_axis(r.in, "k");
+  return compute(node.temp_name(dir + "_wx"), {r.steps, r.batch, rows}, [&](const Axes& i) {
+    Expr x = r.batch_first ? X(i[1], i[0], k.var) : X(i[0], i[1], k.var);
+    return sum(W(d, i[2], k.var) * x, {k});
+  });
+}
+
 // Output 0 (Y: every step's hidden state, [steps, D, batch, H] or [batch, steps, D, H] with layout=1) from
 // hs[d][t], the state direction d computes for sequence position t.
 void set_sequence_output(OnnxNode& node, const RecurrentDims& r, const std::vector<std::vector<Tensor>>& hs) {
@@ -125,7 +138,7 @@ void set_state_output(OnnxNode& node, size_t output, const RecurrentDims& r,
 void convert_lstm(OnnxNode& node) {
   node.require_attr_int("input_forget", 0, "coupling the input and forget gates is not supported");
   const RecurrentDims r = read_recurrent_dims(node, 4);
-  const int64_t steps = r.steps, batch = r.batch, in = r.in, D = r.D, H = r.H;
+  const int64_t steps = r.steps, batch = r.batch, D = r.D, H = r.H;
   if (node.has_input(6) && node.input_shape(6) != r.state_shape())
     node.fail("initial_c " + shape_to_string(node.input_shape(6)) + " must be " + shape_to_string(r.state_shape()));
   if (node.has_input(7) && node.input_shape(7) != std::vector<int64_t>{D, 3 * H})
@@ -135,7 +148,6 @@ void convert_lstm(OnnxNode& node) {
   Tensor X = node.input(0), W = node.input(1), R = node.input(2);
   Tensor B = node.has_input(3) ? node.input(3) : Tensor();
   Tensor P = node.has_input(7) ? node.input(7) : Tensor();
-  auto x_at = [&](int64_t t, const Expr& b, const Expr& k) { return r.batch_first ? X(b, t, k) : X(t, b, k); };
 
   // hs[d][t]: the hidden state direction d computes for sequence position t (reverse runs t = steps-1 .. 0).
   std::vector<std::vector<Tensor>> hs(static_cast<size_t>(D), std::vector<Tensor>(static_cast<size_t>(steps)));
@@ -143,19 +155,17 @@ void convert_lstm(OnnxNode& node) {
   for (int64_t d = 0; d < D; ++d) {
     const std::string dir = D == 2 ? (d == 0 ? "_fw" : "_bw") : "";
     StateReader h_prev = initial_state(node, 5, r, d), c_prev = initial_state(node, 6, r, d);
+    Tensor wx = input_projection(node, r, X, W, d, 4 * H, dir);
     for (int64_t s = 0; s < steps; ++s) {
       const int64_t t = r.reverse(d) ? steps - 1 - s : s;
       const std::string step = dir + "_t" + std::to_string(t);
-      IterVar kx = reduce_axis(in, "k");
-      Tensor wx = compute(node.temp_name(step + "_wx"), {batch, 4 * H},
-                          [&](const Axes& i) { return sum(W(d, i[1], kx.var) * x_at(t, i[0], kx.var), {kx}); });
       IterVar kh = reduce_axis(H, "k");
       Tensor rh = compute(node.temp_name(step + "_rh"), {batch, 4 * H},
                           [&](const Axes& i) { return sum(R(d, i[1], kh.var) * h_prev(i[0], kh.var), {kh}); });
       // The pre-activation of gate q for (b, j), with both biases, the peephole on `cell` and the clip.
       auto pre = [&](OnnxLstmGate q, const Expr& b, const Expr& j, const StateReader& cell) {
         Expr row = q == kInputGate ? j : j + q * H;
-        Expr v = wx(b, row) + rh(b, row);
+        Expr v = wx(t, b, row) + rh(b, row);
         if (B) v = v + B(d, row) + B(d, row + 4 * H);
         if (P && q != kCellGate) {
           // P stacks the peepholes as input, output, forget.
@@ -204,10 +214,11 @@ Activation gru_activation(OnnxNode& node, const std::string& name) {
 //   linear_before_reset = 1: n = g(W_h x + r * (R_h h' + Rb_h) + Wb_h)
 //   h = (1 - z) * n + z * h'
 // f and g are Sigmoid and Tanh unless `activations` says otherwise (per direction: f, g, then the reverse
-// direction's f, g); clip bounds each activation's input. Unrolled into per-step TEs like LSTM.
+// direction's f, g); clip bounds each activation's input. Unrolled into per-step TEs like LSTM, with the input
+// projection of the whole sequence at once.
 void convert_gru(OnnxNode& node) {
   const RecurrentDims r = read_recurrent_dims(node, 3);
-  const int64_t steps = r.steps, batch = r.batch, in = r.in, D = r.D, H = r.H;
+  const int64_t steps = r.steps, batch = r.batch, D = r.D, H = r.H;
   const bool linear_before_reset = node.attr_int("linear_before_reset", 0) != 0;
   std::vector<std::string> names = node.attr_strings("activations");
   if (names.empty())
@@ -221,7 +232,6 @@ void convert_gru(OnnxNode& node) {
 
   Tensor X = node.input(0), W = node.input(1), R = node.input(2);
   Tensor B = node.has_input(3) ? node.input(3) : Tensor();
-  auto x_at = [&](int64_t t, const Expr& b, const Expr& k) { return r.batch_first ? X(b, t, k) : X(t, b, k); };
   // v plus the bias of gate row `row` (z: j, r: j + H, h: j + 2H): Wb, or Rb with recurrent = true.
   auto biased = [&](const Expr& v, int64_t d, const Expr& row, bool recurrent) {
     return B ? v + B(d, recurrent ? row + 3 * H : row) : v;
@@ -232,25 +242,23 @@ void convert_gru(OnnxNode& node) {
     const std::string dir = D == 2 ? (d == 0 ? "_fw" : "_bw") : "";
     const Activation &f = activations[size_t(2 * d)], &g = activations[size_t(2 * d + 1)];
     StateReader h_prev = initial_state(node, 5, r, d);
+    Tensor wx = input_projection(node, r, X, W, d, 3 * H, dir);
     for (int64_t s = 0; s < steps; ++s) {
       const int64_t t = r.reverse(d) ? steps - 1 - s : s;
       const std::string step = dir + "_t" + std::to_string(t);
-      IterVar kx = reduce_axis(in, "k");
-      Tensor wx = compute(node.temp_name(step + "_wx"), {batch, 3 * H},
-                          [&](const Axes& i) { return sum(W(d, i[1], kx.var) * x_at(t, i[0], kx.var), {kx}); });
       // R h' for the z and r rows, and for the h rows too when the reset gate applies after it.
       IterVar kh = reduce_axis(H, "k");
       Tensor rh = compute(node.temp_name(step + "_rh"), {batch, (linear_before_reset ? 3 : 2) * H},
                           [&](const Axes& i) { return sum(R(d, i[1], kh.var) * h_prev(i[0], kh.var), {kh}); });
       auto gate = [&](int64_t q, const Expr& b, const Expr& j) {
         Expr row = q == 0 ? j : j + q * H;
-        return f(clip_to(biased(biased(wx(b, row) + rh(b, row), d, row, false), d, row, true), r.clip));
+        return f(clip_to(biased(biased(wx(t, b, row) + rh(b, row), d, row, false), d, row, true), r.clip));
       };
       std::function<Expr(const Expr&, const Expr&)> hidden_pre;
       if (linear_before_reset) {
         hidden_pre = [&](const Expr& b, const Expr& j) {
           Expr row = j + 2 * H;
-          return biased(wx(b, row), d, row, false) + gate(1, b, j) * biased(rh(b, row), d, row, true);
+          return biased(wx(t, b, row), d, row, false) + gate(1, b, j) * biased(rh(b, row), d, row, true);
         };
       } else {
         Tensor reset = compute(node.temp_name(step + "_r"), {batch, H},
@@ -261,7 +269,7 @@ void convert_gru(OnnxNode& node) {
         });
         hidden_pre = [&, rr](const Expr& b, const Expr& j) {
           Expr row = j + 2 * H;
-          return biased(biased(wx(b, row) + rr(b, j), d, row, false), d, row, true);
+          return biased(biased(wx(t, b, row) + rr(b, j), d, row, false), d, row, true);
         };
       }
       Tensor h = compute(node.temp_name(step + "_h"), {batch, H}, [&](const Axes& i) {
