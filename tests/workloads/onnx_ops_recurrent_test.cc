@@ -192,6 +192,32 @@ TEST(OnnxLstm, BidirectionalStacksBothDirections) {
   check_case(c);
 }
 
+// The computes of a program whose names end with `suffix`, as "name [shape]".
+std::vector<std::string> computes_ending_with(const Program& p, const std::string& suffix) {
+  std::vector<std::string> out;
+  for (const Tensor& t : p.computes()) {
+    if (t->name.size() < suffix.size() || t->name.compare(t->name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    std::string text = t->name + " [";
+    for (size_t i = 0; i < t->shape.size(); ++i) text += (i ? ", " : "") + std::to_string(t->shape[i]);
+    out.push_back(text + "]");
+  }
+  return out;
+}
+
+// X is known before the first step, so each direction projects the whole sequence at once: one [steps, batch, 4H]
+// TE (the weight read once), not one GEMV per step.
+TEST(OnnxLstm, EachDirectionProjectsTheWholeSequenceInOneTe) {
+  LstmCase c;
+  c.direction = "bidirectional";
+  c.batch_first = true;
+  LstmData d = make_data(c, 2, 7);
+  ImportedModel m = import_onnx_model(lstm_model(c, d).model());
+  EXPECT_THAT(computes_ending_with(m.program, "_wx"),
+              ::testing::UnorderedElementsAre("Y_fw_wx [3, 2, 12]", "Y_bw_wx [3, 2, 12]"));
+  check_case(c);
+}
+
 TEST(OnnxLstm, BatchFirstLayoutWithPeepholesAndClip) {
   LstmCase c;
   c.direction = "bidirectional";
@@ -420,6 +446,14 @@ void check_gru(const GruCase& c) {
 }
 
 TEST(OnnxGru, ForwardWithBiasAndInitialStateMatchesTheEquations) { check_gru(GruCase{}); }
+
+TEST(OnnxGru, TheInputProjectionOfTheSequenceIsOneTe) {
+  GruCase c;
+  GruData d = make_gru_data(c, 1, 7);
+  ImportedModel m = import_onnx_model(gru_model(c, d).model());
+  EXPECT_THAT(computes_ending_with(m.program, "_wx"), ::testing::ElementsAre("Y_wx [3, 2, 9]"));
+  check_gru(c);
+}
 
 TEST(OnnxGru, LinearBeforeResetAppliesTheResetGateAfterTheRecurrentProduct) {
   GruCase c;
