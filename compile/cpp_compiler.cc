@@ -116,29 +116,6 @@ void sweep_once(const std::string& dir) {
   if (swept.insert(dir).second) sweep_orphaned_temporary_files(dir);
 }
 
-std::string unique_suffix() {
-  static std::atomic<uint64_t> counter{0};
-  return std::to_string(::getpid()) + "." + std::to_string(counter++);
-}
-
-// Writes to a private name and renames: a reader sees either no file or the whole file.
-void write_atomically(const fs::path& path, const std::string& content) {
-  fs::path temp = path.string() + ".tmp." + unique_suffix();
-  {
-    std::ofstream out(temp, std::ios::binary);
-    out << content;
-    out.close();
-    if (!out) throw std::runtime_error("cannot write '" + temp.string() + "'");
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    std::string why = ec.message();
-    fs::remove(temp, ec);
-    throw std::runtime_error("cannot rename a file to '" + path.string() + "': " + why);
-  }
-}
-
 std::string read_file_or_empty(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
@@ -178,8 +155,8 @@ CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& opt
   }
 
   fs::path source_path = dir / (hash + ".cc");
-  write_atomically(source_path, source);
-  fs::path temp_library = dir / (hash + ".tmp." + unique_suffix() + ".so");
+  write_cache_file(source_path.string(), source);
+  fs::path temp_library = dir / (hash + ".tmp." + unique_cache_suffix() + ".so");
   std::vector<std::string> argv = compiler;
   // Libraries (-l...) after the source, so that the linker keeps them; every other flag before it, as given.
   std::vector<std::string> libraries;
@@ -205,7 +182,7 @@ CompiledLibrary compile_cpp(const std::string& source, const CompileOptions& opt
                            "\ncommand: " + join(argv) + "\n" + first_lines(run.output, kLogLinesInErrors),
                        run.output, result.source_hash, run.timed_out);
   }
-  write_atomically(log_path, run.output);
+  write_cache_file(log_path.string(), run.output);
   fs::rename(temp_library, library, ec);
   if (ec) {
     std::string why = ec.message();

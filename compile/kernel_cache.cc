@@ -1,11 +1,15 @@
 #include "compile/kernel_cache.h"
 
 #include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <system_error>
 
 namespace ingot {
@@ -16,8 +20,8 @@ namespace fs = std::filesystem;
 
 enum class CacheFile { kNone, kLibrary, kSource, kTemporary };
 
-// The cache names its files by a 16-digit hex hash (ir/hash.h): <hash>.so, <hash>.cc, <hash>.*.tmp.* and
-// <hash>.tmp.*.so.
+// The cache names its files by a 16-digit hex hash (ir/hash.h): <hash>.so, <hash>.cubin, <hash>.cc, <hash>.*.tmp.*
+// and <hash>.tmp.*.so.
 CacheFile kind_of(const fs::path& path) {
   std::string name = path.filename().string();
   if (name.size() < 17) return CacheFile::kNone;
@@ -26,7 +30,7 @@ CacheFile kind_of(const fs::path& path) {
       return CacheFile::kNone;
   std::string rest = name.substr(16);
   if (rest.find(".tmp.") != std::string::npos) return CacheFile::kTemporary;
-  if (rest == ".so") return CacheFile::kLibrary;
+  if (rest == ".so" || rest == ".cubin") return CacheFile::kLibrary;
   if (rest == ".cc") return CacheFile::kSource;
   return CacheFile::kNone;
 }
@@ -65,6 +69,28 @@ KernelCacheUsage walk(const std::string& dir, bool remove, bool only_orphans = f
 }
 
 }  // namespace
+
+std::string unique_cache_suffix() {
+  static std::atomic<uint64_t> counter{0};
+  return std::to_string(::getpid()) + "." + std::to_string(counter++);
+}
+
+void write_cache_file(const std::string& path, const std::string& content) {
+  const std::string temp = path + ".tmp." + unique_cache_suffix();
+  {
+    std::ofstream out(temp, std::ios::binary);
+    out << content;
+    out.close();
+    if (!out) throw std::runtime_error("cannot write '" + temp + "'");
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) {
+    std::string why = ec.message();
+    fs::remove(temp, ec);
+    throw std::runtime_error("cannot rename a file to '" + path + "': " + why);
+  }
+}
 
 KernelCacheUsage kernel_cache_usage(const std::string& dir) { return walk(dir, false); }
 

@@ -1,5 +1,6 @@
-// The kernel cache on disk (compile/cpp_compiler.h keeps every compiled library there by content hash): what it
-// holds, and emptying it. Clean it only while no tuner or compile runs: a compile in flight loses its files.
+// The kernel cache on disk (compile/cpp_compiler.h keeps every compiled library there by content hash, and
+// compile/nvrtc_compiler.h every cubin): what it holds, writing to it, and emptying it. Clean it only while no tuner
+// or compile runs: a compile in flight loses its files.
 #pragma once
 
 #include <cstdint>
@@ -7,8 +8,9 @@
 
 namespace ingot {
 
-// Files of the cache: libraries (<hash>.so), their sources (<hash>.cc) and temporary files that a killed compile
-// left (<hash>...tmp...). Other files in the directory are not the cache's and are not counted.
+// Files of the cache: libraries (<hash>.so, and CUDA kernels as <hash>.cubin), their sources (<hash>.cc) and temporary
+// files that a killed compile left (<hash>...tmp...). Other files in the directory are not the cache's and are not
+// counted.
 struct KernelCacheUsage {
   std::string dir;
   int64_t libraries = 0;
@@ -16,6 +18,12 @@ struct KernelCacheUsage {
   int64_t temporary = 0;
   int64_t bytes = 0;  // of all three kinds
 };
+
+// A name part that no other writer uses at the same time: <pid>.<n>. Temporary files carry it after ".tmp.".
+std::string unique_cache_suffix();
+// Writes content to path under a private temporary name (<path>.tmp.<unique_cache_suffix>) and renames it, so that a
+// reader sees either no file or the whole file. Throws std::runtime_error when it cannot.
+void write_cache_file(const std::string& path, const std::string& content);
 
 // What the cache at dir holds; a missing directory holds nothing.
 KernelCacheUsage kernel_cache_usage(const std::string& dir);

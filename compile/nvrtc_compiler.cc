@@ -5,10 +5,16 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <regex>
 #include <sstream>
+
+#include "compile/cpp_compiler.h"
+#include "compile/kernel_cache.h"
+#include "ir/hash.h"
 
 namespace ingot {
 
@@ -225,6 +231,29 @@ CudaBinary compile_cuda(const std::string& source, const std::string& arch, cons
   out.spill_stores = stats.spill_stores;
   out.spill_loads = stats.spill_loads;
   out.stack_frame = stats.stack_frame;
+  return out;
+}
+
+CudaBinary compile_cuda_cached(const std::string& source, const std::string& arch, const std::string& kernel_name,
+                               const std::string& cache_dir) {
+  const std::filesystem::path dir = cache_dir.empty() ? default_kernel_cache_dir() : cache_dir;
+  const std::string hash =
+      hash_hex(fnv1a64("nvrtc " + nvrtc_version() + "\narch " + arch + "\nkernel " + kernel_name + "\n" + source));
+  const std::filesystem::path path = dir / (hash + ".cubin");
+  std::ifstream in(path, std::ios::binary);
+  if (in) {
+    CudaBinary hit;
+    hit.arch = arch;
+    hit.kernel_name = kernel_name;
+    hit.cubin.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    hit.cache_hit = true;
+    if (!hit.cubin.empty()) return hit;
+  }
+  CudaBinary out = compile_cuda(source, arch, kernel_name);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create the kernel cache directory '" + dir.string() + "': " + ec.message());
+  write_cache_file(path.string(), std::string(out.cubin.begin(), out.cubin.end()));
   return out;
 }
 

@@ -31,6 +31,7 @@ struct CudaBinary {
   int64_t spill_stores = 0;
   int64_t spill_loads = 0;
   int64_t stack_frame = 0;
+  bool cache_hit = false;  // compile_cuda_cached found the cubin in the kernel cache: ptx, log and figures are empty
 };
 
 // A compile that NVRTC rejected; what() has the NVRTC error, the log and the source lines around the first
@@ -48,6 +49,14 @@ class NvrtcError : public std::runtime_error {
 // whose ptxas statistics are reported (empty: the first). Throws std::invalid_argument for a bad arch and
 // NvrtcError when compilation fails.
 CudaBinary compile_cuda(const std::string& source, const std::string& arch, const std::string& kernel_name = "");
+
+// compile_cuda, with the cubin kept in the kernel cache (compile/kernel_cache.h; cache_dir empty: the
+// default_kernel_cache_dir of compile/cpp_compiler.h) as <hash>.cubin, by the hash of the source, the architecture and
+// the NVRTC version: a kernel compiled once loads from there (a tuner that measures a candidate again, side by side
+// or after a restart, and kernels that other candidates share). A hit holds the cubin alone (cache_hit). Throws as
+// compile_cuda does, and std::runtime_error when the cache cannot be written.
+CudaBinary compile_cuda_cached(const std::string& source, const std::string& arch, const std::string& kernel_name,
+                               const std::string& cache_dir);
 
 // Statistics of entry function kernel_name (empty: the first entry function) in a `ptxas -v` log.
 PtxasStats parse_ptxas_log(const std::string& log, const std::string& kernel_name = "");

@@ -75,7 +75,8 @@ CudaRunResult cuda_run(const Program& program, const LoopFunction& function, con
     auto [it, is_new] = binaries.try_emplace(source);
     // The kernel's figures come from the driver (CudaKernelLaunch), so only the cubin of the compile is needed.
     if (is_new)
-      it->second = driver->load_kernel(compile_cuda(source, driver->arch(), "ingot_kernel").cubin, "ingot_kernel");
+      it->second = driver->load_kernel(
+          compile_cuda_cached(source, driver->arch(), "ingot_kernel", options.kernel_cache_dir).cubin, "ingot_kernel");
     const CudaKernel& kernel = *it->second;
     CudaKernelLaunch launch;
     launch.name = k.name;

@@ -23,6 +23,9 @@ struct CudaRunOptions {
   int max_repeats = 1000;
   double rtol = 1e-4;
   double atol = 1e-5;  // scaled by magnitude(expected), as in LocalRunOptions
+  // Where compiled kernels are kept (compile_cuda_cached: a kernel compiled once loads from there); "" = the
+  // default kernel cache.
+  std::string kernel_cache_dir;
 };
 
 // One kernel as launched.

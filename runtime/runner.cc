@@ -437,6 +437,7 @@ struct GpuChildTask {
     run_options.max_repeats = options.max_repeats;
     run_options.rtol = options.rtol;
     run_options.atol = options.atol;
+    run_options.kernel_cache_dir = options.kernel_cache_dir;
     send(kStepRecord, "the NVRTC compile, the verification run and the timed runs on the GPU");
     CudaRunResult result;
     try {

@@ -39,6 +39,9 @@ struct RunnerOptions {
   // the Measurement's compile_seconds, and a kernel NVRTC rejects gives compile_error. threads and
   // flush_cache_bytes do not apply.
   bool gpu = false;
+  // GPU: where the compiled kernels are kept (CudaRunOptions::kernel_cache_dir): a candidate measured again (side by
+  // side, or after a restart) loads them instead of compiling; "" = the default kernel cache.
+  std::string kernel_cache_dir;
 };
 
 // What a child process found when it opened the CUDA driver.

@@ -140,6 +140,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   RunnerOptions runner_options = options.runner;
   runner_options.threads = options.gpu ? 0 : options.threads;
   runner_options.gpu = options.gpu;
+  runner_options.kernel_cache_dir = options.builder.compile.cache_dir;
   Runner runner(program, inputs, expected, runner_options);
   BuilderOptions builder_options = options.builder;
   builder_options.gpu = options.gpu;

@@ -2,8 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "codegen/cuda_printer.h"
+#include "compile/kernel_cache.h"
 #include "tests/support/cuda_test_functions.h"
 
 namespace ingot {
@@ -42,6 +46,31 @@ TEST_P(NvrtcCompilesPrintedKernels, TwoStageAndMatmul) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, NvrtcCompilesPrintedKernels, ::testing::Values("sm_80", "sm_90"));
+
+// A cubin compiled once is kept in the kernel cache by source, architecture and NVRTC version: the same kernel loads
+// from there byte for byte, another architecture compiles anew, the cache counts and cleans the files, and a broken
+// kernel leaves nothing behind.
+TEST(NvrtcCompiler, CachedCubinsLoadFromTheKernelCache) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ingot_cubin_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const LoopFunction f = two_stage_function();
+  const std::string source = print_cuda(f), name = cuda_kernel_name(f);
+  CudaBinary first = compile_cuda_cached(source, "sm_90", name, dir.string());
+  EXPECT_FALSE(first.cache_hit);
+  EXPECT_GT(first.registers, 0);
+  CudaBinary again = compile_cuda_cached(source, "sm_90", name, dir.string());
+  EXPECT_TRUE(again.cache_hit);
+  EXPECT_EQ(again.cubin, first.cubin);
+  EXPECT_EQ(again.cubin, compile_cuda(source, "sm_90", name).cubin);
+  EXPECT_FALSE(compile_cuda_cached(source, "sm_80", name, dir.string()).cache_hit);
+  EXPECT_THROW(compile_cuda_cached("__global__ void broken( {", "sm_90", "", dir.string()), NvrtcError);
+  EXPECT_EQ(kernel_cache_usage(dir.string()).libraries, 2);
+  EXPECT_EQ(kernel_cache_usage(dir.string()).temporary, 0);
+  EXPECT_EQ(clean_kernel_cache(dir.string()).libraries, 2);
+  EXPECT_FALSE(compile_cuda_cached(source, "sm_90", name, dir.string()).cache_hit);
+  std::filesystem::remove_all(dir);
+}
 
 TEST(NvrtcCompiler, BrokenSourceReportsTheNvrtcErrorAndTheLine) {
   const std::string source =
