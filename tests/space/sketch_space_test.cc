@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/strategies.h"
+#include "codegen/cuda_printer.h"
 #include "codegen/pipeline.h"
 #include "tests/support/fixed_targets.h"
 #include "workloads/examples.h"
@@ -88,6 +89,37 @@ TEST(SketchSpace, DrawsAreReproducibleAndVaried) {
   // A quarter or more of the draws keep a template's register tile (held in explicit vectors): drawn knobs often
   // leave none (register_tile=1, tiles off), and the sampler's draws rarely have one. 22 of these 80 do.
   EXPECT_GE(with_register_tiles, 20) << with_register_tiles;
+}
+
+// A GPU target's sketches (as `ingot tune` of an sm_90 config draws them): every draw is bound to blocks and threads,
+// prints as CUDA, and the threads per block vary from draw to draw.
+TEST(SketchSpace, GpuDrawsAreBoundAndPrintAsCudaWithVariedThreadsPerBlock) {
+  const Target gpu = resolve_target("sm_90");
+  for (const auto& [name, p] : examples_and_tasks()) {
+    PartitionPlan plan = make_plan("global", p, gpu);
+    FixedScheduleOptions fixed;
+    fixed.gpu = true;
+    fixed.simd_fp32_lanes = 0;
+    SamplerOptions sampler;
+    sampler.layout = plan_layout(plan);
+    sampler.simd_fp32_lanes = 0;
+    sampler.gpu = true;
+    SketchSpace space(p, plan, fixed, sampler);
+    std::mt19937_64 rng(5);
+    std::set<int64_t> block_sizes;
+    for (int n = 0; n < 12; ++n) {
+      Schedule s = space.sample(rng);
+      try {
+        for (const LoopFunction& kernel : prepare_for_gpu(lower_program(p, s))) {
+          print_cuda(kernel);
+          block_sizes.insert(cuda_launch_config(kernel).threads_per_block());
+        }
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << name << " draw " << n << ": " << e.what() << "\n" << s.to_json();
+      }
+    }
+    EXPECT_GE(block_sizes.size(), 2u) << name;
+  }
 }
 
 }  // namespace
