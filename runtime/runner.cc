@@ -73,6 +73,9 @@ std::string record(char kind, const std::string& payload) {
   return r;
 }
 
+// What a child reports through: a record of `kind` (it leaves with kExitReportFailed when the pipe is gone).
+using Send = std::function<void(char kind, const std::string& payload)>;
+
 bool write_all(int fd, const std::string& data) {
   size_t done = 0;
   while (done < data.size()) {
@@ -324,87 +327,77 @@ void fill_unwritten_marker(HostTensor& t) {
   }
 }
 
-// Runs in the child: never returns into the caller, never throws, leaves with _exit (see runner.h).
-[[noreturn]] void measure_in_child(const ChildTask& task, int report_fd) {
-  auto send = [&](char kind, const std::string& payload) {
-    if (!write_all(report_fd, record(kind, payload))) ::_exit(kExitReportFailed);
-  };
-  try {
-    const RunnerOptions& options = *task.options;
-    send(kStepRecord, "the library load");
-    KernelModule module(*task.library_path, *task.function);
-    if (options.threads > 0) module.set_num_threads(options.threads);
-    std::vector<const HostTensor*> in;
-    for (const HostTensor& t : *task.inputs) in.push_back(&t);
-    std::vector<HostTensor> packed;
-    in = pack_inputs(*task.function, in, packed);
-    std::vector<HostTensor> outputs;
-    for (const HostTensor& e : *task.expected) {
-      outputs.emplace_back(e.dtype(), e.shape());
-      fill_unwritten_marker(outputs.back());
-    }
-    std::vector<HostTensor*> out;
-    for (HostTensor& t : outputs) out.push_back(&t);
-
-    send(kStepRecord, "the verification run");
-    module.run(in, out);
-    double max_abs = 0, max_rel = 0;
-    std::string wrong;
-    for (size_t n = 0; n < outputs.size(); ++n) {
-      Comparison c = compare(outputs[n], (*task.expected)[n], options.rtol, options.atol * (*task.absolute_scales)[n]);
-      max_abs = std::max(max_abs, c.max_abs_error);
-      max_rel = std::max(max_rel, c.max_rel_error);
-      // compare() leaves NaN differences out of its maxima; a first bad element that is NaN (or NaN where a
-      // number was expected) counts as an infinite error.
-      if (!c.ok && c.first_bad_index >= 0 &&
-          std::isnan(outputs[n].get(c.first_bad_index) - (*task.expected)[n].get(c.first_bad_index)))
-        max_abs = max_rel = std::numeric_limits<double>::infinity();
-      if (!c.ok && wrong.empty()) wrong = "output '" + (*task.output_names)[n] + "': " + c.message;
-    }
-    std::string errors;
-    append_double(errors, max_abs);
-    append_double(errors, max_rel);
-    if (!wrong.empty()) {
-      send(kWrongAnswerRecord, errors + wrong);
-      ::_exit(0);
-    }
-
-    std::vector<unsigned char> flush(size_t(options.flush_cache_bytes));
-    unsigned char flush_round = 0;
-    auto flush_caches = [&] {
-      ++flush_round;
-      for (size_t i = 0; i < flush.size(); i += 64) flush[i] = flush_round;
-      // The writes must happen: the compiler may not drop them as dead stores.
-      __asm__ __volatile__("" : : "r"(flush.data()) : "memory");
-    };
-    send(kStepRecord, "the warm-up runs");
-    for (int w = 0; w < options.warmup_runs; ++w) {
-      flush_caches();
-      module.run(in, out);
-    }
-    send(kStepRecord, "the timed runs");
-    std::vector<double> seconds;
-    // The flushes count towards min_repeat_ms: with them a run of microseconds would otherwise repeat thousands of
-    // flushes of tens of megabytes.
-    auto started = Clock::now();
-    while (int(seconds.size()) < options.max_repeats) {
-      flush_caches();
-      auto t0 = Clock::now();
-      module.run(in, out);
-      auto t1 = Clock::now();
-      seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
-      double spent_ms = std::chrono::duration<double, std::milli>(t1 - started).count();
-      if (int(seconds.size()) >= options.min_repeats && spent_ms >= options.min_repeat_ms) break;
-    }
-    for (double s : seconds) append_double(errors, s);
-    send(kResultRecord, errors);
-    ::_exit(0);
-  } catch (const std::exception& e) {
-    send(kFailureRecord, e.what());
-  } catch (...) {
-    send(kFailureRecord, "an exception that is not a std::exception");
+// Runs in the child (run_child): loads the library, verifies the first run and times the runs after it, sending
+// each step and the final record.
+void measure_in_child(const ChildTask& task, const Send& send) {
+  const RunnerOptions& options = *task.options;
+  send(kStepRecord, "the library load");
+  KernelModule module(*task.library_path, *task.function);
+  if (options.threads > 0) module.set_num_threads(options.threads);
+  std::vector<const HostTensor*> in;
+  for (const HostTensor& t : *task.inputs) in.push_back(&t);
+  std::vector<HostTensor> packed;
+  in = pack_inputs(*task.function, in, packed);
+  std::vector<HostTensor> outputs;
+  for (const HostTensor& e : *task.expected) {
+    outputs.emplace_back(e.dtype(), e.shape());
+    fill_unwritten_marker(outputs.back());
   }
-  ::_exit(0);
+  std::vector<HostTensor*> out;
+  for (HostTensor& t : outputs) out.push_back(&t);
+
+  send(kStepRecord, "the verification run");
+  module.run(in, out);
+  double max_abs = 0, max_rel = 0;
+  std::string wrong;
+  for (size_t n = 0; n < outputs.size(); ++n) {
+    Comparison c = compare(outputs[n], (*task.expected)[n], options.rtol, options.atol * (*task.absolute_scales)[n]);
+    max_abs = std::max(max_abs, c.max_abs_error);
+    max_rel = std::max(max_rel, c.max_rel_error);
+    // compare() leaves NaN differences out of its maxima; a first bad element that is NaN (or NaN where a
+    // number was expected) counts as an infinite error.
+    if (!c.ok && c.first_bad_index >= 0 &&
+        std::isnan(outputs[n].get(c.first_bad_index) - (*task.expected)[n].get(c.first_bad_index)))
+      max_abs = max_rel = std::numeric_limits<double>::infinity();
+    if (!c.ok && wrong.empty()) wrong = "output '" + (*task.output_names)[n] + "': " + c.message;
+  }
+  std::string errors;
+  append_double(errors, max_abs);
+  append_double(errors, max_rel);
+  if (!wrong.empty()) {
+    send(kWrongAnswerRecord, errors + wrong);
+    return;
+  }
+
+  std::vector<unsigned char> flush(size_t(options.flush_cache_bytes));
+  unsigned char flush_round = 0;
+  auto flush_caches = [&] {
+    ++flush_round;
+    for (size_t i = 0; i < flush.size(); i += 64) flush[i] = flush_round;
+    // The writes must happen: the compiler may not drop them as dead stores.
+    __asm__ __volatile__("" : : "r"(flush.data()) : "memory");
+  };
+  send(kStepRecord, "the warm-up runs");
+  for (int w = 0; w < options.warmup_runs; ++w) {
+    flush_caches();
+    module.run(in, out);
+  }
+  send(kStepRecord, "the timed runs");
+  std::vector<double> seconds;
+  // The flushes count towards min_repeat_ms: with them a run of microseconds would otherwise repeat thousands of
+  // flushes of tens of megabytes.
+  auto started = Clock::now();
+  while (int(seconds.size()) < options.max_repeats) {
+    flush_caches();
+    auto t0 = Clock::now();
+    module.run(in, out);
+    auto t1 = Clock::now();
+    seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
+    double spent_ms = std::chrono::duration<double, std::milli>(t1 - started).count();
+    if (int(seconds.size()) >= options.min_repeats && spent_ms >= options.min_repeat_ms) break;
+  }
+  for (double s : seconds) append_double(errors, s);
+  send(kResultRecord, errors);
 }
 
 // What the GPU child needs; all of it is in the parent's memory before fork.
@@ -418,67 +411,57 @@ struct GpuChildTask {
   const std::vector<HostTensor>* expected;
 };
 
-// Runs in the child, as measure_in_child does, on the GPU: cuda_run compiles the function's kernels with NVRTC for
-// the device, checks the first run against the expected outputs and times the runs after it. The CUDA driver is
-// opened here, never in the parent: a CUDA context does not survive fork, so every measurement gets its own.
-[[noreturn]] void measure_on_gpu_in_child(const GpuChildTask& task, int report_fd) {
-  auto send = [&](char kind, const std::string& payload) {
-    if (!write_all(report_fd, record(kind, payload))) ::_exit(kExitReportFailed);
-  };
+// Runs in the child (run_child), as measure_in_child does, on the GPU: cuda_run compiles the function's kernels with
+// NVRTC for the device, checks the first run against the expected outputs and times the runs after it. The CUDA driver
+// is opened here, never in the parent: a CUDA context does not survive fork, so every measurement gets its own.
+void measure_on_gpu_in_child(const GpuChildTask& task, const Send& send) {
+  const RunnerOptions& options = *task.options;
+  TensorMap inputs, expected;
+  for (size_t n = 0; n < task.inputs->size(); ++n) inputs.emplace((*task.input_names)[n], (*task.inputs)[n]);
+  for (size_t n = 0; n < task.expected->size(); ++n) expected.emplace((*task.output_names)[n], (*task.expected)[n]);
+  CudaRunOptions run_options;
+  run_options.warmup_runs = options.warmup_runs;
+  run_options.min_repeat_ms = options.min_repeat_ms;
+  run_options.min_repeats = options.min_repeats;
+  run_options.max_repeats = options.max_repeats;
+  run_options.rtol = options.rtol;
+  run_options.atol = options.atol;
+  run_options.kernel_cache_dir = options.kernel_cache_dir;
+  send(kStepRecord, "the NVRTC compile, the verification run and the timed runs on the GPU");
+  CudaRunResult result;
   try {
-    const RunnerOptions& options = *task.options;
-    TensorMap inputs, expected;
-    for (size_t n = 0; n < task.inputs->size(); ++n) inputs.emplace((*task.input_names)[n], (*task.inputs)[n]);
-    for (size_t n = 0; n < task.expected->size(); ++n) expected.emplace((*task.output_names)[n], (*task.expected)[n]);
-    CudaRunOptions run_options;
-    run_options.warmup_runs = options.warmup_runs;
-    run_options.min_repeat_ms = options.min_repeat_ms;
-    run_options.min_repeats = options.min_repeats;
-    run_options.max_repeats = options.max_repeats;
-    run_options.rtol = options.rtol;
-    run_options.atol = options.atol;
-    run_options.kernel_cache_dir = options.kernel_cache_dir;
-    send(kStepRecord, "the NVRTC compile, the verification run and the timed runs on the GPU");
-    CudaRunResult result;
-    try {
-      result = cuda_run(*task.program, *task.function, inputs, expected, run_options);
-    } catch (const std::exception& e) {
-#ifdef INGOT_HAVE_CUDA
-      if (dynamic_cast<const NvrtcError*>(&e)) {
-        send(kCompileErrorRecord, e.what());
-        ::_exit(0);
-      }
-#endif
-      throw;
-    }
-    std::string compile_seconds;
-    append_double(compile_seconds, result.compile_seconds);
-    send(kCompileTimeRecord, compile_seconds);
-    double max_abs = 0, max_rel = 0;
-    std::string wrong;
-    for (size_t n = 0; n < result.checks.size(); ++n) {
-      const Comparison& c = result.checks[n];
-      max_abs = std::max(max_abs, c.max_abs_error);
-      max_rel = std::max(max_rel, c.max_rel_error);
-      if (!c.ok && wrong.empty()) wrong = "output '" + (*task.output_names)[n] + "': " + c.message;
-    }
-    // compare() leaves NaN differences out of its maxima: a wrong answer with no finite difference is a NaN.
-    if (!wrong.empty() && max_abs == 0) max_abs = max_rel = std::numeric_limits<double>::infinity();
-    std::string errors;
-    append_double(errors, max_abs);
-    append_double(errors, max_rel);
-    if (!wrong.empty()) {
-      send(kWrongAnswerRecord, errors + wrong);
-      ::_exit(0);
-    }
-    for (double s : result.seconds) append_double(errors, s);
-    send(kResultRecord, errors);
+    result = cuda_run(*task.program, *task.function, inputs, expected, run_options);
   } catch (const std::exception& e) {
-    send(kFailureRecord, e.what());
-  } catch (...) {
-    send(kFailureRecord, "an exception that is not a std::exception");
+#ifdef INGOT_HAVE_CUDA
+    if (dynamic_cast<const NvrtcError*>(&e)) {
+      send(kCompileErrorRecord, e.what());
+      return;
+    }
+#endif
+    throw;
   }
-  ::_exit(0);
+  std::string compile_seconds;
+  append_double(compile_seconds, result.compile_seconds);
+  send(kCompileTimeRecord, compile_seconds);
+  double max_abs = 0, max_rel = 0;
+  std::string wrong;
+  for (size_t n = 0; n < result.checks.size(); ++n) {
+    const Comparison& c = result.checks[n];
+    max_abs = std::max(max_abs, c.max_abs_error);
+    max_rel = std::max(max_rel, c.max_rel_error);
+    if (!c.ok && wrong.empty()) wrong = "output '" + (*task.output_names)[n] + "': " + c.message;
+  }
+  // compare() leaves NaN differences out of its maxima: a wrong answer with no finite difference is a NaN.
+  if (!wrong.empty() && max_abs == 0) max_abs = max_rel = std::numeric_limits<double>::infinity();
+  std::string errors;
+  append_double(errors, max_abs);
+  append_double(errors, max_rel);
+  if (!wrong.empty()) {
+    send(kWrongAnswerRecord, errors + wrong);
+    return;
+  }
+  for (double s : result.seconds) append_double(errors, s);
+  send(kResultRecord, errors);
 }
 
 // What a forked child left behind: its report, the tail of its output and its wait status.
@@ -489,10 +472,11 @@ struct ChildOutcome {
   bool timed_out = false;
 };
 
-// Forks a child that runs body(report_fd) with prepare_child_process's settings and then leaves with _exit; collects
-// its report and output until it ends, or kills it once timeout_seconds have passed. `who` starts the messages of
+// Forks a child that runs body(send) with prepare_child_process's settings (an exception it throws is sent as the
+// failure record) and then leaves with _exit; collects its report and output until it ends, or kills it once
+// timeout_seconds have passed. `who` starts the messages of
 // what it throws (a pipe, fork or poll that failed; std::logic_error from ensure_no_other_threads).
-ChildOutcome run_child(double timeout_seconds, const std::function<void(int report_fd)>& body, const std::string& who) {
+ChildOutcome run_child(double timeout_seconds, const std::function<void(const Send&)>& body, const std::string& who) {
   ensure_no_other_threads();
   Pipe report, output;
   const pid_t parent = ::getpid();
@@ -505,7 +489,17 @@ ChildOutcome run_child(double timeout_seconds, const std::function<void(int repo
     report.read_end->reset();
     output.read_end->reset();
     prepare_child_process(parent, output.write_end->get());
-    body(report.write_end->get());
+    const int report_fd = report.write_end->get();
+    const Send send = [report_fd](char kind, const std::string& payload) {
+      if (!write_all(report_fd, record(kind, payload))) ::_exit(kExitReportFailed);
+    };
+    try {
+      body(send);
+    } catch (const std::exception& e) {
+      send(kFailureRecord, e.what());
+    } catch (...) {
+      send(kFailureRecord, "an exception that is not a std::exception");
+    }
     ::_exit(0);
   }
   report.write_end->reset();
@@ -673,13 +667,13 @@ Measurement Runner::measure(const BuildResult& candidate) const {
     GpuChildTask task{&options_, program_.get(), &candidate.function, &input_names_,
                       &inputs_,  &output_names_, &expected_};
     child = run_child(
-        options_.run_timeout_seconds, [&](int report_fd) { measure_on_gpu_in_child(task, report_fd); },
+        options_.run_timeout_seconds, [&](const Send& send) { measure_on_gpu_in_child(task, send); },
         "Runner::measure");
   } else {
     ChildTask task{&options_,      &candidate.function, &candidate.library.path, &inputs_,
                    &output_names_, &expected_,          &absolute_scales_};
     child = run_child(
-        options_.run_timeout_seconds, [&](int report_fd) { measure_in_child(task, report_fd); }, "Runner::measure");
+        options_.run_timeout_seconds, [&](const Send& send) { measure_in_child(task, send); }, "Runner::measure");
   }
   return measurement_of(child, options_.run_timeout_seconds, std::move(m));
 }
@@ -687,7 +681,7 @@ Measurement Runner::measure(const BuildResult& candidate) const {
 GpuProbe probe_gpu(double timeout_seconds) {
   ChildOutcome child = run_child(
       timeout_seconds,
-      [](int report_fd) {
+      [](const Send& send) {
         std::string payload;
 #ifndef INGOT_HAVE_CUDA
         // A GPU without NVRTC: cuda_run could not compile a kernel, so no candidate could be measured.
@@ -700,7 +694,7 @@ GpuProbe probe_gpu(double timeout_seconds) {
           payload = std::string("0") + e.what();
         }
 #endif
-        if (!write_all(report_fd, record(kDeviceRecord, payload))) ::_exit(kExitReportFailed);
+        send(kDeviceRecord, payload);
       },
       "probe_gpu");
   GpuProbe probe;
