@@ -327,6 +327,31 @@ void fill_unwritten_marker(HostTensor& t) {
   }
 }
 
+// The verification run's verdict over all outputs: the largest differences, and the first wrong output's message.
+struct Verdict {
+  double max_abs = 0, max_rel = 0;
+  std::string wrong;  // empty when every output is within the tolerance
+
+  void add(const Comparison& c, const std::string& output_name) {
+    max_abs = std::max(max_abs, c.max_abs_error);
+    max_rel = std::max(max_rel, c.max_rel_error);
+    if (!c.ok && wrong.empty()) wrong = "output '" + output_name + "': " + c.message;
+  }
+  // What the result and wrong-answer records open with: the two maxima.
+  std::string maxima() const {
+    std::string out;
+    append_double(out, max_abs);
+    append_double(out, max_rel);
+    return out;
+  }
+  // Sends the wrong-answer record when an output is wrong; says whether it did.
+  bool send_if_wrong(const Send& send) const {
+    if (wrong.empty()) return false;
+    send(kWrongAnswerRecord, maxima() + wrong);
+    return true;
+  }
+};
+
 // Runs in the child (run_child): loads the library, verifies the first run and times the runs after it, sending
 // each step and the final record.
 void measure_in_child(const ChildTask& task, const Send& send) {
@@ -348,26 +373,17 @@ void measure_in_child(const ChildTask& task, const Send& send) {
 
   send(kStepRecord, "the verification run");
   module.run(in, out);
-  double max_abs = 0, max_rel = 0;
-  std::string wrong;
+  Verdict verdict;
   for (size_t n = 0; n < outputs.size(); ++n) {
     Comparison c = compare(outputs[n], (*task.expected)[n], options.rtol, options.atol * (*task.absolute_scales)[n]);
-    max_abs = std::max(max_abs, c.max_abs_error);
-    max_rel = std::max(max_rel, c.max_rel_error);
+    verdict.add(c, (*task.output_names)[n]);
     // compare() leaves NaN differences out of its maxima; a first bad element that is NaN (or NaN where a
     // number was expected) counts as an infinite error.
     if (!c.ok && c.first_bad_index >= 0 &&
         std::isnan(outputs[n].get(c.first_bad_index) - (*task.expected)[n].get(c.first_bad_index)))
-      max_abs = max_rel = std::numeric_limits<double>::infinity();
-    if (!c.ok && wrong.empty()) wrong = "output '" + (*task.output_names)[n] + "': " + c.message;
+      verdict.max_abs = verdict.max_rel = std::numeric_limits<double>::infinity();
   }
-  std::string errors;
-  append_double(errors, max_abs);
-  append_double(errors, max_rel);
-  if (!wrong.empty()) {
-    send(kWrongAnswerRecord, errors + wrong);
-    return;
-  }
+  if (verdict.send_if_wrong(send)) return;
 
   std::vector<unsigned char> flush(size_t(options.flush_cache_bytes));
   unsigned char flush_round = 0;
@@ -396,8 +412,9 @@ void measure_in_child(const ChildTask& task, const Send& send) {
     double spent_ms = std::chrono::duration<double, std::milli>(t1 - started).count();
     if (int(seconds.size()) >= options.min_repeats && spent_ms >= options.min_repeat_ms) break;
   }
-  for (double s : seconds) append_double(errors, s);
-  send(kResultRecord, errors);
+  std::string result = verdict.maxima();
+  for (double s : seconds) append_double(result, s);
+  send(kResultRecord, result);
 }
 
 // What the GPU child needs; all of it is in the parent's memory before fork.
@@ -443,23 +460,13 @@ void measure_on_gpu_in_child(const GpuChildTask& task, const Send& send) {
   std::string compile_seconds;
   append_double(compile_seconds, result.compile_seconds);
   send(kCompileTimeRecord, compile_seconds);
-  double max_abs = 0, max_rel = 0;
-  std::string wrong;
-  for (size_t n = 0; n < result.checks.size(); ++n) {
-    const Comparison& c = result.checks[n];
-    max_abs = std::max(max_abs, c.max_abs_error);
-    max_rel = std::max(max_rel, c.max_rel_error);
-    if (!c.ok && wrong.empty()) wrong = "output '" + (*task.output_names)[n] + "': " + c.message;
-  }
+  Verdict verdict;
+  for (size_t n = 0; n < result.checks.size(); ++n) verdict.add(result.checks[n], (*task.output_names)[n]);
   // compare() leaves NaN differences out of its maxima: a wrong answer with no finite difference is a NaN.
-  if (!wrong.empty() && max_abs == 0) max_abs = max_rel = std::numeric_limits<double>::infinity();
-  std::string errors;
-  append_double(errors, max_abs);
-  append_double(errors, max_rel);
-  if (!wrong.empty()) {
-    send(kWrongAnswerRecord, errors + wrong);
-    return;
-  }
+  if (!verdict.wrong.empty() && verdict.max_abs == 0)
+    verdict.max_abs = verdict.max_rel = std::numeric_limits<double>::infinity();
+  if (verdict.send_if_wrong(send)) return;
+  std::string errors = verdict.maxima();
   for (double s : result.seconds) append_double(errors, s);
   send(kResultRecord, errors);
 }
