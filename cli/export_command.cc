@@ -6,11 +6,13 @@
 // of that architecture (`ingot tune` with target.kind sm_80 or sm_90), or the named schedule.
 #include <filesystem>
 #include <iostream>
+#include <tuple>
 
 #include "cli/commands.h"
 #include "codegen/pipeline.h"
 #include "compile/export_cpp.h"
 #include "compile/export_cuda.h"
+#include "configs/flag_values.h"
 #include "configs/run_config.h"
 #include "interp/interpreter.h"
 #include "results/database.h"
@@ -28,6 +30,7 @@ struct ProgramToExport {
   LoopFunction function;
   TensorMap inputs;
   TensorMap reference;
+  ExportTolerance tolerance;  // what the program was verified with
 };
 
 void print_written(const ExportedProgram& e, const std::vector<std::string>& written, const std::string& out) {
@@ -50,7 +53,7 @@ void print_written(const ExportedProgram& e, const std::vector<std::string>& wri
 void add_export_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("export", "Write the best program of a workload as standalone C++ (or CUDA)");
   static std::string db = "ingot.db", workload, out, target, isa = "native", schedule, size = "default",
-                     precision = "fp32";
+                     precision = "fp32", rtol = "1e-4", atol = "1e-5";
   static int threads = 0;
   static uint64_t seed = 1;
   cmd->add_option("--db", db, "Database file")->capture_default_str();
@@ -71,6 +74,15 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--precision", precision, "With --schedule: fp32, or bf16 (as `ingot run --precision`)")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
+  cmd->add_option(
+         "--rtol", rtol,
+         "With --schedule: the exported check's relative tolerance (as `ingot run --rtol`); a measured program "
+         "is checked with its run's measure.rtol")
+      ->capture_default_str();
+  cmd->add_option("--atol", atol,
+                  "With --schedule: the exported check's absolute tolerance, scaled by the output's magnitude (as "
+                  "`ingot run --atol`); a measured program is checked with its run's measure.atol")
+      ->capture_default_str();
   cmd->callback([cmd] {
     const bool gpu_key = target.rfind("gpu:", 0) == 0;
     const bool gpu = is_gpu_arch(target) || gpu_key;
@@ -78,7 +90,7 @@ void add_export_command(CLI::App& app) {
     const std::string arch = gpu_key ? target.substr(target.rfind(':') + 1) : target;
     if (gpu_key && !is_gpu_arch(arch))
       throw std::invalid_argument("--target " + target + ": a GPU key ends with sm_80 or sm_90");
-    for (const char* flag : {"--size", "--seed", "--precision"})
+    for (const char* flag : {"--size", "--seed", "--precision", "--rtol", "--atol"})
       if (cmd->count(flag) > 0 && schedule.empty())
         throw std::invalid_argument(std::string(flag) +
                                     " applies with --schedule; the best measured program "
@@ -86,6 +98,9 @@ void add_export_command(CLI::App& app) {
     ProgramToExport p;
     std::string program_isa = isa;  // the ISA the program was written (and measured) for
     if (!schedule.empty()) {
+      // The flags first: a bad one is refused before the workload is built.
+      std::tie(p.tolerance.rtol, p.tolerance.atol) = verification_tolerance(
+          precision, number_flag("--rtol", rtol, 0, false), number_flag("--atol", atol, 0, false));
       ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0, precision);
       Schedule s = schedule_from_spec(schedule, w.program, gpu, isa, w.weights, db);
       p.function = lower_program(w.program, s);
@@ -115,14 +130,16 @@ void add_export_command(CLI::App& app) {
         std::cout << "candidate " << chosen->candidate_hash() << ": the fastest side by side in run "
                   << chosen->side_by_side->run_id << "\n";
       program_isa = config.target.isa;
+      std::tie(p.tolerance.rtol, p.tolerance.atol) =
+          verification_tolerance(config.workload.precision, config.measure.rtol, config.measure.atol);
       p.function = lower_program(w.program, Schedule::from_json(chosen->schedule_json()));
       // As the tuning loop builds them; the run's seed, not the config's, which `ingot tune --seed` overrides.
       p.inputs = workload_inputs(w, run->seed);
       p.reference = interpret(w.program, p.inputs);
     }
-    ExportedProgram e = gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), arch)
+    ExportedProgram e = gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), arch, p.tolerance)
                             : export_cpp(p.function, std::move(p.inputs), std::move(p.reference),
-                                         isa_flags_for(target_isa(program_isa)));
+                                         isa_flags_for(target_isa(program_isa)), p.tolerance);
     print_written(e, write_exported_program(e, out), out);
   });
 }

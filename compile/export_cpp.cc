@@ -27,8 +27,6 @@ static_assert(std::endian::native == std::endian::little, "export writes host te
 
 // The verification rule of ingot's runner (runtime/runner.h), which the exported main applies: its default
 // tolerance, or bf16's (ir/dtype.h) for a program with bf16 inputs.
-constexpr double kRtol = 1e-4;
-constexpr double kAtol = 1e-5;
 
 std::string c_identifier(const std::string& s) {
   std::string out;
@@ -438,7 +436,7 @@ std::string export_declarations(const std::string& includes, const std::string& 
 }
 
 ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMap reference,
-                               const ExportBackend& backend) {
+                               const ExportBackend& backend, const ExportTolerance& tolerance) {
   ExportedProgram e;
   // A packed input's data file holds it packed, as the function takes it: packed once, here.
   for (const PackedLayout& layout : f.packed_inputs)
@@ -455,8 +453,8 @@ ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMa
 
   const bool bf16 =
       std::any_of(f.inputs.begin(), f.inputs.end(), [](const Buffer& b) { return b->dtype == DType::kBFloat16; });
-  e.rtol = bf16 ? kBf16Tolerance : kRtol;
-  e.atol = bf16 ? kBf16Tolerance : kAtol;
+  e.rtol = bf16 ? std::max(tolerance.rtol, kBf16Tolerance) : tolerance.rtol;
+  e.atol = bf16 ? std::max(tolerance.atol, kBf16Tolerance) : tolerance.atol;
   std::string main = replace_all(kMainTemplate, "@INPUTS@", tensor_table("kInputs", f.inputs));
   main = replace_all(main, "@OUTPUTS@", tensor_table("kOutputs", f.outputs));
   main = replace_all(main, "@RTOL@", exact_double(e.rtol));
@@ -469,7 +467,8 @@ ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMa
   return e;
 }
 
-ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap reference, const std::string& isa_flags) {
+ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap reference, const std::string& isa_flags,
+                           const ExportTolerance& tolerance) {
   ExportBackend cpu;
   const std::string name = export_file_stem(f);
   cpu.language = "C++";
@@ -491,7 +490,7 @@ ExportedProgram export_cpp(const LoopFunction& f, TensorMap inputs, TensorMap re
     << export_buffer_list(f) << "// It uses OpenMP's default number of threads (set OMP_NUM_THREADS to change it).\n"
     << export_declarations("", "void ingot_run(void* const* args, void* workspace)");
   cpu.header = h.str();
-  return export_program(f, std::move(inputs), std::move(reference), cpu);
+  return export_program(f, std::move(inputs), std::move(reference), cpu, tolerance);
 }
 
 std::vector<std::string> write_exported_program(const ExportedProgram& e, const std::string& dir) {

@@ -20,13 +20,21 @@ struct ExportedProgram {
   std::string main_file;      // <name>_main.cpp
   std::string main_source;    // its text: ./<name> [DATA_DIR] [--repeat N], see the README
   std::string readme;         // README.txt
-  double rtol = 0, atol = 0;  // the main's check: 1e-4 and 1e-5, or kBf16Tolerance with bf16 inputs (ir/dtype.h)
+  double rtol = 0, atol = 0;  // the main's check: ExportTolerance's, at least kBf16Tolerance with bf16 inputs
   std::string build_command;  // g++ -O3 <isa flags> -fno-math-errno -fopenmp <name>.cpp <name>_main.cpp -o <name>, +
                               // vector_math_flags() (export_cuda: nvcc -O3 -arch=<arch> ...)
   // A tensor's file under inputs/, reference/ and outputs/ is <tensor>.bin, with any character of the name but
   // letters, digits, '_', '-' and '.' replaced by '_'.
   TensorMap inputs;     // by input buffer name: written to inputs/
   TensorMap reference;  // by output buffer name: written to reference/
+};
+
+// The tolerance the exported main checks its outputs with, as ingot verifies (measure.rtol and measure.atol: per
+// element |actual - expected| <= atol * max(1, max |expected|) + rtol * |expected|). `ingot export` passes the one the
+// exported program was verified with when it was measured, so that the copy accepts what the tuner accepted.
+struct ExportTolerance {
+  double rtol = 1e-4;
+  double atol = 1e-5;
 };
 
 // inputs: a tensor for each input buffer of the function, the values the program is checked on; reference: what
@@ -36,7 +44,7 @@ struct ExportedProgram {
 // isa_flags: the ISA part of the flags the program was measured with (compile/cpp_compiler.h: default_isa_flags(), or
 // cpu_isa_compiler_flags of a named ISA), so that the exported program is the measured one.
 ExportedProgram export_cpp(const LoopFunction& function, TensorMap inputs, TensorMap reference,
-                           const std::string& isa_flags = default_isa_flags());
+                           const std::string& isa_flags = default_isa_flags(), const ExportTolerance& tolerance = {});
 
 // What a backend's export adds to the shared parts (data, tensor tables, checks, README): for export_cuda.
 struct ExportBackend {
@@ -60,7 +68,7 @@ std::string export_buffer_list(const LoopFunction& f);
 std::string export_declarations(const std::string& includes, const std::string& run_declaration);
 // The export of f with a backend's kernel and run; checks and throws as export_cpp.
 ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMap reference,
-                               const ExportBackend& backend);
+                               const ExportBackend& backend, const ExportTolerance& tolerance);
 
 // Writes the sources, README.txt and the data files (inputs/ and reference/, raw little-endian elements in row-major
 // order) into dir, creating the folders that are missing; returns the paths written, the four text files first.

@@ -103,7 +103,7 @@ std::string dim3_text(const std::array<int64_t, 3>& d) {
 }  // namespace
 
 ExportedProgram export_cuda(const LoopFunction& function, TensorMap inputs, TensorMap reference,
-                            const std::string& arch) {
+                            const std::string& arch, const ExportTolerance& tolerance) {
   if (!std::regex_match(arch, std::regex("sm_[0-9]+a?")))
     throw std::invalid_argument("export: '" + arch + "' is not a CUDA architecture (sm_80, sm_90, ...)");
   const std::string name = export_file_stem(function);
@@ -191,7 +191,7 @@ ExportedProgram export_cuda(const LoopFunction& function, TensorMap inputs, Tens
     << export_declarations("#include <cuda_runtime.h>\n\n",
                            "cudaError_t ingot_run(void* const* args, void* workspace, cudaStream_t stream)");
   cuda.header = h.str();
-  return export_program(function, std::move(inputs), std::move(reference), cuda);
+  return export_program(function, std::move(inputs), std::move(reference), cuda, tolerance);
 }
 
 }  // namespace ingot

@@ -21,6 +21,6 @@ constexpr int kCudaExportAbiVersion = 1;
 // std::invalid_argument as export_cpp does, for an arch that is not sm_NN, and what the CUDA printer throws (bf16
 // buffers, for one).
 ExportedProgram export_cuda(const LoopFunction& function, TensorMap inputs, TensorMap reference,
-                            const std::string& arch);
+                            const std::string& arch, const ExportTolerance& tolerance = {});
 
 }  // namespace ingot

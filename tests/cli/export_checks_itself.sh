@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `ingot export` writes a program that checks itself on the values ingot measured with: tuned from an ONNX model
 # (whose weights are fixed inputs) with `--seed` overriding the config's seed, the export holds the model's weights
-# and the run's random input, builds with the command it prints, passes its check, and fails it naming the output
-# when the reference is another seed's, or naming the file when an input is missing.
+# and the run's random input, checks with the run's measure.rtol, builds with the command it prints, passes its
+# check, and fails it naming the output when the reference is another seed's, or naming the file when an input is
+# missing.
 # Usage: export_checks_itself.sh PATH/TO/ingot PATH/TO/tiny_mlp.onnx
 set -euo pipefail
 ingot="$1"
@@ -21,7 +22,7 @@ target: {threads: 1}
 budget: {trials: 2}
 seed: 1
 database: $dir/seed_$seed.db
-measure: {warmup_runs: 0, min_repeat_ms: 1, min_repeats: 1, build_workers: 2}
+measure: {warmup_runs: 0, min_repeat_ms: 1, min_repeats: 1, build_workers: 2, rtol: 0.001}
 CONFIG
   "$ingot" tune "$dir/tiny_$seed.yaml" --seed "$seed" > "$dir/tune_$seed.log"
   "$ingot" export --workload tiny_mlp --db "$dir/seed_$seed.db" --threads 1 --out "$dir/export_$seed" \
@@ -39,6 +40,7 @@ fi
 build="$(sed -n 's/^build: cd .* && //p' "$dir/export_7.log")"
 [ -n "$build" ] || fail "export printed no build command"
 grep -q "^run:   cd .* && ./tiny_mlp" "$dir/export_7.log" || fail "export printed no run command"
+grep -q "+ 0.001 \* |expected|" "$out/README.txt" || fail "the check is not the run's measure.rtol: $(cat "$out/README.txt")"
 (cd "$out" && eval "$build") || fail "the printed build command failed"
 
 (cd "$out" && ./tiny_mlp) > "$dir/run.log" || fail "the check failed: $(cat "$dir/run.log")"

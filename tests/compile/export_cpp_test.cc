@@ -303,6 +303,26 @@ TEST(ExportCpp, Bf16TensorsAreReadWrittenAndCheckedAtBf16sTolerance) {
   fs::remove_all(dir);
 }
 
+// The main checks with the tolerance it is given (ingot export: the one the measurement was verified with): a
+// reference off by a relative 5e-4 fails the default 1e-4 check and passes a 1e-3 one.
+TEST(ExportCpp, TheCheckUsesTheGivenTolerance) {
+  Program p = two_gemm(4, 32, 8, 16);
+  TensorMap inputs = random_inputs(p, 3);
+  TensorMap reference = interpret(p, inputs);
+  HostTensor& y = reference.at("Y");
+  for (int64_t i = 0; i < y.num_elements(); ++i) y.set(i, y.get(i) * (1 + 5e-4));
+  for (const double rtol : {1e-4, 1e-3}) {
+    ExportedProgram e = export_cpp(lower(p, Schedule()), inputs, reference, default_isa_flags(), {rtol, 0});
+    EXPECT_EQ(e.rtol, rtol);
+    EXPECT_EQ(e.atol, 0);
+    fs::path dir = fresh_dir("tolerance_" + std::to_string(rtol));
+    ASSERT_TRUE(write_and_build(e, dir)) << read_text(dir / "build.log");
+    ProgramRun run = run_exported(dir, e.name);
+    EXPECT_EQ(run.exit_code, rtol < 5e-4 ? 1 : 0) << rtol << "\n" << run.output;
+    fs::remove_all(dir);
+  }
+}
+
 // Names from users' models: the files get safe names and the main's messages the names themselves.
 TEST(ExportCpp, TensorNamesThatAreNotIdentifiersGetSafeFileNames) {
   Tensor x = placeholder("input:0/\"x\"", {4});
