@@ -92,9 +92,10 @@ void add_export_command(CLI::App& app) {
       throw std::invalid_argument("--target " + target + ": a GPU key ends with sm_80 or sm_90");
     for (const char* flag : {"--size", "--seed", "--precision", "--rtol", "--atol"})
       if (cmd->count(flag) > 0 && schedule.empty())
-        throw std::invalid_argument(std::string(flag) +
-                                    " applies with --schedule; the best measured program "
-                                    "is exported at the size, seed and precision it was measured with");
+        throw std::invalid_argument(
+            std::string(flag) +
+            " applies with --schedule; the best measured program "
+            "is exported at the size, seed and precision it was measured with, and checks with its run's tolerance");
     ProgramToExport p;
     std::string program_isa = isa;  // the ISA the program was written (and measured) for
     if (!schedule.empty()) {
