@@ -1,5 +1,6 @@
 // The tuning loop's builder: lowers each candidate (program + schedule), prints it as C++ and compiles the
-// sources in a pool of worker threads (each compile is a child process with CompileOptions' time limit).
+// sources in a pool of worker threads (each compile is a child process with CompileOptions' time limit); GPU
+// candidates are lowered and printed as CUDA only (the GPU runner compiles them).
 // Every candidate gets a result, in input order: its library, or the class and message of what failed.
 // All worker threads have exited when build() returns, as the runner's fork requires (runtime/runner.h).
 #pragma once

@@ -1,6 +1,7 @@
 // The tuning loop's runner: measures one built candidate at a time, alone, in a forked child process. The
-// child loads the library, checks the first run against the expected outputs, warms up and times repeated
-// runs, and reports through a pipe; the parent enforces one time limit on all of it. A crash, a hang or a
+// child loads the library (for the GPU: compiles the kernels with NVRTC and runs them on the device), checks the
+// first run against the expected outputs, warms up and times repeated runs, and reports through a pipe; the parent
+// enforces one time limit on all of it. A crash, a hang or a
 // wrong answer becomes a Measurement with its error class and the caller carries on. Call it with no other
 // thread running in the process (see "Why fork without exec is safe" below).
 #pragma once
