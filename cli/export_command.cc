@@ -87,7 +87,7 @@ void add_export_command(CLI::App& app) {
     const bool gpu_key = target.rfind("gpu:", 0) == 0;
     const bool gpu = is_gpu_arch(target) || gpu_key;
     // The architecture the CUDA is written for: a stored GPU key ends with it.
-    const std::string arch = gpu_key ? target.substr(target.rfind(':') + 1) : target;
+    const std::string arch = gpu_key ? gpu_key_arch(target) : target;
     if (gpu_key && !is_gpu_arch(arch))
       throw std::invalid_argument("--target " + target + ": a GPU key ends with sm_80 or sm_90");
     for (const char* flag : {"--size", "--seed", "--precision", "--rtol", "--atol"})

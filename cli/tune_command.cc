@@ -245,8 +245,7 @@ void add_tune_command(CLI::App& app) {
                 << "      its schedule: ingot best --config " << config_path << " [--json]\n"
                 << "      standalone " << (job.options.gpu ? "CUDA" : "C++") << ": ingot export --workload "
                 << s.workload_hash << " --db " << job.options.database_path
-                << (job.options.gpu ? " --target " + s.target.substr(s.target.rfind(':') + 1) : std::string())
-                << " --out DIR\n";
+                << (job.options.gpu ? " --target " + gpu_key_arch(s.target) : std::string()) << " --out DIR\n";
     } else
       std::cout << "no correct candidate yet\n";
   });

@@ -69,18 +69,17 @@ std::string cpu_target_key(int threads, const std::string& isa, const std::strin
 
 std::string gpu_target_key(const std::string& device, const std::string& arch) { return "gpu:" + device + ":" + arch; }
 
+std::string gpu_key_arch(const std::string& key) {
+  return key.rfind("gpu:", 0) == 0 ? key.substr(key.rfind(':') + 1) : "";
+}
+
 bool is_gpu_arch(const std::string& target) { return target == "sm_80" || target == "sm_90"; }
 
 std::string resolve_stored_target(const Database& db, const std::string& workload, const std::string& target) {
   if (!is_gpu_arch(target)) return target;
-  const std::string suffix = ":" + target;
   std::set<std::string> keys;
-  for (const MeasuredCandidate& m : db.history(workload)) {
-    const std::string& key = m.candidate.target;
-    if (key.rfind("gpu:", 0) == 0 && key.size() > suffix.size() &&
-        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
-      keys.insert(key);
-  }
+  for (const MeasuredCandidate& m : db.history(workload))
+    if (gpu_key_arch(m.candidate.target) == target) keys.insert(m.candidate.target);
   if (keys.empty()) return gpu_target_key("(no GPU of " + target + " measured it)", target);
   if (keys.size() == 1) return *keys.begin();
   std::string message = "workload '" + workload + "' was measured on " + std::to_string(keys.size()) + " GPUs of " +

@@ -98,6 +98,8 @@ std::string cpu_target_key(int threads, const std::string& isa = "", const std::
 // The database key of a GPU target: the device and the architecture its kernels are compiled for
 // ("gpu:NVIDIA H200:sm_90").
 std::string gpu_target_key(const std::string& device, const std::string& arch);
+// The architecture a GPU target key ends with ("sm_90" of "gpu:NVIDIA H200:sm_90"); "" for any other key.
+std::string gpu_key_arch(const std::string& key);
 // Whether a --target setting names a GPU architecture of the built-in targets ("sm_80", "sm_90").
 bool is_gpu_arch(const std::string& target);
 // The stored target key a --target setting names for a workload (name or hash): for "sm_80" or "sm_90", the key of
