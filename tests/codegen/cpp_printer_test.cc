@@ -9,11 +9,14 @@
 #include <regex>
 #include <set>
 
+#include "analysis/strategies.h"
 #include "analysis/target.h"
 #include "codegen/pipeline.h"
 #include "compile/cpp_compiler.h"
 #include "compile/kernel_module.h"
 #include "lower/vector_tiles.h"
+#include "ops/conv.h"
+#include "ops/elementwise.h"
 #include "space/strategy_schedule.h"
 #include "tests/support/cpu_test_kernels.h"
 #include "tests/support/fixed_targets.h"
@@ -1499,6 +1502,29 @@ TEST(CppPrinter, PrefetchesTheWeightRowsALongReductionBroadcasts) {
   EXPECT_EQ(long_rows[0], "__builtin_prefetch(&conv_weight[conv_rc + relu_i_j_o * 2048 + 256]);");
   for (const std::string& line : long_rows) EXPECT_NE(line.find("conv_weight["), std::string::npos) << line;
   EXPECT_TRUE(prefetches(128).empty());
+}
+
+// A channel tile of a 1 x 1 convolution on a 14 x 14 map (its weight packed) broadcasts 14 pixels of each input
+// channel, a plane (196 elements) from the last step's: each step prefetches the lines of those pixels 16 steps
+// ahead, the first and the last pixel (14 floats span one or two lines). Its packed weight is a contiguous stream.
+TEST(CppPrinter, PrefetchesTheStridedPixelsAChannelTileBroadcasts) {
+  Tensor x = placeholder("x", {1, 256, 14, 14}), w = placeholder("w", {64, 256, 1, 1}), b = placeholder("b", {64});
+  Program p({relu("y", conv2d("c", x, w, b))}, "pointwise_relu");
+  FixedScheduleOptions options;
+  options.weights = {"w", "b"};
+  options.simd_fp32_lanes = 16;
+  const Target target = test_support::avx512_cpu();
+  const std::string source =
+      compile_to_cpp_source(p, strategy_schedule(p, make_plan("global", p, target), options)).source;
+  ASSERT_NE(source.find("ingot_load_strided_f32xN(16, "), std::string::npos) << source;  // a channel tile
+  std::vector<std::string> lines;
+  static const std::regex prefetch(R"(__builtin_prefetch\(&[^;]*;)");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), prefetch); it != std::sregex_iterator(); ++it)
+    lines.push_back(it->str());
+  EXPECT_EQ(lines, (std::vector<std::string>{
+                       "__builtin_prefetch(&x[c_conv_rc * 196 + y_i_l_m_o_j_o / 2 * 14 + 3136]);",  // 16 x 196
+                       "__builtin_prefetch(&x[c_conv_rc * 196 + y_i_l_m_o_j_o / 2 * 14 + 3149]);"}))
+      << source;
 }
 
 // A grouped 3 x 3 convolution's stencil tile reads a few rows of one input channel per step of its channel loop;
