@@ -986,6 +986,9 @@ class StrategyScheduler {
   // (outer_product_accumulators) with rows dividing height, then the fewest loads per k (vectors + rows); with 8 lanes,
   // panel_columns or one with more accumulators (below). Swin's maps of 14-token rows and 512 or 2048 columns (no
   // multiple of 48) take 2 vectors x 14 rows: 4 x 7 loads fewer (11 per 28 FMAs against 16) but needs 33 registers.
+  // With 16 lanes a tile that loads more per k than it multiplies (one vector: rows + 1 loads for rows FMAs) comes
+  // after every tile of at least 8 accumulators that does not: the ONNX LSTM's projection (100 rows, 1024 columns)
+  // took 1 vector x 25 rows and ran at 140-150 GFLOP/s, as 4 vectors x 5 rows at 300-320 (Intel Xeon, 2 threads).
   int64_t gemm_panel_columns(int64_t width, int64_t height) const {
     const int64_t lanes = options_.simd_fp32_lanes;
     if (knobs().panel_vectors > 0 && width % (knobs().panel_vectors * lanes) == 0) return knobs().panel_vectors * lanes;
@@ -998,15 +1001,23 @@ class StrategyScheduler {
       if (best == 0) return 0;
       best_accumulators = largest_divisor_up_to(height, accumulator_vectors() / (best / lanes)) * (best / lanes);
     }
+    constexpr int64_t kLatencyAccumulators = 8;  // two FMA pipes x four cycles of latency
+    auto balanced = [&](int64_t accumulators, int64_t loads) {
+      return lanes == kAvx512VectorLanes && loads <= accumulators && accumulators >= kLatencyAccumulators;
+    };
+    bool best_balanced = best > 0 && balanced(best_accumulators, best_loads);
     for (int64_t vectors = 4; vectors >= 1; --vectors) {
       if (width % (vectors * lanes) != 0) continue;
       const int64_t rows = largest_divisor_up_to(height, outer_product_accumulators(vectors) / vectors);
       const int64_t accumulators = rows * vectors, loads = rows + vectors;
-      if (accumulators > best_accumulators ||
+      const bool is_balanced = balanced(accumulators, loads);
+      if (best_balanced && !is_balanced) continue;
+      if ((is_balanced && !best_balanced) || accumulators > best_accumulators ||
           (accumulators == best_accumulators && loads < best_loads && lanes == kAvx512VectorLanes)) {
         best = vectors * lanes;
         best_accumulators = accumulators;
         best_loads = loads;
+        best_balanced = is_balanced;
       }
     }
     return best;

@@ -850,6 +850,29 @@ TEST(StrategySchedule, OuterProductTilesLeaveRegistersForTheirOperands) {
   expect_matches_interpreter(p, s);
 }
 
+// A tile of one vector loads more per step of k than it multiplies (rows + 1 loads for rows FMAs): on 100 rows of
+// 1024 columns (the ONNX LSTM's projection of a sequence) 4 vectors x 5 rows (9 loads per 20 FMAs) go before 1 vector
+// x 25 rows (26 per 25), which fills more accumulators. AVX2's panels keep their rule.
+TEST(StrategySchedule, GemmPanelsThatLoadMoreThanTheyMultiplyComeLast) {
+  const int64_t M = 100, K = 64, N = 1024;
+  Tensor x = placeholder("x", {M, K}), W = placeholder("W", {N, K});
+  IterVar k = reduce_axis(K, "k");
+  Tensor y =
+      compute("y", {M, N}, [&](const std::vector<Expr>& i) { return sum(x(i[0], k.var) * W(i[1], k.var), {k}); });
+  Program p({y}, "projection");
+  FixedScheduleOptions packing;
+  packing.weights = {"W"};
+  Schedule s = make_strategy_program(p, "unfused", cpu(), packing).schedule;
+  EXPECT_EQ(s.decisions().front().to_string(), "pack W dimension 0 in blocks of 64") << s.to_json();
+  const std::string cpp = compile_to_cpp_source(p, s).source;
+  EXPECT_NE(cpp.find("ingot_f32xN ingot_t19 = "), std::string::npos) << cpp;  // 20 accumulators
+  EXPECT_EQ(cpp.find("ingot_t20"), std::string::npos) << cpp;
+  expect_matches_interpreter(p, s);
+  Schedule avx2 = make_strategy_program(p, "unfused", test_support::avx2_cpu(), packing).schedule;
+  EXPECT_NE(avx2.decisions().front().to_string(), "pack W dimension 0 in blocks of 64") << avx2.to_json();
+  expect_matches_interpreter(p, avx2);
+}
+
 // The global plan's prefetches reach the program (BERT: each layer's biases and norm parameters; the stages after
 // its barriers read whole rows, so they stay apart): each is a prefetch at the end of the step before its stage,
 // ahead of the barrier, printed as each thread's share of the lines; the program still equals the interpreter.
