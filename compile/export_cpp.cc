@@ -25,9 +25,6 @@ namespace {
 // The data files are defined as little-endian; HostTensor's bytes are written as they are.
 static_assert(std::endian::native == std::endian::little, "export writes host tensors' bytes as little-endian");
 
-// The verification rule of ingot's runner (runtime/runner.h), which the exported main applies: its default
-// tolerance, or bf16's (ir/dtype.h) for a program with bf16 inputs.
-
 std::string c_identifier(const std::string& s) {
   std::string out;
   for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -453,6 +450,8 @@ ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMa
 
   const bool bf16 =
       std::any_of(f.inputs.begin(), f.inputs.end(), [](const Buffer& b) { return b->dtype == DType::kBFloat16; });
+  // The verification rule of ingot's runner (runtime/runner.h) with the given tolerance, at least bf16's (ir/dtype.h)
+  // for a program with bf16 inputs.
   e.rtol = bf16 ? std::max(tolerance.rtol, kBf16Tolerance) : tolerance.rtol;
   e.atol = bf16 ? std::max(tolerance.atol, kBf16Tolerance) : tolerance.atol;
   std::string main = replace_all(kMainTemplate, "@INPUTS@", tensor_table("kInputs", f.inputs));

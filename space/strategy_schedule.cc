@@ -988,7 +988,7 @@ class StrategyScheduler {
   // multiple of 48) take 2 vectors x 14 rows: 4 x 7 loads fewer (11 per 28 FMAs against 16) but needs 33 registers.
   // With 16 lanes a tile that loads more per k than it multiplies (one vector: rows + 1 loads for rows FMAs) comes
   // after every tile of at least 8 accumulators that does not: the ONNX LSTM's projection (100 rows, 1024 columns)
-  // took 1 vector x 25 rows and ran at 140-150 GFLOP/s, as 4 vectors x 5 rows at 300-320 (Intel Xeon, 2 threads).
+  // took 1 vector x 25 rows and ran at 140-150 GFLOP/s, as 4 vectors x 5 rows at 300-340 (Intel Xeon, 2 threads).
   int64_t gemm_panel_columns(int64_t width, int64_t height) const {
     const int64_t lanes = options_.simd_fp32_lanes;
     if (knobs().panel_vectors > 0 && width % (knobs().panel_vectors * lanes) == 0) return knobs().panel_vectors * lanes;
