@@ -17,6 +17,7 @@
 #include "lower/vector_tiles.h"
 #include "ops/conv.h"
 #include "ops/elementwise.h"
+#include "ops/linear.h"
 #include "space/strategy_schedule.h"
 #include "tests/support/cpu_test_kernels.h"
 #include "tests/support/fixed_targets.h"
@@ -1525,6 +1526,55 @@ TEST(CppPrinter, PrefetchesTheStridedPixelsAChannelTileBroadcasts) {
                        "__builtin_prefetch(&x[c_conv_rc * 196 + y_i_l_m_o_j_o / 2 * 14 + 3136]);",  // 16 x 196
                        "__builtin_prefetch(&x[c_conv_rc * 196 + y_i_l_m_o_j_o / 2 * 14 + 3149]);"}))
       << source;
+}
+
+// The next-panel prefetches (next_panel_prefetches) of a GEMM's packed weight, as printed: each line of the form
+//   __builtin_prefetch(reinterpret_cast<const char*>(&w[ingot_min_i64(P + 1, last) * S]) + (step) * share, 0, 2);
+std::vector<std::smatch> next_panel_prefetches(const std::string& source) {
+  static const std::regex line(
+      R"(__builtin_prefetch\(reinterpret_cast<const char\*>\(&w\[ingot_min_i64\((\w+) \+ 1, (\d+)\) \* (\d+)\]\) \+ \(([^;]*)\) \* (\d+), 0, 2\);)");
+  std::vector<std::smatch> found;
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), line); it != std::sregex_iterator(); ++it)
+    found.push_back(*it);
+  return found;
+}
+
+// A 128 x 256 x 512 GEMM with its weight packed in panels: each step of the panel loop reads one panel (256 rows of
+// the panel's columns) in every block of rows of x. Its tile prefetches the next panel into L2, spread over the
+// blocks of rows and the steps of k: the whole panel (its bytes = the panel's elements x 4) over blocks x 256 steps,
+// never more than a line a step, and every panel but the first is prefetched once. With 8 rows of x there is one
+// block of rows, which reads the panel once: nothing to prefetch it for.
+TEST(CppPrinter, PrefetchesTheNextPanelOfAPackedWeightWhileTheBlocksOfRowsReadThisOne) {
+  FixedScheduleOptions options;
+  options.weights = {"w"};
+  options.simd_fp32_lanes = 16;
+  const Target target = test_support::avx512_cpu();
+  Tensor x = placeholder("x", {128, 256}), w = placeholder("w", {256, 512});
+  Program gemm({matmul("y", x, w)}, "gemm");
+  const Schedule schedule = strategy_schedule(gemm, make_plan("global", gemm, target), options);
+  const std::string source = compile_to_cpp_source(gemm, schedule).source;
+  static const std::regex packed(R"(f32\[\d+, 256, \d+\] w \(input\))");  // panels x k x columns
+  ASSERT_TRUE(std::regex_search(source, packed)) << source;
+  const std::vector<std::smatch> found = next_panel_prefetches(source);
+  ASSERT_EQ(found.size(), 1u) << source;
+  const std::smatch& m = found[0];
+  const int64_t last = std::stoll(m[2]), panel = std::stoll(m[3]), share = std::stoll(m[5]);
+  EXPECT_EQ((last + 1) * panel, 256 * 512);  // panels of the whole weight
+  const std::regex panel_loop("for \\(int64_t " + m[1].str() + " = 0; " + m[1].str() + " < " +
+                              std::to_string(last + 1) + "; \\+\\+" + m[1].str() + "\\)");
+  EXPECT_TRUE(std::regex_search(source, panel_loop)) << "the prefetch's panel loop, " << last + 1 << " steps";
+  const int64_t row_blocks = panel * 4 / share / 256;  // the panel's bytes over its steps, 256 of k per block
+  EXPECT_EQ(row_blocks * 256 * share, panel * 4) << m.str();
+  EXPECT_GE(row_blocks, 2) << m.str();
+  EXPECT_LE(share, 64) << m.str();
+  EXPECT_NE(m[4].str().find("_k"), std::string::npos) << m.str();  // the step counts k
+
+  Tensor few = placeholder("x", {8, 256});
+  Program once({matmul("y", few, w)}, "gemm_once");
+  const Schedule once_schedule = strategy_schedule(once, make_plan("global", once, target), options);
+  const std::string once_source = compile_to_cpp_source(once, once_schedule).source;
+  ASSERT_TRUE(std::regex_search(once_source, packed)) << once_source;
+  EXPECT_TRUE(next_panel_prefetches(once_source).empty()) << once_source;
 }
 
 // A grouped 3 x 3 convolution's stencil tile reads a few rows of one input channel per step of its channel loop;
