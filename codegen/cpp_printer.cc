@@ -1309,8 +1309,9 @@ class CppPrinter {
   std::vector<std::string> next_panel_prefetches(const SpatialTile& tile, const std::string& lanes) {
     constexpr int64_t kMinPanelBytes = 4096;
     std::vector<std::string> statements;
+    if (tile.bf16_pairs || tile.reduction.empty()) return statements;
     auto first_reduction = std::find(enclosing_loops_.begin(), enclosing_loops_.end(), tile.reduction.front());
-    if (tile.bf16_pairs || first_reduction == enclosing_loops_.end()) return statements;
+    if (first_reduction == enclosing_loops_.end()) return statements;
     std::vector<const ForNode*> outer(enclosing_loops_.begin(), first_reduction);
     std::set<std::string> seen;
     std::function<void(const Expr&)> visit = [&](const Expr& e) {
@@ -1336,7 +1337,9 @@ class CppPrinter {
       const int64_t panel = lane_step(load->index, parallel->name());
       const int64_t element_bytes = dtype_bytes(load->buffer->dtype);
       // The panel holds everything the tile reads in one step of the parallel loop.
-      int64_t footprint = tile.vector_lanes * tile.chunks;
+      const int64_t lane = lane_step(load->index, lanes);
+      if (lane <= 0) return;
+      int64_t footprint = lane * (tile.vector_lanes * tile.chunks - 1) + 1;
       for (const ForNode* r : tile.reduction) {
         const int64_t step = lane_step(load->index, r->name());
         if (step < 0 || (step == 0 && uses_var(load->index, r->name()))) return;
