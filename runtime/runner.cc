@@ -47,6 +47,7 @@ using Clock = std::chrono::steady_clock;
 // report ends with exactly one final record (result, wrong answer or failure).
 constexpr char kStepRecord = 'S';
 constexpr char kResultRecord = 'R';        // max abs error, max rel error, then every run time (doubles)
+constexpr char kAlternatingRecord = 'A';   // candidates n, passes p, n x (max abs, max rel), then n x p run times
 constexpr char kWrongAnswerRecord = 'W';   // max abs error, max rel error, then the message
 constexpr char kFailureRecord = 'F';       // the message of an exception in the child
 constexpr char kCompileTimeRecord = 'T';   // GPU: NVRTC's wall time (a double), before the final record
@@ -139,6 +140,14 @@ ChildReport parse_report(const std::string& bytes) {
       case kFailureRecord:
         report.final_kind = kind;
         report.text = payload;
+        break;
+      case kAlternatingRecord:
+        if (payload.size() % sizeof(double) != 0) {
+          report.malformed = "an alternating result record holds a partial number";
+          return report;
+        }
+        for (double v; read_double(payload, at, v);) report.seconds.push_back(v);
+        report.final_kind = kind;
         break;
       case kWrongAnswerRecord:
       case kResultRecord:
@@ -352,51 +361,77 @@ struct Verdict {
   }
 };
 
+// A candidate loaded in the child: its library, its inputs (packed as its function lists) and its outputs, which
+// start as the unwritten marker.
+struct LoadedCandidate {
+  KernelModule module;
+  std::vector<HostTensor> packed;
+  std::vector<const HostTensor*> in;
+  std::vector<HostTensor> outputs;
+  std::vector<HostTensor*> out;
+
+  explicit LoadedCandidate(const ChildTask& task) : module(*task.library_path, *task.function) {
+    if (task.options->threads > 0) module.set_num_threads(task.options->threads);
+    for (const HostTensor& t : *task.inputs) in.push_back(&t);
+    in = pack_inputs(*task.function, in, packed);
+    for (const HostTensor& e : *task.expected) {
+      outputs.emplace_back(e.dtype(), e.shape());
+      fill_unwritten_marker(outputs.back());
+    }
+    for (HostTensor& t : outputs) out.push_back(&t);
+  }
+  void run() { module.run(in, out); }
+};
+
+// The verification run's outputs against the expected ones.
+Verdict verify(const ChildTask& task, const LoadedCandidate& candidate) {
+  const RunnerOptions& options = *task.options;
+  Verdict verdict;
+  for (size_t n = 0; n < candidate.outputs.size(); ++n) {
+    const HostTensor& output = candidate.outputs[n];
+    const HostTensor& expected = (*task.expected)[n];
+    Comparison c = compare(output, expected, options.rtol, options.atol * (*task.absolute_scales)[n]);
+    verdict.add(c, (*task.output_names)[n]);
+    // compare() leaves NaN differences out of its maxima; a first bad element that is NaN (or NaN where a
+    // number was expected) counts as an infinite error.
+    if (!c.ok && c.first_bad_index >= 0 && std::isnan(output.get(c.first_bad_index) - expected.get(c.first_bad_index)))
+      verdict.max_abs = verdict.max_rel = std::numeric_limits<double>::infinity();
+  }
+  return verdict;
+}
+
+// Writes flush_cache_bytes before a run (RunnerOptions::flush_cache_bytes); nothing when 0.
+class CacheFlush {
+ public:
+  explicit CacheFlush(int64_t bytes) : bytes_(size_t(bytes)) {}
+  void operator()() {
+    ++round_;
+    for (size_t i = 0; i < bytes_.size(); i += 64) bytes_[i] = round_;
+    // The writes must happen: the compiler may not drop them as dead stores.
+    __asm__ __volatile__("" : : "r"(bytes_.data()) : "memory");
+  }
+
+ private:
+  std::vector<unsigned char> bytes_;
+  unsigned char round_ = 0;
+};
+
 // Runs in the child (run_child): loads the library, verifies the first run and times the runs after it, sending
 // each step and the final record.
 void measure_in_child(const ChildTask& task, const Send& send) {
   const RunnerOptions& options = *task.options;
   send(kStepRecord, "the library load");
-  KernelModule module(*task.library_path, *task.function);
-  if (options.threads > 0) module.set_num_threads(options.threads);
-  std::vector<const HostTensor*> in;
-  for (const HostTensor& t : *task.inputs) in.push_back(&t);
-  std::vector<HostTensor> packed;
-  in = pack_inputs(*task.function, in, packed);
-  std::vector<HostTensor> outputs;
-  for (const HostTensor& e : *task.expected) {
-    outputs.emplace_back(e.dtype(), e.shape());
-    fill_unwritten_marker(outputs.back());
-  }
-  std::vector<HostTensor*> out;
-  for (HostTensor& t : outputs) out.push_back(&t);
-
+  LoadedCandidate candidate(task);
   send(kStepRecord, "the verification run");
-  module.run(in, out);
-  Verdict verdict;
-  for (size_t n = 0; n < outputs.size(); ++n) {
-    Comparison c = compare(outputs[n], (*task.expected)[n], options.rtol, options.atol * (*task.absolute_scales)[n]);
-    verdict.add(c, (*task.output_names)[n]);
-    // compare() leaves NaN differences out of its maxima; a first bad element that is NaN (or NaN where a
-    // number was expected) counts as an infinite error.
-    if (!c.ok && c.first_bad_index >= 0 &&
-        std::isnan(outputs[n].get(c.first_bad_index) - (*task.expected)[n].get(c.first_bad_index)))
-      verdict.max_abs = verdict.max_rel = std::numeric_limits<double>::infinity();
-  }
+  candidate.run();
+  const Verdict verdict = verify(task, candidate);
   if (verdict.send_if_wrong(send)) return;
 
-  std::vector<unsigned char> flush(size_t(options.flush_cache_bytes));
-  unsigned char flush_round = 0;
-  auto flush_caches = [&] {
-    ++flush_round;
-    for (size_t i = 0; i < flush.size(); i += 64) flush[i] = flush_round;
-    // The writes must happen: the compiler may not drop them as dead stores.
-    __asm__ __volatile__("" : : "r"(flush.data()) : "memory");
-  };
+  CacheFlush flush_caches(options.flush_cache_bytes);
   send(kStepRecord, "the warm-up runs");
   for (int w = 0; w < options.warmup_runs; ++w) {
     flush_caches();
-    module.run(in, out);
+    candidate.run();
   }
   send(kStepRecord, "the timed runs");
   std::vector<double> seconds;
@@ -406,7 +441,7 @@ void measure_in_child(const ChildTask& task, const Send& send) {
   while (int(seconds.size()) < options.max_repeats) {
     flush_caches();
     auto t0 = Clock::now();
-    module.run(in, out);
+    candidate.run();
     auto t1 = Clock::now();
     seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
     double spent_ms = std::chrono::duration<double, std::milli>(t1 - started).count();
@@ -415,6 +450,59 @@ void measure_in_child(const ChildTask& task, const Send& send) {
   std::string result = verdict.maxima();
   for (double s : seconds) append_double(result, s);
   send(kResultRecord, result);
+}
+
+// Runs in the child as measure_in_child does, for several candidates at once: each is loaded and verified, then the
+// timed runs go round them one call at a time, the first of each pass moving on by one, until every candidate has
+// min_repeats runs and the passes took min_repeat_ms per candidate, or max_repeats passes are done. A wrong answer
+// ends the child with that candidate's wrong-answer record.
+void measure_alternating_in_child(const std::vector<ChildTask>& tasks, const Send& send) {
+  const RunnerOptions& options = *tasks.front().options;
+  const size_t n = tasks.size();
+  std::vector<std::unique_ptr<LoadedCandidate>> candidates;
+  for (size_t c = 0; c < n; ++c) {
+    send(kStepRecord, "the library load of candidate " + std::to_string(c));
+    candidates.push_back(std::make_unique<LoadedCandidate>(tasks[c]));
+  }
+  std::string maxima;
+  for (size_t c = 0; c < n; ++c) {
+    send(kStepRecord, "the verification run of candidate " + std::to_string(c));
+    candidates[c]->run();
+    Verdict verdict = verify(tasks[c], *candidates[c]);
+    if (!verdict.wrong.empty()) verdict.wrong = "candidate " + std::to_string(c) + ": " + verdict.wrong;
+    if (verdict.send_if_wrong(send)) return;
+    maxima += verdict.maxima();
+  }
+  CacheFlush flush_caches(options.flush_cache_bytes);
+  send(kStepRecord, "the warm-up runs");
+  for (int w = 0; w < options.warmup_runs; ++w)
+    for (const std::unique_ptr<LoadedCandidate>& candidate : candidates) {
+      flush_caches();
+      candidate->run();
+    }
+  send(kStepRecord, "the timed runs");
+  std::vector<std::vector<double>> seconds(n);
+  int passes = 0;
+  auto started = Clock::now();
+  while (passes < options.max_repeats) {
+    for (size_t step = 0; step < n; ++step) {
+      const size_t c = (size_t(passes) + step) % n;
+      flush_caches();
+      auto t0 = Clock::now();
+      candidates[c]->run();
+      seconds[c].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    ++passes;
+    double spent_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+    if (passes >= options.min_repeats && spent_ms >= options.min_repeat_ms * double(n)) break;
+  }
+  std::string result;
+  append_double(result, double(n));
+  append_double(result, double(passes));
+  result += maxima;
+  for (const std::vector<double>& runs : seconds)
+    for (double s : runs) append_double(result, s);
+  send(kAlternatingRecord, result);
 }
 
 // What the GPU child needs; all of it is in the parent's memory before fork.
@@ -651,6 +739,18 @@ Runner::Runner(const Program& program, const TensorMap& inputs, const TensorMap&
   require(options_.run_timeout_seconds > 0, "run_timeout_seconds must be positive");
 }
 
+void Runner::check_buffers(const BuildResult& candidate, const char* who) const {
+  auto names_match = [](const std::vector<Buffer>& buffers, const std::vector<std::string>& names) {
+    if (buffers.size() != names.size()) return false;
+    for (size_t n = 0; n < names.size(); ++n)
+      if (buffers[n]->name != names[n]) return false;
+    return true;
+  };
+  if (!names_match(candidate.function.inputs, input_names_) || !names_match(candidate.function.outputs, output_names_))
+    throw std::invalid_argument(std::string(who) + ": function '" + candidate.function.name +
+                                "' takes other buffers than this runner's program");
+}
+
 Measurement Runner::measure(const BuildResult& candidate) const {
   Measurement m;
   m.compile_seconds = candidate.compile_seconds;
@@ -659,15 +759,7 @@ Measurement Runner::measure(const BuildResult& candidate) const {
     m.error_message = candidate.error_message;
     return m;
   }
-  auto names_match = [](const std::vector<Buffer>& buffers, const std::vector<std::string>& names) {
-    if (buffers.size() != names.size()) return false;
-    for (size_t n = 0; n < names.size(); ++n)
-      if (buffers[n]->name != names[n]) return false;
-    return true;
-  };
-  if (!names_match(candidate.function.inputs, input_names_) || !names_match(candidate.function.outputs, output_names_))
-    throw std::invalid_argument("Runner::measure: function '" + candidate.function.name +
-                                "' takes other buffers than this runner's program");
+  check_buffers(candidate, "Runner::measure");
 
   ChildOutcome child;
   if (options_.gpu) {
@@ -683,6 +775,48 @@ Measurement Runner::measure(const BuildResult& candidate) const {
         options_.run_timeout_seconds, [&](const Send& send) { measure_in_child(task, send); }, "Runner::measure");
   }
   return measurement_of(child, options_.run_timeout_seconds, std::move(m));
+}
+
+std::vector<Measurement> Runner::measure_alternating(const std::vector<BuildResult>& candidates) const {
+  std::vector<Measurement> out(candidates.size());
+  std::vector<size_t> built;
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    if (!candidates[c].ok()) continue;
+    check_buffers(candidates[c], "Runner::measure_alternating");
+    built.push_back(c);
+  }
+  auto each_alone = [&] {
+    for (size_t c = 0; c < candidates.size(); ++c) out[c] = measure(candidates[c]);
+    return out;
+  };
+  if (options_.gpu || built.size() < 2) return each_alone();
+  std::vector<ChildTask> tasks;
+  for (size_t c : built)
+    tasks.push_back({&options_, &candidates[c].function, &candidates[c].library.path, &inputs_, &output_names_,
+                     &expected_, &absolute_scales_});
+  const double timeout = options_.run_timeout_seconds * double(built.size());
+  ChildOutcome child = run_child(
+      timeout, [&](const Send& send) { measure_alternating_in_child(tasks, send); }, "Runner::measure_alternating");
+  // A crash, a hang or a wrong answer in the shared child: each candidate is measured alone, so that the fault is
+  // recorded against the candidate that has it and the others still get their times.
+  const Measurement shared = measurement_of(child, timeout, Measurement{});
+  const std::vector<double>& numbers = shared.run_seconds;
+  const size_t n = built.size();
+  if (!shared.ok() || numbers.size() < 2 || numbers[0] != double(n)) return each_alone();
+  const size_t passes = size_t(numbers[1]);
+  if (numbers.size() != 2 + 2 * n + n * passes) return each_alone();
+  for (size_t c = 0; c < candidates.size(); ++c)
+    if (!candidates[c].ok()) out[c] = measure(candidates[c]);  // the build's error, nothing run
+  for (size_t i = 0; i < n; ++i) {
+    Measurement& m = out[built[i]];
+    m.compile_seconds = candidates[built[i]].compile_seconds;
+    m.max_abs_error = numbers[2 + 2 * i];
+    m.max_rel_error = numbers[3 + 2 * i];
+    auto runs = numbers.begin() + std::ptrdiff_t(2 + 2 * n + i * passes);
+    m.run_seconds.assign(runs, runs + std::ptrdiff_t(passes));
+    m.statistics = run_statistics(m.run_seconds);
+  }
+  return out;
 }
 
 GpuProbe probe_gpu(double timeout_seconds) {

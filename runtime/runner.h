@@ -92,7 +92,22 @@ class Runner {
   // process cannot be created.
   Measurement measure(const BuildResult& candidate) const;
 
+  // Measures several candidates in one child, in alternation: each is loaded and its first run verified as by
+  // measure(), each warmed up, and then the timed runs go round the candidates one call at a time (each pass starting
+  // one candidate further on) until every candidate has min_repeats runs and the passes took min_repeat_ms per
+  // candidate, or max_repeats passes are done. All of them then meet the same moments of the machine's speed, which
+  // on a shared machine moves by tens of percent within seconds (docs/search.md): the comparisons side by side
+  // (runtime/side_by_side.h) take their rounds this way. One Measurement per candidate, in order; each has the same
+  // number of runs. A failed build gives its error (nothing runs). On the GPU, with fewer than two built candidates,
+  // or where the shared child fails (a crash, a hang, a wrong answer), each candidate is measured alone by measure(),
+  // so a fault is recorded against the candidate that has it. The time limit is run_timeout_seconds per candidate.
+  // Throws as measure() does.
+  std::vector<Measurement> measure_alternating(const std::vector<BuildResult>& candidates) const;
+
  private:
+  // Throws std::invalid_argument (naming `who`) when the candidate's function takes other buffers than the program's.
+  void check_buffers(const BuildResult& candidate, const char* who) const;
+
   RunnerOptions options_;
   std::shared_ptr<const Program> program_;  // what cuda_run needs besides the tensors (options_.gpu)
   std::vector<std::string> input_names_;    // the program's placeholders, in order

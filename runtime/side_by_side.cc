@@ -29,8 +29,25 @@ std::vector<std::vector<Measurement>> time_in_rounds(int rounds, size_t contende
 std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
                                                            const std::vector<BuildResult>& contenders, int rounds,
                                                            const std::atomic<bool>* stop) {
-  return time_in_rounds(
-      rounds, contenders.size(), [&](size_t c) { return runner.measure(contenders[c]); }, stop);
+  if (rounds < 1) throw std::invalid_argument("side-by-side timing needs at least 1 round");
+  auto alone = [&](size_t c) { return runner.measure(contenders[c]); };
+  if (runner.options().gpu) return time_in_rounds(rounds, contenders.size(), alone, stop);
+  std::vector<std::vector<Measurement>> out = time_in_rounds(1, contenders.size(), alone, stop);
+  for (int r = 1; r < rounds && !out.empty() && !(stop && stop->load()); ++r) {
+    const std::vector<Measurement>& last = out.back();
+    std::vector<Measurement> round = last;  // a failed contender's later rounds repeat its failure
+    std::vector<size_t> correct;
+    std::vector<BuildResult> alternating;
+    for (size_t c = 0; c < contenders.size(); ++c)
+      if (last[c].ok()) {
+        correct.push_back(c);
+        alternating.push_back(contenders[c]);
+      }
+    const std::vector<Measurement> timed = runner.measure_alternating(alternating);
+    for (size_t i = 0; i < correct.size(); ++i) round[correct[i]] = timed[i];
+    out.push_back(std::move(round));
+  }
+  return out;
 }
 
 std::optional<double> paired_speedup(const std::vector<std::vector<Measurement>>& rounds, size_t reference,

@@ -23,7 +23,11 @@ std::vector<std::vector<Measurement>> time_in_rounds(int rounds, size_t contende
                                                      const std::function<Measurement(size_t)>& measure,
                                                      const std::atomic<bool>* stop = nullptr);
 
-// time_in_rounds of built programs, each measured by the runner.
+// Built programs timed in rounds. The first round measures each alone (Runner::measure: its verification, and
+// a fault recorded against it), as time_in_rounds does; every later round measures the contenders still correct
+// together, one call of each in turn in one child (Runner::measure_alternating), so that within a round all meet
+// the same moments of the machine's speed. A failed contender's later rounds repeat its failure. On the GPU every
+// round measures each alone.
 std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
                                                            const std::vector<BuildResult>& contenders, int rounds,
                                                            const std::atomic<bool>* stop = nullptr);

@@ -78,7 +78,8 @@ enum Candidate {
   kExitEarly,
   kWrongAbi,
   kWritesNothing,
-  kPackedInput
+  kPackedInput,
+  kSlowGood
 };
 
 class RunnerTest : public ::testing::Test {
@@ -101,6 +102,7 @@ class RunnerTest : public ::testing::Test {
         BuildInput(raw, "extern \"C\" int ingot_abi_version(void) { return 999; }\n"),
         BuildInput(raw, raw_kernel("")),
         BuildInput(p, Schedule().pack("B", 1, p.placeholders()[1]->shape[1])),
+        BuildInput(raw, raw_kernel("reference_matmul(a, b, c);\n  usleep(2000);")),
     };
     BuilderOptions o;
     o.workers = 2;
@@ -206,6 +208,49 @@ TEST_F(RunnerTest, FlushesTheCachesBeforeEachRun) {
   EXPECT_LT(m.run_seconds.size(), 1000u);
   o.flush_cache_bytes = -1;
   EXPECT_THROW(runner(o), std::invalid_argument);
+}
+
+// In alternation the candidates share one child and take turns call by call, so each gets as many runs as the
+// passes: the fast ones stop when the slow one (2 ms a call) has filled the passes' time, where alone they would
+// repeat until their own runs filled min_repeat_ms (up to max_repeats).
+TEST_F(RunnerTest, MeasuresCandidatesInAlternationCallByCall) {
+  RunnerOptions o = quick();
+  o.min_repeat_ms = 20;
+  o.max_repeats = 1000;
+  Runner r = runner(o);
+  const std::vector<Measurement> m =
+      r.measure_alternating({candidate(kGood), candidate(kSlowGood), candidate(kPackedInput)});
+  ASSERT_EQ(m.size(), 3u);
+  for (const Measurement& each : m) expect_good_measurement(each);
+  EXPECT_EQ(m[0].run_seconds.size(), m[1].run_seconds.size());
+  EXPECT_EQ(m[0].run_seconds.size(), m[2].run_seconds.size());
+  EXPECT_LT(m[0].run_seconds.size(), 100u);  // 20 ms for each of three candidates at about 2 ms a pass
+  EXPECT_GT(m[1].statistics.median, 0.002);
+  EXPECT_EQ(m[2].compile_seconds, candidate(kPackedInput).compile_seconds);
+}
+
+// A candidate that crashes or computes wrong numbers in the shared child: every candidate is measured again alone,
+// so the fault is recorded against the one that has it; a failed build keeps its error and nothing of it runs.
+TEST_F(RunnerTest, AFaultInAlternationIsRecordedAgainstItsCandidateOnly) {
+  Runner r = runner();
+  BuildResult not_built;
+  not_built.error_class = ErrorClass::kCompileError;
+  not_built.error_message = "no compiler today";
+  const std::vector<Measurement> m = r.measure_alternating(
+      {candidate(kGood), candidate(kSegfault), candidate(kWrongNumbers), not_built, candidate(kPackedInput)});
+  ASSERT_EQ(m.size(), 5u);
+  expect_good_measurement(m[0]);
+  EXPECT_EQ(m[1].error_class, ErrorClass::kRuntimeError);
+  EXPECT_THAT(m[1].error_message, HasSubstr("SIGSEGV"));
+  EXPECT_EQ(m[2].error_class, ErrorClass::kWrongAnswer);
+  EXPECT_THAT(m[2].error_message, HasSubstr("element 7:"));
+  EXPECT_EQ(m[3].error_class, ErrorClass::kCompileError);
+  EXPECT_EQ(m[3].error_message, "no compiler today");
+  expect_good_measurement(m[4]);
+  // Only the wrong one in the shared child: it is still found, and the others are measured.
+  const std::vector<Measurement> wrong = r.measure_alternating({candidate(kWrongNumbers), candidate(kGood)});
+  EXPECT_EQ(wrong[0].error_class, ErrorClass::kWrongAnswer);
+  expect_good_measurement(wrong[1]);
 }
 
 TEST_F(RunnerTest, ASegfaultIsARuntimeErrorNamingTheSignalAndTheRunGoesOn) {

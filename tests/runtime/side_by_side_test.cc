@@ -1,5 +1,6 @@
-// Side-by-side timing: every contender is timed once per round, a failed one is never run again, and the speed-up
-// is the median of the rounds' paired ratios (a slow period slows both schedules of a round).
+// Side-by-side timing: every contender is timed once per round (after the first, the correct ones in turn in one
+// child), a failed one is never run again, and the speed-up is the median of the rounds' paired ratios (a slow period
+// slows both schedules of a round).
 #include "runtime/side_by_side.h"
 
 #include <gtest/gtest.h>
@@ -97,6 +98,9 @@ TEST(SideBySide, TimesEveryContenderEachRoundAndAFailedOneOnlyOnce) {
     EXPECT_TRUE(round[3].ok()) << round[3].error_message;
     EXPECT_GT(round[0].statistics.median, 0);
   }
+  // After the first round the two correct contenders share a child and take turns call by call: as many runs each.
+  for (size_t r = 1; r < rounds.size(); ++r)
+    EXPECT_EQ(rounds[r][0].run_seconds.size(), rounds[r][3].run_seconds.size()) << "round " << r;
   std::ifstream in(calls);
   const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(written, "x") << "the wrong kernel ran its verification run once, and never again";
