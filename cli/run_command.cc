@@ -12,8 +12,10 @@
 #include "interp/interpreter.h"
 #include "ir/flops.h"
 #include "lower/kernels.h"
+#include "runtime/builder.h"
 #include "runtime/cuda_run.h"
 #include "runtime/local_run.h"
+#include "runtime/runner.h"
 #include "runtime/side_by_side.h"
 #include "space/hand_schedules.h"
 #include "tuner/tune_job.h"
@@ -73,18 +75,6 @@ std::string format_profile(const LocalRunResult& r, const Target& cpu, int threa
     out += line;
   }
   return out;
-}
-
-Measurement as_measurement(const LocalRunResult& r) {
-  Measurement m;
-  if (!r.correct) {
-    m.error_class = ErrorClass::kWrongAnswer;
-    m.error_message = "did not match the interpreter";
-    return m;
-  }
-  m.run_seconds = r.seconds;
-  m.statistics = r.statistics;
-  return m;
 }
 
 std::string side_by_side_table(const std::vector<std::vector<Measurement>>& timed,
@@ -296,11 +286,23 @@ void add_run_command(CLI::App& app) {
       std::printf("\n%s", profile_table.c_str());
     }
     if (rounds > 1 && correct_schedules.size() > 1) {
-      options.profile = false;
-      std::vector<std::vector<Measurement>> timed = time_in_rounds(rounds, correct_schedules.size(), [&](size_t c) {
-        return as_measurement(local_run(program, correct_schedules[c].second, inputs, expected, options));
-      });
-      std::cout << side_by_side_table(timed, correct_schedules);
+      // Built again (from the kernel cache) and measured by a runner: after the first round the schedules take turns
+      // call by call in one child, so that each round's ratios meet the same moments of the machine's speed.
+      BuilderOptions builder_options;
+      builder_options.compile = options.compile;
+      std::vector<BuildInput> builds;
+      for (const auto& [spec, s] : correct_schedules) builds.emplace_back(program, s);
+      const std::vector<BuildResult> built = Builder(builder_options).build(builds);
+      RunnerOptions runner_options;
+      runner_options.threads = options.threads;
+      runner_options.warmup_runs = options.warmup_runs;
+      runner_options.min_repeat_ms = options.min_repeat_ms;
+      runner_options.min_repeats = options.min_repeats;
+      runner_options.max_repeats = options.max_repeats;
+      runner_options.rtol = options.rtol;
+      runner_options.atol = options.atol;
+      const Runner runner(program, inputs, expected, runner_options);
+      std::cout << side_by_side_table(measure_side_by_side(runner, built, rounds), correct_schedules);
     }
     if (!all_correct) throw std::runtime_error("a generated program did not match the interpreter");
   });
