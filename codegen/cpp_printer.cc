@@ -1223,6 +1223,22 @@ class CppPrinter {
     return order;
   }
 
+  // Calls `f` with each load of a tile's term (a sum of products of loads), in order.
+  static void for_each_term_load(const Expr& e, const std::function<void(const BufferLoadNode*)>& f) {
+    if (auto* b = e.as<BinaryNode>()) {
+      for_each_term_load(b->a, f);
+      for_each_term_load(b->b, f);
+    } else if (auto* load = e.as<BufferLoadNode>()) {
+      f(load);
+    }
+  }
+
+  bool is_function_input(const std::string& buffer) const {
+    for (const Buffer& b : f_.inputs)
+      if (b->name == buffer) return true;
+    return false;
+  }
+
   // The broadcast operands of a spatial tile's long innermost reduction that the hardware prefetchers do not keep
   // up with, as addresses to prefetch at each step:
   // - Rows of a function input read one element per step (a 1 x 1 convolution's weight rows against a plane of
@@ -1257,20 +1273,12 @@ class CppPrinter {
       int64_t lo = 0, hi = 0;  // elements read, relative to first's
     };
     std::vector<Strided> strided;
-    std::function<void(const Expr&)> visit = [&](const Expr& e) {
-      if (auto* b = e.as<BinaryNode>()) {
-        visit(b->a);
-        visit(b->b);
-        return;
-      }
-      auto* load = e.as<BufferLoadNode>();
-      if (!load || uses_var(load->index, lanes)) return;
+    auto visit = [&](const BufferLoadNode* load) {
+      if (uses_var(load->index, lanes)) return;
       const int64_t moves = lane_step(load->index, step);
       const int64_t line_elements = 64 / dtype_bytes(load->buffer->dtype);
       if (moves == 1 && steps >= kMinReductionSteps) {
-        bool input = false;
-        for (const Buffer& b : f_.inputs) input |= b->name == load->buffer->name;
-        if (input) add(load, load->index + kPrefetchAhead);
+        if (is_function_input(load->buffer->name)) add(load, load->index + kPrefetchAhead);
         return;
       }
       if (moves < line_elements || steps < kMinStridedSteps) return;
@@ -1285,7 +1293,7 @@ class CppPrinter {
       }
       strided.push_back({load, moves, 0, 0});
     };
-    for (const Expr& term : tile.terms) visit(term);
+    for (const Expr& term : tile.terms) for_each_term_load(term, visit);
     for (const Strided& s : strided) {
       const int64_t line_elements = 64 / dtype_bytes(s.first->buffer->dtype);
       const Expr ahead = s.first->index + s.moves * kStridedStepsAhead;
@@ -1314,17 +1322,9 @@ class CppPrinter {
     if (first_reduction == enclosing_loops_.end()) return statements;
     std::vector<const ForNode*> outer(enclosing_loops_.begin(), first_reduction);
     std::set<std::string> seen;
-    std::function<void(const Expr&)> visit = [&](const Expr& e) {
-      if (auto* b = e.as<BinaryNode>()) {
-        visit(b->a);
-        visit(b->b);
-        return;
-      }
-      auto* load = e.as<BufferLoadNode>();
-      if (!load || !uses_var(load->index, lanes) || !seen.insert(load->buffer->name).second) return;
-      bool input = false;
-      for (const Buffer& b : f_.inputs) input |= b->name == load->buffer->name;
-      if (!input) return;
+    auto visit = [&](const BufferLoadNode* load) {
+      if (!uses_var(load->index, lanes) || !seen.insert(load->buffer->name).second) return;
+      if (!is_function_input(load->buffer->name)) return;
       // The innermost parallel loop that moves the operand: one panel per step.
       auto panel_loop = outer.rend();
       for (auto it = outer.rbegin(); it != outer.rend(); ++it) {
@@ -1369,7 +1369,7 @@ class CppPrinter {
                            index_code(simplify(substitute(load->index, first))) + "]) + (" +
                            index_code(simplify(step)) + ")" + share + ", 0, 2);");
     };
-    for (const Expr& term : tile.terms) visit(term);
+    for (const Expr& term : tile.terms) for_each_term_load(term, visit);
     return statements;
   }
 
