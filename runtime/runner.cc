@@ -726,6 +726,17 @@ Runner::Runner(const Program& program, const TensorMap& inputs, const TensorMap&
     expected_.push_back(check("expected", t, expected));
     absolute_scales_.push_back(magnitude(expected_.back()));
   }
+  check_options();
+}
+
+Runner Runner::with_options(RunnerOptions options) const {
+  Runner other = *this;
+  other.options_ = options;
+  other.check_options();
+  return other;
+}
+
+void Runner::check_options() const {
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw std::invalid_argument("Runner: " + message);
   };

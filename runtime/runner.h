@@ -78,6 +78,9 @@ class Runner {
   // bad option.
   Runner(const Program& program, const TensorMap& inputs, const TensorMap& expected, RunnerOptions options = {});
   const RunnerOptions& options() const { return options_; }
+  // This runner (its program, inputs and expected outputs) with other options; throws as the constructor does for a
+  // bad option.
+  Runner with_options(RunnerOptions options) const;
 
   // Measures one candidate built for this runner's program. A failed build gives a Measurement with the
   // build's error (nothing runs). Otherwise: the first run's outputs (which start as NaN, so an element the
@@ -105,6 +108,8 @@ class Runner {
   std::vector<Measurement> measure_alternating(const std::vector<BuildResult>& candidates) const;
 
  private:
+  // Throws std::invalid_argument naming a bad option.
+  void check_options() const;
   // Throws std::invalid_argument (naming `who`) when the candidate's function takes other buffers than the program's.
   void check_buffers(const BuildResult& candidate, const char* who) const;
 

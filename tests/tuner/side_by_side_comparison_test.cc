@@ -112,6 +112,7 @@ TEST_F(SideBySideComparisonTest, TheNaiveScheduleIsTimedOnceAfterTheRoundsWhenNo
   ASSERT_TRUE(c.naive.has_value());
   EXPECT_EQ(c.naive->candidate_hash, Candidate(s.workload_hash, s.target, Schedule()).hash_hex());
   EXPECT_EQ(c.naive->correct_rounds, 1);
+  EXPECT_EQ(c.naive->runs, 1);  // timed by one run, however many the contenders' rounds take
   ASSERT_TRUE(c.naive->median_seconds.has_value());
   EXPECT_EQ(c.naive_seconds(), c.naive->median_seconds);
   for (const SideBySideEntry& e : c.entries) {
