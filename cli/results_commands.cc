@@ -120,6 +120,8 @@ void add_results_commands(CLI::App& app) {
               {"candidate", e.candidate_hash}, {"reference", e.is_reference}, {"correct_rounds", e.correct_rounds}};
           entry["median_s"] = e.median_seconds ? nlohmann::json(*e.median_seconds) : nlohmann::json();
           entry["speedup"] = e.speedup ? nlohmann::json(*e.speedup) : nlohmann::json();
+          entry["paired_rounds"] = e.paired_rounds;
+          entry["faster_rounds"] = e.faster_rounds;
           const std::optional<double> over_naive = side_by_side->speedup_over_naive(e);
           entry["speedup_over_naive"] = over_naive ? nlohmann::json(*over_naive) : nlohmann::json();
           if (e.error_class != ErrorClass::kNone) entry["error"] = to_string(e.error_class);
@@ -127,9 +129,11 @@ void add_results_commands(CLI::App& app) {
           entries.push_back(std::move(entry));
         }
         const SideBySideEntry* fastest = side_by_side->fastest();
+        const SideBySideEntry* kept = side_by_side->kept();
         j["side_by_side"] = {{"run", side_by_side->run_id},
                              {"rounds", side_by_side->rounds},
                              {"fastest", fastest ? nlohmann::json(fastest->candidate_hash) : nlohmann::json()},
+                             {"kept", kept ? nlohmann::json(kept->candidate_hash) : nlohmann::json()},
                              {"entries", std::move(entries)}};
         const std::optional<double> naive_seconds = side_by_side->naive_seconds();
         j["side_by_side"]["naive_median_s"] = naive_seconds ? nlohmann::json(*naive_seconds) : nlohmann::json();

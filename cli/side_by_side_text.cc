@@ -38,10 +38,10 @@ std::string side_by_side_text(const SideBySideComparison& comparison) {
                     to_string(naive->error_class).c_str(), naive->error_message.c_str());
     out << line;
   }
-  if (const SideBySideEntry* fastest = comparison.fastest()) {
-    out << "fastest side by side: "
-        << (fastest->is_reference ? std::string("the fixed schedule") : "candidate " + fastest->candidate_hash);
-    if (const std::optional<double> over_naive = comparison.speedup_over_naive(*fastest)) {
+  if (const SideBySideEntry* kept = comparison.kept()) {
+    out << "kept side by side: "
+        << (kept->is_reference ? std::string("the fixed schedule") : "candidate " + kept->candidate_hash);
+    if (const std::optional<double> over_naive = comparison.speedup_over_naive(*kept)) {
       char line[64];
       std::snprintf(line, sizeof line, ", %.1fx the naive schedule", *over_naive);
       out << line;

@@ -121,12 +121,23 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
     if (t.best_seconds && t.start_seconds)
       std::cout << " (" << speedup_text(*t.start_seconds / *t.best_seconds) << " its fixed " << ms_text(t.start_seconds)
                 << ")";
+    if (t.compared_kept_seconds && t.compared_start_seconds)
+      std::cout << "; side by side " << ms_text(t.compared_kept_seconds) << " ("
+                << speedup_text(*t.compared_start_seconds / *t.compared_kept_seconds) << " its fixed "
+                << ms_text(t.compared_start_seconds) << ")";
     std::cout << "\n";
   }
+  const std::optional<double> compared = compared_estimate(s.tasks, false);
+  const std::optional<double> compared_fixed = compared_estimate(s.tasks, true);
+  if (compared && compared_fixed)
+    std::cout << "model estimate from the tasks side by side: " << ms_text(compared) << " ("
+              << speedup_text(*compared_fixed / *compared) << " the fixed schedule's " << ms_text(compared_fixed)
+              << ")\n";
   std::cout << "end to end: fixed schedule " << ms_text(s.fixed_seconds) << ", assembled from the tasks' bests "
             << (s.assembled_error.empty() ? ms_text(s.assembled_seconds) : s.assembled_error);
   if (s.fixed_seconds && s.assembled_seconds)
     std::cout << " (" << speedup_text(*s.fixed_seconds / *s.assembled_seconds) << ")";
+  if (s.assembled_speedup) std::cout << "; side by side " << speedup_text(*s.assembled_speedup);
   std::cout << "\n";
   if (!s.partition_trials.empty()) {
     std::cout << "partition search from the " << job.plan.strategy << " plan (" << job.plan.kernel_count()
@@ -134,7 +145,9 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
     for (const PartitionTrial& t : s.partition_trials) {
       std::cout << "  " << t.move;
       if (t.kernels > 0) std::cout << " -> " << t.kernels << " kernels, " << t.stages << " stages";
-      std::cout << ": " << (t.seconds ? ms_text(t.seconds) : t.error) << (t.kept ? " (kept)" : "") << "\n";
+      std::cout << ": " << (t.seconds ? ms_text(t.seconds) : t.error);
+      if (t.speedup) std::cout << ", side by side " << speedup_text(*t.speedup) << " the best plan before it";
+      std::cout << (t.kept ? " (kept)" : "") << "\n";
     }
     std::cout << "best plan: " << s.best_plan_strategy << ", " << s.best_plan_kernels << " kernels, "
               << s.best_plan_stages << " stages\n";
@@ -142,9 +155,16 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
   // After the partition search, as it was measured: it compares the model's best few, the moved plans' among them.
   if (s.side_by_side) std::cout << side_by_side_text(*s.side_by_side);
   if (s.best_seconds) {
-    std::cout << "best of " << job.workload_name << ": " << ms_text(s.best_seconds);
-    if (const std::optional<double> naive = s.side_by_side ? s.side_by_side->naive_seconds() : std::nullopt)
-      std::cout << " (" << speedup_text(*naive / *s.best_seconds) << " the naive schedule's " << ms_text(naive) << ")";
+    // What `ingot best` and `ingot export` answer: the schedule kept side by side, where the comparison timed it.
+    const SideBySideEntry* kept = s.side_by_side ? s.side_by_side->kept() : nullptr;
+    const std::optional<double> best = kept && kept->median_seconds ? kept->median_seconds : s.best_seconds;
+    std::cout << "best of " << job.workload_name << ": " << ms_text(best);
+    if (kept && kept->median_seconds)
+      std::cout << " side by side, "
+                << (kept->is_reference ? std::string("the fixed schedule") : "candidate " + kept->candidate_hash);
+    if (const std::optional<double> naive = s.side_by_side ? s.side_by_side->naive_seconds() : std::nullopt;
+        naive && best)
+      std::cout << " (" << speedup_text(*naive / *best) << " the naive schedule's " << ms_text(naive) << ")";
     std::cout << " in " << config.database << "\n"
               << "next: its schedule: ingot best --config " << config_path << " [--json]\n"
               << "      standalone C++: ingot export --workload " << s.workload_hash << " --db " << config.database

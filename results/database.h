@@ -240,8 +240,10 @@ class Database {
   // As add_measurement it refuses a run time that is negative or not finite, and touches no claim.
   int64_t add_side_by_side(const SideBySideRecord& record);
   // The newest comparison of a workload (its hash, or a name only one workload has, as best() takes it) on a target:
-  // every row of the highest run id that compared it, in (round, id) order; empty when it was never compared.
-  std::vector<SideBySideRow> latest_side_by_side(const std::string& workload, const std::string& target) const;
+  // every row of the highest run id that compared it, in (round, id) order; empty when it was never compared. With
+  // `including`, the newest comparison that timed every one of those candidates (their hashes).
+  std::vector<SideBySideRow> latest_side_by_side(const std::string& workload, const std::string& target,
+                                                 const std::vector<std::string>& including = {}) const;
 
   // PRAGMA integrity_check and foreign_key_check, schema version, journal mode and row counts. Reports
   // problems rather than throwing; throws only when the file cannot be read at all.

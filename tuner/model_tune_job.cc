@@ -19,6 +19,7 @@
 #include "space/strategy_schedule.h"
 #include "tuner/candidate.h"
 #include "tuner/evolutionary_search.h"
+#include "tuner/measured_dataset.h"
 
 namespace ingot {
 namespace {
@@ -30,11 +31,14 @@ class ObservedSearch final : public SearchStrategy {
   explicit ObservedSearch(std::unique_ptr<SearchStrategy> inner) : inner_(std::move(inner)) {}
   std::vector<Schedule> propose(int n) override { return inner_->propose(n); }
   void tell(const std::vector<TrialResult>& results) override {
-    for (const TrialResult& r : results)
-      if (r.error_class == ErrorClass::kNone && r.seconds && (!best_seconds_ || *r.seconds < *best_seconds_)) {
+    for (const TrialResult& r : results) {
+      if (r.error_class != ErrorClass::kNone || !r.seconds) continue;
+      correct_.emplace_back(*r.seconds, r.candidate.schedule());
+      if (!best_seconds_ || *r.seconds < *best_seconds_) {
         best_seconds_ = r.seconds;
         best_schedule_ = r.candidate.schedule();
       }
+    }
     inner_->tell(results);
   }
   const XGBoostCostModel* learned_model() const override { return inner_->learned_model(); }
@@ -43,9 +47,21 @@ class ObservedSearch final : public SearchStrategy {
 
   const std::optional<double>& best_seconds() const { return best_seconds_; }
   const std::optional<Schedule>& best_schedule() const { return best_schedule_; }
+  // The `count` fastest distinct schedules told, fastest first (ties in the order told).
+  std::vector<Schedule> best_few(int count) const {
+    std::vector<std::pair<double, Schedule>> ranked = correct_;
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Schedule> out;
+    for (const auto& [seconds, schedule] : ranked) {
+      if (int(out.size()) >= count) break;
+      if (std::find(out.begin(), out.end(), schedule) == out.end()) out.push_back(schedule);
+    }
+    return out;
+  }
 
  private:
   std::unique_ptr<SearchStrategy> inner_;
+  std::vector<std::pair<double, Schedule>> correct_;
   std::optional<double> best_seconds_;
   std::optional<Schedule> best_schedule_;
 };
@@ -61,7 +77,7 @@ std::vector<TaskStatus> task_statuses(ModelTuneJob& job) {
   for (size_t i = 0; i < job.tasks.size(); ++i) {
     TaskTuning& t = job.tasks[i];
     out.push_back(TaskStatus{t.task.name, t.task.weight(), job.scheduler->trials(int(i)), observed(t).best_seconds(),
-                             observed(t).reference_seconds()});
+                             observed(t).reference_seconds(), std::nullopt, std::nullopt});
   }
   return out;
 }
@@ -76,17 +92,51 @@ std::optional<double> weighted_sum(const std::vector<TaskStatus>& tasks, bool st
   return sum;
 }
 
+// The reference and the contenders timed side by side (job.side_by_side_rounds rounds, no naive baseline), or the
+// newest stored comparison that timed them all: a resumed job decides as the interrupted one did and times nothing
+// twice. nullopt when the run was stopped before any round.
+std::optional<SideBySideComparison> compare_schedules(const Program& program, const std::string& name,
+                                                      const TuneOptions& base, const Schedule& reference,
+                                                      const std::vector<Schedule>& contenders,
+                                                      const std::function<void(const TuneProgress&)>& on_progress) {
+  const std::string workload = workload_key(program);
+  const std::string target = cpu_target_key(base.threads, base.target_isa, base.toolchain);
+  std::vector<std::string> hashes{Candidate(workload, target, reference).hash_hex()};
+  for (const Schedule& s : contenders) hashes.push_back(Candidate(workload, target, s).hash_hex());
+  {
+    Database db = Database::open(base.database_path);
+    db.add_workload(WorkloadRecord{workload, name, program.to_string(), ""});
+    if (std::optional<SideBySideComparison> stored = stored_side_by_side(db, workload, target, hashes)) return stored;
+  }
+  ListSearch nothing({}, reference);
+  TuneOptions options = base;
+  options.trials = 1;
+  options.minutes = 0;
+  options.side_by_side = int(contenders.size());
+  options.side_by_side_contenders = contenders;
+  options.side_by_side_naive = false;
+  return tune(program, name, options, nothing, on_progress).side_by_side;
+}
+
+const SideBySideEntry* entry_of(const SideBySideComparison& comparison, const Schedule& schedule) {
+  const std::string json = schedule.to_json();
+  for (const SideBySideEntry& e : comparison.entries)
+    if (e.schedule_json == json) return &e;
+  return nullptr;
+}
+
 // The partition search: from the plan the tasks were tuned on, search.partition_moves plan moves
 // (analysis/plan_mutation.h), each kept when the model it gives, measured end to end, is faster than the best so far.
 // A moved plan's stages that equal a tuned task (up to names) take its best schedule; new stages take the moved
 // plan's fixed schedule.
-void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_tasks,
-                       const std::vector<Schedule>& tuned_bests, ModelTuneSummary& summary,
-                       const std::function<void(const TuneProgress&)>& on_progress) {
+// Returns the schedule of the model it ended on.
+Schedule search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_tasks,
+                           const std::vector<Schedule>& tuned_bests, Schedule best_schedule, ModelTuneSummary& summary,
+                           const std::function<void(const TuneProgress&)>& on_progress) {
   summary.best_plan_strategy = job.plan.strategy;
   summary.best_plan_kernels = job.plan.kernel_count();
   summary.best_plan_stages = job.plan.stage_count();
-  if (job.partition_moves <= 0) return;
+  if (job.partition_moves <= 0) return best_schedule;
   std::map<uint64_t, std::pair<const ModelTask*, const Schedule*>> tuned;
   for (size_t i = 0; i < tuned_tasks.size(); ++i)
     tuned.emplace(tuned_tasks[i].structure, std::make_pair(&tuned_tasks[i], &tuned_bests[i]));
@@ -101,7 +151,7 @@ void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_ta
     if (job.options.stop && job.options.stop->load()) break;
     const PlanMove move = all_plan_moves()[size_t(rng() % all_plan_moves().size())];
     std::optional<PartitionPlan> moved = move_plan(best_plan, analysis, move, rng);
-    PartitionTrial trial{plan_move_name(move), 0, 0, std::nullopt, "", false};
+    PartitionTrial trial{plan_move_name(move), 0, 0, std::nullopt, "", std::nullopt, false};
     if (!moved) {
       trial.error = "no place for the move";
       summary.partition_trials.push_back(trial);
@@ -117,7 +167,8 @@ void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_ta
       schedules.push_back(it == tuned.end() ? task_schedule(moved_fixed, t, job.fixed_options)
                                             : schedule_for_task(*it->second.second, *it->second.first, t));
     }
-    ListSearch one({assemble_schedule(*moved, tasks, schedules)});
+    const Schedule moved_schedule = assemble_schedule(*moved, tasks, schedules);
+    ListSearch one({moved_schedule});
     TuneOptions options = job.options;
     options.trials = 1;
     options.minutes = 0;
@@ -126,10 +177,21 @@ void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_ta
       trial.seconds = r.seconds;
       if (r.error_class != ErrorClass::kNone) trial.error = to_string(r.error_class);
     }
-    if (trial.seconds && (!best_seconds || *trial.seconds < *best_seconds)) {
+    if (trial.seconds && job.side_by_side > 0) {
+      // One measurement of each says little on a machine whose speed drifts: the move is kept only when it is faster
+      // timed call by call with the best plan so far.
+      std::optional<SideBySideComparison> compared =
+          compare_schedules(job.program, job.workload_name, job.options, best_schedule, {moved_schedule}, on_progress);
+      const SideBySideEntry* e = compared ? entry_of(*compared, moved_schedule) : nullptr;
+      if (e) trial.speedup = e->speedup;
+      trial.kept = e && e->beats_reference();
+    } else {
+      trial.kept = trial.seconds && (!best_seconds || *trial.seconds < *best_seconds);
+    }
+    if (trial.kept) {
       best_seconds = trial.seconds;
       best_plan = std::move(*moved);
-      trial.kept = true;
+      best_schedule = moved_schedule;
     }
     summary.partition_trials.push_back(trial);
   }
@@ -140,9 +202,21 @@ void search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_ta
   if (auto best = db.best(workload_key(job.program),
                           cpu_target_key(job.options.threads, job.options.target_isa, job.options.toolchain)))
     summary.best_seconds = best->measurement.statistics->median;
+  return best_schedule;
 }
 
 }  // namespace
+
+std::optional<double> compared_estimate(const std::vector<TaskStatus>& tasks, bool starts) {
+  double sum = 0;
+  for (const TaskStatus& t : tasks) {
+    std::optional<double> seconds = starts ? t.compared_start_seconds : t.compared_kept_seconds;
+    if (!seconds) seconds = starts ? t.start_seconds : t.best_seconds;
+    if (!seconds) return std::nullopt;
+    sum += double(t.weight) * *seconds;
+  }
+  return sum;
+}
 
 int64_t task_flush_bytes(int64_t model_weight_bytes, const CpuLimits& cpu) {
   // A task runs alone, over and over. Where the model's weights do not fit the last-level cache (BERT's 340 MB), each
@@ -327,13 +401,32 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
     return summary;
   }
 
-  // End to end: the fixed schedule and the assembled one, verified against the interpreter's outputs of the model.
+  // Each task's best few and its start side by side: the fastest there is the schedule the model is assembled from.
   std::vector<ModelTask> tasks;
   std::vector<Schedule> bests;
-  for (TaskTuning& t : job.tasks) {
+  for (size_t i = 0; i < job.tasks.size(); ++i) {
+    TaskTuning& t = job.tasks[i];
     tasks.push_back(t.task);
     bests.push_back(observed(t).best_schedule().value_or(t.start));
+    if (job.side_by_side <= 0 || bests.back() == t.start || stop_requested()) continue;
+    std::vector<Schedule> few;
+    for (Schedule& s : observed(t).best_few(job.side_by_side + 1))
+      if (s != t.start && int(few.size()) < job.side_by_side) few.push_back(std::move(s));
+    std::optional<SideBySideComparison> compared = compare_schedules(
+        t.task.program, t.task.name, t.options, t.start, few, [&](const TuneProgress& p) { report(int(i), p); });
+    const SideBySideEntry* start = compared ? entry_of(*compared, t.start) : nullptr;
+    const SideBySideEntry* kept = compared ? compared->kept() : nullptr;
+    if (!start || !kept) continue;
+    summary.tasks[i].compared_start_seconds = start->median_seconds;
+    summary.tasks[i].compared_kept_seconds = kept->median_seconds;
+    bests.back() = Schedule::from_json(kept->schedule_json);
   }
+  if (stop_requested()) {
+    summary.stopped = true;
+    return summary;
+  }
+
+  // End to end: the fixed schedule and the assembled one, verified against the interpreter's outputs of the model.
   bool all_starts = true;
   for (size_t i = 0; i < bests.size(); ++i) all_starts = all_starts && bests[i] == job.tasks[i].start;
   // The starts assemble to the fixed schedule's decisions in another order: the same program under another key.
@@ -357,15 +450,44 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
       if (r.error_class != ErrorClass::kNone) summary.assembled_error = to_string(r.error_class);
     }
   }
+  const std::vector<TaskStatus> compared_tasks = summary.tasks;
   summary.tasks = task_statuses(job);
-  search_partitions(job, tasks, bests, summary, [&](const TuneProgress& p) { report(-1, p); });
+  for (size_t i = 0; i < summary.tasks.size(); ++i) {
+    summary.tasks[i].compared_start_seconds = compared_tasks[i].compared_start_seconds;
+    summary.tasks[i].compared_kept_seconds = compared_tasks[i].compared_kept_seconds;
+  }
+  Schedule best_schedule = job.fixed_schedule;
+  if (job.side_by_side > 0 && summary.assembled_seconds && !all_starts && !stop_requested()) {
+    std::optional<SideBySideComparison> compared =
+        compare_schedules(job.program, job.workload_name, job.options, job.fixed_schedule, {assembled},
+                          [&](const TuneProgress& p) { report(-1, p); });
+    const SideBySideEntry* e = compared ? entry_of(*compared, assembled) : nullptr;
+    if (e) summary.assembled_speedup = e->speedup;
+    if (e && e->beats_reference()) best_schedule = assembled;
+  } else if (summary.assembled_seconds && summary.fixed_seconds &&
+             *summary.assembled_seconds < *summary.fixed_seconds) {
+    best_schedule = assembled;
+  }
+  best_schedule =
+      search_partitions(job, tasks, bests, best_schedule, summary, [&](const TuneProgress& p) { report(-1, p); });
   if (job.side_by_side > 0 && !(job.options.stop && job.options.stop->load())) {
-    // A run that proposes nothing: it only compares the fixed schedule with the model's best measured so far.
+    // A run that proposes nothing: it only compares the fixed schedule with the schedule the job ended on and the
+    // model's best few single measurements (of this run or any before; the least of them is what `ingot best` answers
+    // unless a comparison that timed it keeps another).
+    std::vector<Schedule> finalists;
+    if (best_schedule != job.fixed_schedule) finalists.push_back(best_schedule);
+    const std::string target = cpu_target_key(job.options.threads, job.options.target_isa, job.options.toolchain);
+    const std::string fixed_hash = Candidate(summary.workload_hash, target, job.fixed_schedule).hash_hex();
+    for (MeasuredSchedule& m :
+         fastest_correct_schedules(Database::open(job.options.database_path).history(summary.workload_hash), target,
+                                   job.side_by_side, fixed_hash))
+      if (m.schedule != best_schedule) finalists.push_back(std::move(m.schedule));
     ListSearch nothing({}, job.fixed_schedule);
     TuneOptions compare = job.options;
     compare.trials = 1;
     compare.minutes = 0;
     compare.side_by_side = job.side_by_side;
+    compare.side_by_side_contenders = std::move(finalists);
     summary.side_by_side = tune(job.program, job.workload_name, compare, nothing, [&](const TuneProgress& p) {
                              report(-1, p);
                            }).side_by_side;

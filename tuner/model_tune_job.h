@@ -68,6 +68,10 @@ struct TaskStatus {
   int64_t trials = 0;
   std::optional<double> best_seconds;   // the best correct result the task's search was told
   std::optional<double> start_seconds;  // of its starting schedule (the model's fixed schedule at its stage)
+  // After the rounds (ModelTuneJob::side_by_side > 0), where the best is not the start: the start and the task's best
+  // few timed side by side. The schedule kept for the model is the fastest there; these are its median and the
+  // start's. Unset where nothing was compared.
+  std::optional<double> compared_start_seconds, compared_kept_seconds;
 };
 
 struct ModelTuneProgress {
@@ -88,7 +92,10 @@ struct PartitionTrial {
   int64_t kernels = 0, stages = 0;
   std::optional<double> seconds;  // nullopt: no place for the move, or the program failed (error says why)
   std::string error;
-  bool kept = false;  // faster than the best before it: the search went on from this plan
+  // Over the best before it, timed side by side with it (ModelTuneJob::side_by_side > 0); unset when not compared.
+  std::optional<double> speedup;
+  // Faster than the best before it (side by side where compared, else by `seconds`): the search went on from it.
+  bool kept = false;
 };
 
 struct ModelTuneSummary {
@@ -101,8 +108,9 @@ struct ModelTuneSummary {
   // it failed: wrong_answer, a compile or run error; assembled_error says which).
   std::optional<double> fixed_seconds, assembled_seconds;
   std::string assembled_error;
-  std::string assembled_schedule_json;  // the fixed schedule's when every task's best is its start
-  std::optional<double> best_seconds;   // the model's best correct measurement in the database, over every run
+  std::optional<double> assembled_speedup;  // over the fixed schedule, side by side (ModelTuneJob::side_by_side > 0)
+  std::string assembled_schedule_json;      // the fixed schedule's when every task's best is its start
+  std::optional<double> best_seconds;       // the model's best correct measurement in the database, over every run
   std::vector<PartitionTrial> partition_trials;
   // The plan the partition search ended on (the job's when no move was kept or none was tried).
   std::string best_plan_strategy;
@@ -111,8 +119,16 @@ struct ModelTuneSummary {
   std::optional<SideBySideComparison> side_by_side;
 };
 
+// The estimate of the tasks' side-by-side comparisons: the sum over tasks of weight x the kept schedule's median there
+// (the start's with `starts`), taking a task's own measurement where it was not compared; nullopt until every task
+// has one.
+std::optional<double> compared_estimate(const std::vector<TaskStatus>& tasks, bool starts);
+
 // Runs rounds until the budget (trials over all tasks, or minutes) is spent or every search is exhausted, then
-// measures the model end to end, then tries job.partition_moves plan moves (the partition search). job.options.stop
+// (with job.side_by_side) times each task's start and best few side by side and keeps the fastest: one measurement
+// of each candidate, the least of hundreds, is fastest partly by chance. Then measures the model assembled from the
+// kept schedules end to end, then tries job.partition_moves plan moves (the partition search). Comparisons stored by
+// an earlier run of the same job are read, not timed again. job.options.stop
 // stops it as it stops tune() (tuner/tuning_loop.h), without the end-to-end measurement. Resuming with the same config
 // and database replays the same rounds, measuring none of their candidates again.
 ModelTuneSummary run_model_tune_job(ModelTuneJob& job,

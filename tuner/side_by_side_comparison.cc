@@ -25,6 +25,10 @@ SideBySideComparison summarize(const std::vector<std::vector<Measurement>>& roun
     if (reference && !e.is_reference) e.speedup = paired_speedup(rounds, *reference, c);
     for (const std::vector<Measurement>& round : rounds) {
       const Measurement& m = round.at(c);
+      if (reference && !e.is_reference && m.ok() && round.at(*reference).ok()) {
+        ++e.paired_rounds;
+        e.faster_rounds += m.statistics.median < round[*reference].statistics.median;
+      }
       if (m.ok()) {
         ++e.correct_rounds;
         e.runs += int64_t(m.run_seconds.size());
@@ -55,6 +59,10 @@ std::optional<double> SideBySideComparison::speedup_over_naive(const SideBySideE
   return *naive_median / *entry.median_seconds;
 }
 
+bool SideBySideEntry::beats_reference() const {
+  return speedup && *speedup > 1 && 4 * faster_rounds > 3 * paired_rounds;
+}
+
 const SideBySideEntry* SideBySideComparison::fastest() const {
   const SideBySideEntry* best = nullptr;
   for (const SideBySideEntry& e : entries)
@@ -75,7 +83,7 @@ SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const st
     naive_contends = naive_contends || c.schedule_json() == naive_json;
   }
   std::optional<Candidate> naive;
-  if (!naive_contends && !contenders.empty()) {
+  if (setup.time_naive && !naive_contends && !contenders.empty()) {
     naive.emplace(contenders.front().workload(), contenders.front().target(), Schedule());
     setup.db->add_candidate(naive->record());
     inputs.emplace_back(*setup.program, naive->schedule());
@@ -123,9 +131,22 @@ SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const st
   return out;
 }
 
+const SideBySideEntry* SideBySideComparison::kept() const {
+  const SideBySideEntry* reference = nullptr;
+  for (const SideBySideEntry& e : entries)
+    if (e.is_reference) reference = &e;
+  if (!reference) return fastest();
+  const SideBySideEntry* best = nullptr;
+  for (const SideBySideEntry& e : entries)
+    if (e.beats_reference() && (!best || *e.speedup > *best->speedup)) best = &e;
+  if (best) return best;
+  return reference->median_seconds ? reference : fastest();
+}
+
 std::optional<SideBySideComparison> stored_side_by_side(const Database& db, const std::string& workload,
-                                                        const std::string& target) {
-  std::vector<SideBySideRow> rows = db.latest_side_by_side(workload, target);
+                                                        const std::string& target,
+                                                        const std::vector<std::string>& including) {
+  std::vector<SideBySideRow> rows = db.latest_side_by_side(workload, target, including);
   if (rows.empty()) return std::nullopt;
   // The naive schedule timed once: its one row lies one round past every other candidate's last.
   const std::string naive_json = Schedule().to_json();
@@ -190,12 +211,12 @@ std::optional<ChosenBest> choose_best(const Database& db, const std::string& wor
   std::optional<SideBySideComparison> comparison = stored_side_by_side(db, best->candidate.workload_hash, target);
   ChosenBest chosen{std::move(*best), std::move(comparison), std::nullopt};
   if (!chosen.side_by_side) return chosen;
-  const SideBySideEntry* fastest = chosen.side_by_side->fastest();
+  const SideBySideEntry* kept = chosen.side_by_side->kept();
   bool covers_best = false;
   for (const SideBySideEntry& e : chosen.side_by_side->entries)
     covers_best = covers_best || e.candidate_hash == chosen.least_median.candidate.hash;
-  if (covers_best && fastest && fastest->candidate_hash != chosen.least_median.candidate.hash)
-    chosen.side_by_side_winner = *fastest;
+  if (covers_best && kept && kept->candidate_hash != chosen.least_median.candidate.hash)
+    chosen.side_by_side_winner = *kept;
   return chosen;
 }
 

@@ -23,11 +23,17 @@ struct SideBySideEntry {
   bool is_reference = false;
   std::optional<double> median_seconds;  // the median of its correct rounds' medians
   std::optional<double> speedup;         // over the reference, paired round by round; nullopt without one
+  // Rounds in which it and the reference both ran correctly, and those of them in which it was the faster.
+  int paired_rounds = 0, faster_rounds = 0;
   int correct_rounds = 0;
   std::optional<double> min_seconds;           // the least timed run of all its rounds
   int64_t runs = 0;                            // timed runs over all its rounds
   ErrorClass error_class = ErrorClass::kNone;  // of its first failed round
   std::string error_message;
+  // Faster than the reference by its paired speed-up and in more than three rounds of four: on a machine whose speed
+  // moves by 20% within seconds (the Intel Xeon VM), a median ratio over 5 rounds favours one of two equal programs
+  // by a few percent half the time; two equal programs pass this in 6 of 32 comparisons of 5 rounds.
+  bool beats_reference() const;
 };
 
 struct SideBySideComparison {
@@ -37,8 +43,11 @@ struct SideBySideComparison {
   // The naive schedule (no decisions), timed once after the rounds when it is not among the entries: a baseline for
   // the user (how much scheduling gained), never a choice, and too slow on paper-size models to time every round.
   std::optional<SideBySideEntry> naive;
-  // The entry with the least median (the reference included): the schedule to keep. Null when none was correct.
+  // The entry with the least median (the reference included). Null when none was correct.
   const SideBySideEntry* fastest() const;
+  // The schedule to keep: with a reference, of the entries that beat it (SideBySideEntry::beats_reference) the one
+  // with the greatest speed-up, else the reference; without one, the fastest. Null when none was correct.
+  const SideBySideEntry* kept() const;
   // The naive schedule's median over the entry's; nullopt when either was not correct or naive was not timed.
   std::optional<double> speedup_over_naive(const SideBySideEntry& entry) const;
   // The naive schedule's median: naive's own entry or the separately timed one; nullopt when neither is correct.
@@ -54,24 +63,27 @@ struct SideBySideSetup {
   const Runner* runner = nullptr;
   BuilderOptions builder;
   const std::atomic<bool>* stop = nullptr;  // no new round starts once it is set
+  bool time_naive = true;                   // the naive schedule timed once after the rounds, as a baseline
 };
 
 // Builds the contenders (their candidates are added to the database), times them in `rounds` interleaved rounds and
 // stores every round. reference: the position in contenders of the schedule the speed-ups are over, if any. Unless
 // a contender is the naive schedule, the naive schedule is built with them and timed once after the last round
-// (stored as a round-0 row). Throws what Builder::build, Runner::measure and the database throw; a contender's
-// failure is recorded, never thrown.
+// (stored as a round-0 row) when setup.time_naive. Throws what Builder::build, Runner::measure and the database throw;
+// a contender's failure is recorded, never thrown.
 SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const std::vector<Candidate>& contenders,
                                           std::optional<size_t> reference, int rounds);
 
 // The newest comparison of a workload on a target, as stored (Database::latest_side_by_side); nullopt when it was
-// never compared. Entries follow the order of their first round; the reference leads.
+// never compared. Entries follow the order of their first round; the reference leads. With `including` (candidate
+// hashes), the newest comparison that timed all of them.
 std::optional<SideBySideComparison> stored_side_by_side(const Database& db, const std::string& workload,
-                                                        const std::string& target);
+                                                        const std::string& target,
+                                                        const std::vector<std::string>& including = {});
 
 // What `ingot best` and `ingot export` answer for a workload on a target: the stored best (the least median of one
-// measurement, Database::best), unless the newest side-by-side comparison timed that very candidate and found
-// another schedule faster; then the fastest side by side. A comparison that does not include the stored best is
+// measurement, Database::best), unless the newest side-by-side comparison timed that very candidate and kept another
+// schedule (SideBySideComparison::kept); then that one. A comparison that does not include the stored best is
 // older than it (a later run found it) and decides nothing.
 struct ChosenBest {
   MeasuredCandidate least_median;

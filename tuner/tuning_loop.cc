@@ -270,15 +270,19 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
     if (!claimed.empty()) store_retrained_model(db, search, summary.target, workload_name, stored_model_generation);
   }
   if (options.side_by_side > 0 && !stop_requested()) {
-    std::vector<Candidate> contenders = side_by_side_contenders(db, summary.workload_hash, summary.target,
-                                                                search.reference_schedule(), options.side_by_side);
+    std::vector<Candidate> contenders =
+        side_by_side_contenders(db, summary.workload_hash, summary.target, search.reference_schedule(),
+                                options.side_by_side_contenders.empty() ? options.side_by_side : 0);
+    for (const Schedule& s : options.side_by_side_contenders)
+      if (s != search.reference_schedule()) contenders.emplace_back(summary.workload_hash, summary.target, s);
     if (contenders.size() >= 2) {
       progress.phase = "timing " + std::to_string(contenders.size()) + " schedules side by side, " +
                        std::to_string(options.side_by_side_rounds) + " rounds";
       progress.last = progress.phase;
       progress.elapsed_seconds = elapsed();
       if (on_progress) on_progress(progress);
-      SideBySideSetup setup{&db, summary.run_id, description, &program, &runner, builder_options, options.stop};
+      SideBySideSetup setup{&db,     summary.run_id,  description,  &program,
+                            &runner, builder_options, options.stop, options.side_by_side_naive};
       const std::optional<size_t> reference =
           search.reference_schedule() ? std::optional<size_t>(0) : std::optional<size_t>();
       summary.side_by_side = compare_side_by_side(setup, contenders, reference, options.side_by_side_rounds);

@@ -56,6 +56,9 @@ struct TuneOptions {
   // side_by_side_rounds interleaved rounds (tuner/side_by_side_comparison.h); 0 = not at all.
   int side_by_side = 0;
   int side_by_side_rounds = 5;
+  // When not empty, the comparison times these schedules after the reference instead of the database's best few.
+  std::vector<Schedule> side_by_side_contenders;
+  bool side_by_side_naive = true;  // the naive schedule timed once after the comparison, as the user's baseline
 };
 
 struct TuneProgress {

@@ -141,6 +141,25 @@ TEST(DatabaseSideBySide, TheNewestRunWinsAndOtherWorkloadsAndTargetsAreLeftOut) 
   EXPECT_TRUE(f.db.latest_side_by_side("mlp", "gpu").empty());
 }
 
+// The newest comparison that timed given candidates: how a resumed whole-model run finds a comparison it made before.
+TEST(DatabaseSideBySide, TheNewestComparisonIncludingGivenCandidates) {
+  SideBySideFixture f;
+  int64_t older = f.db.begin_run(run_info());
+  int64_t newer = f.db.begin_run(run_info());
+  f.db.add_side_by_side(f.round(f.ref, older, 0, {2.0}, true));
+  f.db.add_side_by_side(f.round(f.a, older, 0, {1.0}));
+  f.db.add_side_by_side(f.round(f.b, older, 0, {1.5}));
+  f.db.add_side_by_side(f.round(f.ref, newer, 0, {2.0}, true));
+  f.db.add_side_by_side(f.round(f.b, newer, 0, {1.5}));
+  EXPECT_EQ(order(f.db.latest_side_by_side("mlp", "cpu", {f.ref, f.b})),
+            (std::vector<std::string>{"0/" + f.ref, "0/" + f.b}));
+  EXPECT_EQ(order(f.db.latest_side_by_side("mlp", "cpu", {f.a})),
+            (std::vector<std::string>{"0/" + f.ref, "0/" + f.a, "0/" + f.b}));
+  EXPECT_EQ(f.db.latest_side_by_side("mlp", "cpu", {f.a, f.ref}).front().record.run_id, older);
+  EXPECT_TRUE(f.db.latest_side_by_side("mlp", "cpu", {f.a, f.g}).empty()) << "g was never compared";
+  EXPECT_TRUE(f.db.latest_side_by_side("mlp", "cuda", {f.a}).empty()) << "another target";
+}
+
 // A name as best() takes it: an unknown name and one that several workloads share are refused, the hash still works.
 TEST(DatabaseSideBySide, WorkloadsAreNamedAsBestNamesThem) {
   SideBySideFixture f;

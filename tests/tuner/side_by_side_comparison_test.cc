@@ -278,6 +278,35 @@ TEST_F(ChooseBestTest, AComparisonOfTheLeastMedianChoosesItsFastest) {
   EXPECT_FALSE(choose_best(*db_, workload_, target_)->side_by_side_winner.has_value());
 }
 
+// A schedule is kept over the reference only when it was faster in more than three rounds of four: a median ratio
+// above 1 alone is what two equal programs give half the time.
+TEST_F(ChooseBestTest, TheReferenceStaysUnlessBeatenInMostRounds) {
+  measure(fixed_, 3.0);
+  measure(a_, 1.0);
+  measure(b_, 2.0);
+  // b: ratios 1.5, 0.75, 1.5, 0.75, 1.03 (median 1.03), faster in 3 of 5 rounds.
+  compare({{&fixed_, {3, 3, 3, 3, 3}}, {&a_, {4, 4, 4, 4, 4}}, {&b_, {2, 4, 2, 4, 2.9}}});
+  std::optional<SideBySideComparison> c = stored_side_by_side(*db_, workload_, target_);
+  ASSERT_TRUE(c.has_value());
+  const SideBySideEntry& b = c->entries.at(2);
+  EXPECT_EQ(b.candidate_hash, b_.hash_hex());
+  EXPECT_EQ(b.paired_rounds, 5);
+  EXPECT_EQ(b.faster_rounds, 3);
+  EXPECT_NEAR(*b.speedup, 3 / 2.9, 1e-12);
+  EXPECT_FALSE(b.beats_reference());
+  EXPECT_EQ(c->fastest()->candidate_hash, b_.hash_hex()) << "the median of b's rounds is 2.9, the fixed one's 3";
+  EXPECT_EQ(c->kept()->candidate_hash, fixed_.hash_hex());
+  EXPECT_EQ(choose_best(*db_, workload_, target_)->candidate_hash(), fixed_.hash_hex());
+  // Faster in 4 of 5 rounds: a beats it, and of two that do, the greater speed-up is kept.
+  compare({{&fixed_, {3, 3, 3, 3, 3}}, {&a_, {2.5, 2.5, 2.5, 2.5, 4}}, {&b_, {2, 2, 2, 2, 4}}});
+  c = stored_side_by_side(*db_, workload_, target_);
+  EXPECT_EQ(c->entries.at(1).faster_rounds, 4);
+  EXPECT_TRUE(c->entries.at(1).beats_reference());
+  EXPECT_TRUE(c->entries.at(2).beats_reference());
+  EXPECT_EQ(c->kept()->candidate_hash, b_.hash_hex());
+  EXPECT_EQ(choose_best(*db_, workload_, target_)->candidate_hash(), b_.hash_hex());
+}
+
 TEST_F(ChooseBestTest, AComparisonWithoutTheLeastMedianIsOlderThanItAndDecidesNothing) {
   measure(fixed_, 3.0);
   measure(a_, 1.0);
