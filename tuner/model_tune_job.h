@@ -72,6 +72,11 @@ struct TaskStatus {
   // few timed side by side. The schedule kept for the model is the fastest there; these are its median and the
   // start's. Unset where nothing was compared.
   std::optional<double> compared_start_seconds, compared_kept_seconds;
+  // Where the model assembled from every task's kept schedule did not beat the fixed schedule side by side: the model
+  // with this task's kept schedule too, over the model without it, side by side (unset where not tried), and whether
+  // it beat it and stayed in the model.
+  std::optional<double> in_model_speedup;
+  bool kept_in_model = false;
 };
 
 struct ModelTuneProgress {
@@ -124,11 +129,18 @@ struct ModelTuneSummary {
 // has one.
 std::optional<double> compared_estimate(const std::vector<TaskStatus>& tasks, bool starts);
 
+// The tasks whose kept schedule is tried in the model one at a time (run_model_tune_job), in order: those `changed`
+// (kept schedule not the start) and compared side by side whose estimated gain, weight x (start - kept) there, is at
+// least 1% of the model's estimate (compared_estimate of the starts), the largest first.
+std::vector<size_t> tasks_to_try_in_the_model(const std::vector<TaskStatus>& tasks, const std::vector<bool>& changed);
+
 // Runs rounds until the budget (trials over all tasks, or minutes) is spent or every search is exhausted, then
 // (with job.side_by_side) times each task's start and best few side by side and keeps the fastest: one measurement
 // of each candidate, the least of hundreds, is fastest partly by chance. Then measures the model assembled from the
-// kept schedules end to end, then tries job.partition_moves plan moves (the partition search). Comparisons stored by
-// an earlier run of the same job are read, not timed again. job.options.stop
+// kept schedules end to end and side by side with the fixed schedule; where it does not beat it, tries the tasks'
+// kept schedules in the model one at a time, the largest estimated gain first, keeping each that beats the model
+// without it. Then tries job.partition_moves plan moves (the partition search). Comparisons stored by an earlier run
+// of the same job are read, not timed again. job.options.stop
 // stops it as it stops tune() (tuner/tuning_loop.h), without the end-to-end measurement. Resuming with the same config
 // and database replays the same rounds, measuring none of their candidates again.
 ModelTuneSummary run_model_tune_job(ModelTuneJob& job,

@@ -166,6 +166,17 @@ TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
     EXPECT_EQ(compared->entries[0].median_seconds, t.compared_start_seconds) << t.name;
     EXPECT_EQ(compared->kept()->median_seconds, t.compared_kept_seconds) << t.name;
   }
+  // A task tried in the model alone (the assembly of all did not beat the fixed schedule) had a kept schedule of its
+  // own, and stayed only where it beat the model without it.
+  for (const TaskStatus& t : s.tasks) {
+    if (t.in_model_speedup) {
+      EXPECT_TRUE(t.compared_kept_seconds.has_value()) << t.name;
+    }
+    if (t.kept_in_model) {
+      ASSERT_TRUE(t.in_model_speedup.has_value()) << t.name;
+      EXPECT_GT(*t.in_model_speedup, 1) << t.name;
+    }
+  }
   const std::optional<double> compared_estimate_seconds = compared_estimate(s.tasks, false);
   ASSERT_TRUE(compared_estimate_seconds.has_value());
   EXPECT_GT(*compared_estimate_seconds, 0);
@@ -179,8 +190,10 @@ TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
   size_t task_rounds_again = 0;
   for (const TaskStatus& t : repeat.tasks) task_rounds_again += db.latest_side_by_side(t.name, target).size();
   EXPECT_EQ(task_rounds_again, task_rounds);
-  for (size_t i = 0; i < s.tasks.size(); ++i)
+  for (size_t i = 0; i < s.tasks.size(); ++i) {
     EXPECT_EQ(repeat.tasks[i].compared_kept_seconds, s.tasks[i].compared_kept_seconds) << s.tasks[i].name;
+    EXPECT_EQ(repeat.tasks[i].in_model_speedup, s.tasks[i].in_model_speedup) << s.tasks[i].name;
+  }
   config.budget.trials = 10;
   ModelTuneJob more = make_model_tune_job(config, "mlp.yaml");
   ModelTuneSummary longer = run_model_tune_job(more);
@@ -262,6 +275,27 @@ TEST_F(ModelTuneJobTest, WithoutComparisonsAMoveIsKeptByItsOneMeasurement) {
   for (const TaskStatus& t : s.tasks) EXPECT_FALSE(t.compared_kept_seconds.has_value()) << t.name;
   EXPECT_FALSE(s.assembled_speedup.has_value());
   EXPECT_TRUE(Database::open(config.database).latest_side_by_side("mlp", cpu_target_key(1)).empty());
+}
+
+TEST(TasksToTryInTheModel, TheLargestEstimatedGainsFirstAndNoneTooSmallToResolve) {
+  auto task = [](int64_t weight, std::optional<double> start, std::optional<double> kept) {
+    TaskStatus t;
+    t.weight = weight;
+    t.start_seconds = t.best_seconds = 1.0;  // single measurements: not used where compared
+    t.compared_start_seconds = start;
+    t.compared_kept_seconds = kept;
+    return t;
+  };
+  // Starts side by side: 12 x 3 + 12 x 1 + 24 x 0.5 + 1 x 2 + 1 x 40 (uncompared: its single 1.0) = 63 ms.
+  std::vector<TaskStatus> tasks{task(12, 3.0, 2.9), task(12, 1.0, 0.8), task(24, 0.5, 0.45), task(1, 2.0, 1.99),
+                                task(1, std::nullopt, std::nullopt)};
+  tasks[4].start_seconds = tasks[4].best_seconds = 1.0;
+  const double estimate = *compared_estimate(tasks, true);
+  EXPECT_DOUBLE_EQ(estimate, 36 + 12 + 12 + 2 + 1);
+  // Gains: 1.2, 2.4, 1.2, 0.01 (under 1% of 63), none.
+  EXPECT_EQ(tasks_to_try_in_the_model(tasks, {true, true, true, true, true}), (std::vector<size_t>{1, 0, 2}));
+  // A task whose kept schedule is its start has nothing to try.
+  EXPECT_EQ(tasks_to_try_in_the_model(tasks, {true, false, false, true, true}), (std::vector<size_t>{0}));
 }
 
 TEST_F(ModelTuneJobTest, RefusesASearchOtherThanEvolutionary) {
