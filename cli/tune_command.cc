@@ -125,6 +125,7 @@ void tune_by_tasks(const RunConfig& config, const std::string& config_path) {
       std::cout << "; side by side " << ms_text(t.compared_kept_seconds) << " ("
                 << speedup_text(*t.compared_start_seconds / *t.compared_kept_seconds) << " its fixed "
                 << ms_text(t.compared_start_seconds) << ")";
+    if (t.too_small_to_compare) std::cout << "; kept its start (under 0.1% of the model: not compared)";
     if (t.in_model_speedup)
       std::cout << "; in the model " << speedup_text(*t.in_model_speedup) << (t.kept_in_model ? " (kept)" : "");
     std::cout << "\n";

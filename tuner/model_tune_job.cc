@@ -77,7 +77,7 @@ std::vector<TaskStatus> task_statuses(ModelTuneJob& job) {
   for (size_t i = 0; i < job.tasks.size(); ++i) {
     TaskTuning& t = job.tasks[i];
     out.push_back(TaskStatus{t.task.name, t.task.weight(), job.scheduler->trials(int(i)), observed(t).best_seconds(),
-                             observed(t).reference_seconds(), std::nullopt, std::nullopt, std::nullopt, false});
+                             observed(t).reference_seconds(), std::nullopt, std::nullopt, false, std::nullopt, false});
   }
   return out;
 }
@@ -163,11 +163,11 @@ std::vector<Schedule> keep_tasks_that_hold_in_the_model(ModelTuneJob& job, const
   return current;
 }
 
-// The partition search: from the plan the tasks were tuned on, search.partition_moves plan moves
-// (analysis/plan_mutation.h), each kept when the model it gives, measured end to end, is faster than the best so far.
-// A moved plan's stages that equal a tuned task (up to names) take its best schedule; new stages take the moved
-// plan's fixed schedule.
-// Returns the schedule of the model it ended on.
+// The partition search: from the plan the tasks were tuned on and its schedule `best_schedule`,
+// search.partition_moves plan moves (analysis/plan_mutation.h), each measured end to end and kept when the model it
+// gives beats the best so far side by side (with job.side_by_side; else when its one measurement is the faster). A
+// moved plan's stages that equal a tuned task (up to names) take that task's schedule; new stages take the moved
+// plan's fixed schedule. Returns the schedule of the model it ended on.
 Schedule search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_tasks,
                            const std::vector<Schedule>& tuned_bests, Schedule best_schedule, ModelTuneSummary& summary,
                            const std::function<void(const TuneProgress&)>& on_progress) {
@@ -472,6 +472,7 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
     if (start_estimate && status.start_seconds && status.best_seconds &&
         double(status.weight) * (*status.start_seconds - *status.best_seconds) < 1e-3 * *start_estimate) {
       bests.back() = t.start;
+      summary.tasks[i].too_small_to_compare = true;
       continue;
     }
     std::vector<Schedule> few;
@@ -520,6 +521,7 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
   for (size_t i = 0; i < summary.tasks.size(); ++i) {
     summary.tasks[i].compared_start_seconds = compared_tasks[i].compared_start_seconds;
     summary.tasks[i].compared_kept_seconds = compared_tasks[i].compared_kept_seconds;
+    summary.tasks[i].too_small_to_compare = compared_tasks[i].too_small_to_compare;
   }
   Schedule best_schedule = job.fixed_schedule;
   if (job.side_by_side > 0 && summary.assembled_seconds && !all_starts && !stop_requested()) {

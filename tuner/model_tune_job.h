@@ -72,6 +72,7 @@ struct TaskStatus {
   // few timed side by side. The schedule kept for the model is the fastest there; these are its median and the
   // start's. Unset where nothing was compared.
   std::optional<double> compared_start_seconds, compared_kept_seconds;
+  bool too_small_to_compare = false;  // its best would take under 0.1% off the model's estimate: it keeps its start
   // Where the model assembled from every task's kept schedule did not beat the fixed schedule side by side: the model
   // with this task's kept schedule too, over the model without it, side by side (unset where not tried), and whether
   // it beat it and stayed in the model.

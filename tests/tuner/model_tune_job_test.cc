@@ -155,6 +155,7 @@ TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
       EXPECT_TRUE(rows.empty()) << t.name;
       continue;
     }
+    EXPECT_FALSE(t.too_small_to_compare) << t.name;
     ASSERT_TRUE(t.compared_start_seconds.has_value()) << t.name;
     std::optional<SideBySideComparison> compared = stored_side_by_side(db, t.name, target);
     ASSERT_TRUE(compared.has_value()) << t.name;
