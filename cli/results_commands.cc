@@ -120,6 +120,7 @@ void add_results_commands(CLI::App& app) {
               {"candidate", e.candidate_hash}, {"reference", e.is_reference}, {"correct_rounds", e.correct_rounds}};
           entry["median_s"] = e.median_seconds ? nlohmann::json(*e.median_seconds) : nlohmann::json();
           entry["speedup"] = e.speedup ? nlohmann::json(*e.speedup) : nlohmann::json();
+          entry["min_speedup"] = e.min_speedup ? nlohmann::json(*e.min_speedup) : nlohmann::json();
           entry["paired_rounds"] = e.paired_rounds;
           entry["faster_rounds"] = e.faster_rounds;
           const std::optional<double> over_naive = side_by_side->speedup_over_naive(e);

@@ -22,6 +22,11 @@ std::string side_by_side_text(const SideBySideComparison& comparison) {
     if (e.speedup) {
       std::snprintf(line, sizeof line, "  %.2fx the fixed schedule", *e.speedup);
       out << line;
+      if (e.min_speedup) {
+        std::snprintf(line, sizeof line, " (fastest runs %.2fx, faster in %d of %d rounds)", *e.min_speedup,
+                      e.faster_rounds, e.paired_rounds);
+        out << line;
+      }
     }
     if (e.error_class != ErrorClass::kNone)
       out << "  " << to_string(e.error_class) << " in " << comparison.rounds - e.correct_rounds << " round"

@@ -50,14 +50,28 @@ std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
   return out;
 }
 
-std::optional<double> paired_speedup(const std::vector<std::vector<Measurement>>& rounds, size_t reference,
-                                     size_t contender) {
+namespace {
+
+std::optional<double> paired_ratio(const std::vector<std::vector<Measurement>>& rounds, size_t reference,
+                                   size_t contender, double RunStatistics::*statistic) {
   std::vector<double> ratios;
   for (const std::vector<Measurement>& round : rounds)
-    if (round.at(reference).ok() && round.at(contender).ok() && round[contender].statistics.median > 0)
-      ratios.push_back(round[reference].statistics.median / round[contender].statistics.median);
+    if (round.at(reference).ok() && round.at(contender).ok() && round[contender].statistics.*statistic > 0)
+      ratios.push_back(round[reference].statistics.*statistic / round[contender].statistics.*statistic);
   if (ratios.empty()) return std::nullopt;
   return run_statistics(ratios).median;
+}
+
+}  // namespace
+
+std::optional<double> paired_speedup(const std::vector<std::vector<Measurement>>& rounds, size_t reference,
+                                     size_t contender) {
+  return paired_ratio(rounds, reference, contender, &RunStatistics::median);
+}
+
+std::optional<double> paired_min_speedup(const std::vector<std::vector<Measurement>>& rounds, size_t reference,
+                                         size_t contender) {
+  return paired_ratio(rounds, reference, contender, &RunStatistics::min);
 }
 
 std::optional<double> median_of_rounds(const std::vector<std::vector<Measurement>>& rounds, size_t contender) {

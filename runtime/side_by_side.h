@@ -36,6 +36,12 @@ std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
 // the two rounds' medians (paired, so a slow period slows both). nullopt when no round has both correct.
 std::optional<double> paired_speedup(const std::vector<std::vector<Measurement>>& rounds, size_t reference,
                                      size_t contender);
+// The same from each round's fastest runs: the median of reference min / contender min. Where interference makes
+// runs bimodal (BERT on the Intel Xeon VM: calls of 80-85 ms or of 100-120 ms, either for any program), a round's
+// median of 3 runs is whichever mode had two of them, and the medians' ratio of two equal programs reached 1.20x;
+// the fastest runs' ratio stayed within 5%.
+std::optional<double> paired_min_speedup(const std::vector<std::vector<Measurement>>& rounds, size_t reference,
+                                         size_t contender);
 
 // The median of a contender's correct rounds' medians; nullopt when none was correct.
 std::optional<double> median_of_rounds(const std::vector<std::vector<Measurement>>& rounds, size_t contender);

@@ -22,7 +22,10 @@ SideBySideComparison summarize(const std::vector<std::vector<Measurement>>& roun
     e.schedule_json = hash_and_json[c].second;
     e.is_reference = reference == c;
     e.median_seconds = median_of_rounds(rounds, c);
-    if (reference && !e.is_reference) e.speedup = paired_speedup(rounds, *reference, c);
+    if (reference && !e.is_reference) {
+      e.speedup = paired_speedup(rounds, *reference, c);
+      e.min_speedup = paired_min_speedup(rounds, *reference, c);
+    }
     for (const std::vector<Measurement>& round : rounds) {
       const Measurement& m = round.at(c);
       if (reference && !e.is_reference && m.ok() && round.at(*reference).ok()) {
@@ -60,7 +63,7 @@ std::optional<double> SideBySideComparison::speedup_over_naive(const SideBySideE
 }
 
 bool SideBySideEntry::beats_reference() const {
-  return speedup && *speedup > 1 && 4 * faster_rounds > 3 * paired_rounds;
+  return speedup && *speedup > 1 && min_speedup && *min_speedup > 1 && 4 * faster_rounds > 3 * paired_rounds;
 }
 
 const SideBySideEntry* SideBySideComparison::fastest() const {

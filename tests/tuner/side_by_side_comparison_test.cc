@@ -307,6 +307,34 @@ TEST_F(ChooseBestTest, TheReferenceStaysUnlessBeatenInMostRounds) {
   EXPECT_EQ(choose_best(*db_, workload_, target_)->candidate_hash(), b_.hash_hex());
 }
 
+// Bimodal runs (calls fast or slow whatever the program): the reference's medians met the slow mode, its fastest
+// runs did not. Faster by medians in every round is not enough when the fastest runs say otherwise.
+TEST_F(ChooseBestTest, TheFastestRunsMustAgree) {
+  measure(fixed_, 3.0);
+  measure(a_, 1.0);
+  const int64_t run = db_->begin_run(RunInfo{});
+  for (int64_t r = 0; r < 5; ++r)
+    for (const auto& [candidate, seconds] :
+         {std::pair{&fixed_, std::vector<double>{0.10, 0.11, 0.08}}, {&a_, std::vector<double>{0.085, 0.085, 0.09}}}) {
+      SideBySideRecord record;
+      record.candidate_hash = candidate->hash_hex();
+      record.run_id = run;
+      record.is_reference = candidate == &fixed_;
+      record.round = r;
+      record.run_seconds = seconds;
+      db_->add_side_by_side(record);
+    }
+  std::optional<SideBySideComparison> c = stored_side_by_side(*db_, workload_, target_);
+  ASSERT_TRUE(c.has_value());
+  const SideBySideEntry& a = c->entries.at(1);
+  EXPECT_NEAR(*a.speedup, 0.10 / 0.085, 1e-12);
+  EXPECT_NEAR(*a.min_speedup, 0.08 / 0.085, 1e-12);
+  EXPECT_EQ(a.faster_rounds, 5);
+  EXPECT_FALSE(a.beats_reference());
+  EXPECT_EQ(c->kept()->candidate_hash, fixed_.hash_hex());
+  EXPECT_EQ(choose_best(*db_, workload_, target_)->candidate_hash(), fixed_.hash_hex());
+}
+
 TEST_F(ChooseBestTest, AComparisonWithoutTheLeastMedianIsOlderThanItAndDecidesNothing) {
   measure(fixed_, 3.0);
   measure(a_, 1.0);
