@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -92,9 +93,9 @@ std::optional<double> weighted_sum(const std::vector<TaskStatus>& tasks, bool st
   return sum;
 }
 
-// The reference and the contenders timed side by side (job.side_by_side_rounds rounds, no naive baseline), or the
-// newest stored comparison that timed them all: a resumed job decides as the interrupted one did and times nothing
-// twice. nullopt when the run was stopped before any round.
+// The reference and the contenders timed side by side (base.side_by_side_rounds rounds, no naive baseline), or the
+// newest stored comparison of exactly them: a resumed job decides as the interrupted one did and times nothing
+// twice. nullopt when a stop cut the comparison short (nothing is decided from part of it).
 std::optional<SideBySideComparison> compare_schedules(const Program& program, const std::string& name,
                                                       const TuneOptions& base, const Schedule& reference,
                                                       const std::vector<Schedule>& contenders,
@@ -103,10 +104,22 @@ std::optional<SideBySideComparison> compare_schedules(const Program& program, co
   const std::string target = cpu_target_key(base.threads, base.target_isa, base.toolchain);
   std::vector<std::string> hashes{Candidate(workload, target, reference).hash_hex()};
   for (const Schedule& s : contenders) hashes.push_back(Candidate(workload, target, s).hash_hex());
+  // Only a comparison of exactly these schedules, this reference and every round decides: another run's comparison
+  // of more schedules, or one a stop cut short, would decide by other rules.
+  auto complete = [&](const std::optional<SideBySideComparison>& c) {
+    if (!c || c->rounds < base.side_by_side_rounds) return false;
+    std::set<std::string> have;
+    for (const SideBySideEntry& e : c->entries) {
+      if (e.is_reference != (e.candidate_hash == hashes.front())) return false;
+      have.insert(e.candidate_hash);
+    }
+    return have == std::set<std::string>(hashes.begin(), hashes.end());
+  };
   {
     Database db = Database::open(base.database_path);
     db.add_workload(WorkloadRecord{workload, name, program.to_string(), ""});
-    if (std::optional<SideBySideComparison> stored = stored_side_by_side(db, workload, target, hashes)) return stored;
+    std::optional<SideBySideComparison> stored = stored_side_by_side(db, workload, target, hashes);
+    if (complete(stored)) return stored;
   }
   ListSearch nothing({}, reference);
   TuneOptions options = base;
@@ -115,7 +128,9 @@ std::optional<SideBySideComparison> compare_schedules(const Program& program, co
   options.side_by_side = int(contenders.size());
   options.side_by_side_contenders = contenders;
   options.side_by_side_naive = false;
-  return tune(program, name, options, nothing, on_progress).side_by_side;
+  std::optional<SideBySideComparison> timed = tune(program, name, options, nothing, on_progress).side_by_side;
+  if (complete(timed)) return timed;
+  return std::nullopt;
 }
 
 const SideBySideEntry* entry_of(const SideBySideComparison& comparison, const Schedule& schedule) {
@@ -267,7 +282,7 @@ std::optional<double> compared_estimate(const std::vector<TaskStatus>& tasks, bo
   double sum = 0;
   for (const TaskStatus& t : tasks) {
     std::optional<double> seconds = starts ? t.compared_start_seconds : t.compared_kept_seconds;
-    if (!seconds) seconds = starts ? t.start_seconds : t.best_seconds;
+    if (!seconds) seconds = starts || t.too_small_to_compare ? t.start_seconds : t.best_seconds;
     if (!seconds) return std::nullopt;
     sum += double(t.weight) * *seconds;
   }
@@ -457,7 +472,8 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
     return summary;
   }
 
-  // Each task's best few and its start side by side: the fastest there is the schedule the model is assembled from.
+  // Each task's best few and its start side by side: the schedule kept there (SideBySideComparison::kept) is the one
+  // the model is assembled from.
   // A task whose best could gain the model less than 0.1% of its estimate keeps its start uncompared: a gain that
   // small is never seen in the model, and on the Intel Xeon VM each comparison took about 10 s (Swin: 77 tasks).
   std::vector<ModelTask> tasks;
@@ -478,8 +494,10 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
     std::vector<Schedule> few;
     for (Schedule& s : observed(t).best_few(job.side_by_side + 1))
       if (s != t.start && int(few.size()) < job.side_by_side) few.push_back(std::move(s));
-    std::optional<SideBySideComparison> compared = compare_schedules(
-        t.task.program, t.task.name, t.options, t.start, few, [&](const TuneProgress& p) { report(int(i), p); });
+    TuneOptions compare = t.options;
+    compare.stop = job.options.stop;
+    std::optional<SideBySideComparison> compared = compare_schedules(t.task.program, t.task.name, compare, t.start, few,
+                                                                     [&](const TuneProgress& p) { report(int(i), p); });
     const SideBySideEntry* start = compared ? entry_of(*compared, t.start) : nullptr;
     const SideBySideEntry* kept = compared ? compared->kept() : nullptr;
     if (!start || !kept) continue;
@@ -523,8 +541,15 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
     summary.tasks[i].compared_kept_seconds = compared_tasks[i].compared_kept_seconds;
     summary.tasks[i].too_small_to_compare = compared_tasks[i].too_small_to_compare;
   }
+  // A stop between the phases below ends the job as a stop in the rounds does: nothing is decided from a phase it cut
+  // short, and the final comparison is not made.
+  auto stopped = [&] {
+    summary.stopped = stop_requested();
+    return summary.stopped;
+  };
+  if (stopped()) return summary;
   Schedule best_schedule = job.fixed_schedule;
-  if (job.side_by_side > 0 && summary.assembled_seconds && !all_starts && !stop_requested()) {
+  if (job.side_by_side > 0 && summary.assembled_seconds && !all_starts) {
     std::optional<SideBySideComparison> compared =
         compare_schedules(job.program, job.workload_name, job.options, job.fixed_schedule, {assembled},
                           [&](const TuneProgress& p) { report(-1, p); });
@@ -535,12 +560,15 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
              *summary.assembled_seconds < *summary.fixed_seconds) {
     best_schedule = assembled;
   }
-  if (job.side_by_side > 0 && best_schedule == job.fixed_schedule && !all_starts && !stop_requested())
+  if (stopped()) return summary;
+  if (job.side_by_side > 0 && best_schedule == job.fixed_schedule && !all_starts)
     bests = keep_tasks_that_hold_in_the_model(job, tasks, bests, best_schedule, summary.tasks,
                                               [&](const TuneProgress& p) { report(-1, p); });
+  if (stopped()) return summary;
   best_schedule =
       search_partitions(job, tasks, bests, best_schedule, summary, [&](const TuneProgress& p) { report(-1, p); });
-  if (job.side_by_side > 0 && !(job.options.stop && job.options.stop->load())) {
+  if (stopped()) return summary;
+  if (job.side_by_side > 0) {
     // A run that proposes nothing: it only compares the fixed schedule with the schedule the job ended on and the
     // model's best few single measurements (of this run or any before; the least of them is what `ingot best` answers
     // unless a comparison that timed it keeps another).

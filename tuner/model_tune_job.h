@@ -69,8 +69,8 @@ struct TaskStatus {
   std::optional<double> best_seconds;   // the best correct result the task's search was told
   std::optional<double> start_seconds;  // of its starting schedule (the model's fixed schedule at its stage)
   // After the rounds (ModelTuneJob::side_by_side > 0), where the best is not the start: the start and the task's best
-  // few timed side by side. The schedule kept for the model is the fastest there; these are its median and the
-  // start's. Unset where nothing was compared.
+  // few timed side by side. The schedule kept for the model is the one kept there (SideBySideComparison::kept); these
+  // are its median and the start's. Unset where nothing was compared.
   std::optional<double> compared_start_seconds, compared_kept_seconds;
   bool too_small_to_compare = false;  // its best would take under 0.1% off the model's estimate: it keeps its start
   // Where the model assembled from every task's kept schedule did not beat the fixed schedule side by side: the model
@@ -136,10 +136,10 @@ std::optional<double> compared_estimate(const std::vector<TaskStatus>& tasks, bo
 std::vector<size_t> tasks_to_try_in_the_model(const std::vector<TaskStatus>& tasks, const std::vector<bool>& changed);
 
 // Runs rounds until the budget (trials over all tasks, or minutes) is spent or every search is exhausted, then
-// (with job.side_by_side) times each task's start and best few side by side and keeps the fastest: one measurement
-// of each candidate, the least of hundreds, is fastest partly by chance. Then measures the model assembled from the
-// kept schedules end to end and side by side with the fixed schedule; where it does not beat it, tries the tasks'
-// kept schedules in the model one at a time, the largest estimated gain first, keeping each that beats the model
+// (with job.side_by_side) times each task's start and best few side by side and keeps what beats the start: one
+// measurement of each candidate, the least of hundreds, is fastest partly by chance. Then measures the model assembled
+// from the kept schedules end to end and side by side with the fixed schedule; where it does not beat it, tries the
+// tasks' kept schedules in the model one at a time, the largest estimated gain first, keeping each that beats the model
 // without it. Then tries job.partition_moves plan moves (the partition search). Comparisons stored by an earlier run
 // of the same job are read, not timed again. job.options.stop
 // stops it as it stops tune() (tuner/tuning_loop.h), without the end-to-end measurement. Resuming with the same config

@@ -224,6 +224,25 @@ TEST_F(ModelTuneJobTest, AStopEndsTheRoundsWithoutTheEndToEndMeasurement) {
   EXPECT_TRUE(db.history("mlp").empty());  // the model itself was never measured
 }
 
+// A stop after the rounds (during the model's end-to-end phases) ends the job as stopped: nothing is decided from a
+// phase it cut short, no partition move is tried and no final comparison is made.
+TEST_F(ModelTuneJobTest, AStopAfterTheRoundsEndsTheJobAsStopped) {
+  RunConfig config = parse_run_config(
+      config_text("{name: mlp, params: {batch: 8, in: 16, hidden: 32, out: 16}}", 4, ", partition_moves: 2"),
+      "mlp.yaml");
+  ModelTuneJob job = make_model_tune_job(config, "mlp.yaml");
+  std::atomic<bool> stop{false};
+  job.options.stop = &stop;
+  ModelTuneSummary s = run_model_tune_job(job, [&](const ModelTuneProgress& p) {
+    if (p.task == -1) stop = true;
+  });
+  EXPECT_TRUE(s.stopped);
+  EXPECT_EQ(s.trials_done, 4);
+  EXPECT_TRUE(s.partition_trials.empty());
+  EXPECT_FALSE(s.side_by_side.has_value());
+  EXPECT_EQ(Database::open(config.database).check().claims, 0);
+}
+
 // After the rounds, plan moves measured end to end: each a correct program of the model, kept only when faster side
 // by side with the best plan before it (measure.side_by_side: 3), or by its one measurement without comparisons.
 TEST_F(ModelTuneJobTest, ThePartitionSearchMeasuresMovedPlansEndToEnd) {
