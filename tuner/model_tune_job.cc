@@ -32,22 +32,23 @@ class ObservedSearch final : public SearchStrategy {
   explicit ObservedSearch(std::unique_ptr<SearchStrategy> inner) : inner_(std::move(inner)) {}
   std::vector<Schedule> propose(int n) override { return inner_->propose(n); }
   void tell(const std::vector<TrialResult>& results) override {
-    for (const TrialResult& r : results) {
-      if (r.error_class != ErrorClass::kNone || !r.seconds) continue;
-      correct_.emplace_back(*r.seconds, r.candidate.schedule());
-      if (!best_seconds_ || *r.seconds < *best_seconds_) {
-        best_seconds_ = r.seconds;
-        best_schedule_ = r.candidate.schedule();
-      }
-    }
+    for (const TrialResult& r : results)
+      if (r.error_class == ErrorClass::kNone && r.seconds) correct_.emplace_back(*r.seconds, r.candidate.schedule());
     inner_->tell(results);
   }
   const XGBoostCostModel* learned_model() const override { return inner_->learned_model(); }
   std::optional<double> last_batch_accuracy() const override { return inner_->last_batch_accuracy(); }
   std::optional<double> reference_seconds() const override { return inner_->reference_seconds(); }
 
-  const std::optional<double>& best_seconds() const { return best_seconds_; }
-  const std::optional<Schedule>& best_schedule() const { return best_schedule_; }
+  // The fastest correct result told (the first of equal ones).
+  std::optional<double> best_seconds() const {
+    if (correct_.empty()) return std::nullopt;
+    return fastest()->first;
+  }
+  std::optional<Schedule> best_schedule() const {
+    if (correct_.empty()) return std::nullopt;
+    return fastest()->second;
+  }
   // The `count` fastest distinct schedules told, fastest first (ties in the order told).
   std::vector<Schedule> best_few(int count) const {
     std::vector<std::pair<double, Schedule>> ranked = correct_;
@@ -61,10 +62,13 @@ class ObservedSearch final : public SearchStrategy {
   }
 
  private:
+  std::vector<std::pair<double, Schedule>>::const_iterator fastest() const {
+    return std::min_element(correct_.begin(), correct_.end(),
+                            [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+
   std::unique_ptr<SearchStrategy> inner_;
-  std::vector<std::pair<double, Schedule>> correct_;
-  std::optional<double> best_seconds_;
-  std::optional<Schedule> best_schedule_;
+  std::vector<std::pair<double, Schedule>> correct_;  // every correct result told, in the order told
 };
 
 ObservedSearch& observed(TaskTuning& t) { return static_cast<ObservedSearch&>(*t.search); }
@@ -83,14 +87,20 @@ std::vector<TaskStatus> task_statuses(ModelTuneJob& job) {
   return out;
 }
 
-std::optional<double> weighted_sum(const std::vector<TaskStatus>& tasks, bool starts) {
+// The sum over tasks of weight x the time `seconds` gives each; nullopt until every task has one.
+std::optional<double> weighted_sum(const std::vector<TaskStatus>& tasks,
+                                   const std::function<std::optional<double>(const TaskStatus&)>& seconds) {
   double sum = 0;
   for (const TaskStatus& t : tasks) {
-    const std::optional<double>& seconds = starts ? t.start_seconds : t.best_seconds;
-    if (!seconds) return std::nullopt;
-    sum += double(t.weight) * *seconds;
+    const std::optional<double> s = seconds(t);
+    if (!s) return std::nullopt;
+    sum += double(t.weight) * *s;
   }
   return sum;
+}
+
+std::optional<double> weighted_sum(const std::vector<TaskStatus>& tasks, bool starts) {
+  return weighted_sum(tasks, [&](const TaskStatus& t) { return starts ? t.start_seconds : t.best_seconds; });
 }
 
 // The reference and the contenders timed side by side (base.side_by_side_rounds rounds, no naive baseline), or the
@@ -279,14 +289,11 @@ std::vector<size_t> tasks_to_try_in_the_model(const std::vector<TaskStatus>& tas
 }
 
 std::optional<double> compared_estimate(const std::vector<TaskStatus>& tasks, bool starts) {
-  double sum = 0;
-  for (const TaskStatus& t : tasks) {
-    std::optional<double> seconds = starts ? t.compared_start_seconds : t.compared_kept_seconds;
-    if (!seconds) seconds = starts || t.too_small_to_compare ? t.start_seconds : t.best_seconds;
-    if (!seconds) return std::nullopt;
-    sum += double(t.weight) * *seconds;
-  }
-  return sum;
+  return weighted_sum(tasks, [&](const TaskStatus& t) {
+    const std::optional<double> compared = starts ? t.compared_start_seconds : t.compared_kept_seconds;
+    if (compared) return compared;
+    return starts || t.too_small_to_compare ? t.start_seconds : t.best_seconds;
+  });
 }
 
 int64_t task_flush_bytes(int64_t model_weight_bytes, const CpuLimits& cpu) {
@@ -533,13 +540,6 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
       summary.assembled_seconds = r.seconds;
       if (r.error_class != ErrorClass::kNone) summary.assembled_error = to_string(r.error_class);
     }
-  }
-  const std::vector<TaskStatus> compared_tasks = summary.tasks;
-  summary.tasks = task_statuses(job);
-  for (size_t i = 0; i < summary.tasks.size(); ++i) {
-    summary.tasks[i].compared_start_seconds = compared_tasks[i].compared_start_seconds;
-    summary.tasks[i].compared_kept_seconds = compared_tasks[i].compared_kept_seconds;
-    summary.tasks[i].too_small_to_compare = compared_tasks[i].too_small_to_compare;
   }
   // A stop between the phases below ends the job as a stop in the rounds does: nothing is decided from a phase it cut
   // short, and the final comparison is not made.
