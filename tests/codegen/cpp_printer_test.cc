@@ -1507,7 +1507,8 @@ TEST(CppPrinter, PrefetchesTheWeightRowsALongReductionBroadcasts) {
 
 // A channel tile of a 1 x 1 convolution on a 14 x 14 map (its weight packed) broadcasts 14 pixels of each input
 // channel, a plane (196 elements) from the last step's: each step prefetches the lines of those pixels 16 steps
-// ahead, the first and the last pixel (14 floats span one or two lines). Its packed weight is a contiguous stream.
+// ahead, the first and the last pixel (14 floats span one or two lines); and its packed weight's panel 32 steps ahead,
+// the two lines its two vectors of output channels read at a step.
 TEST(CppPrinter, PrefetchesTheStridedPixelsAChannelTileBroadcasts) {
   Tensor x = placeholder("x", {1, 256, 14, 14}), w = placeholder("w", {64, 256, 1, 1}), b = placeholder("b", {64});
   Program p({relu("y", conv2d("c", x, w, b))}, "pointwise_relu");
@@ -1524,7 +1525,9 @@ TEST(CppPrinter, PrefetchesTheStridedPixelsAChannelTileBroadcasts) {
     lines.push_back(it->str());
   EXPECT_EQ(lines, (std::vector<std::string>{
                        "__builtin_prefetch(&x[c_conv_rc * 196 + y_i_l_m_o_j_o / 2 * 14 + 3136]);",  // 16 x 196
-                       "__builtin_prefetch(&x[c_conv_rc * 196 + y_i_l_m_o_j_o / 2 * 14 + 3149]);"}))
+                       "__builtin_prefetch(&x[c_conv_rc * 196 + y_i_l_m_o_j_o / 2 * 14 + 3149]);",
+                       "__builtin_prefetch(&w[c_conv_rc * 32 + y_i_l_m_o_j_o % 2 * 8192 + 1024]);",  // 32 x 32
+                       "__builtin_prefetch(&w[c_conv_rc * 32 + y_i_l_m_o_j_o % 2 * 8192 + 1040]);"}))
       << source;
 }
 
