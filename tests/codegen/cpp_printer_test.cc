@@ -1505,6 +1505,25 @@ TEST(CppPrinter, PrefetchesTheWeightRowsALongReductionBroadcasts) {
   EXPECT_TRUE(prefetches(128).empty());
 }
 
+// On a 28 x 28 map the plane tile loads 112 of a plane's 784 pixels per step (7 vectors, then a gap to the next input
+// channel's plane): each step also prefetches those 7 lines 8 steps ahead. An 8 x 8 plane (above) is read whole, a
+// stream without gaps, and is not.
+TEST(CppPrinter, PrefetchesTheMapRowsAPlaneTileLoadsAPlaneApart) {
+  Program p = make_workload("task:resnext_conv1x1", {{"in_channels", 256}, {"out_channels", 64}, {"map_size", 28}});
+  const std::string source =
+      compile_to_cpp_source(p, make_strategy_program(p, "global", test_support::avx512_cpu()).schedule).source;
+  std::vector<std::string> map_rows;
+  static const std::regex prefetch(R"(__builtin_prefetch\(&feature_map\[([^\]]*)\]\);)");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), prefetch); it != std::sregex_iterator(); ++it)
+    map_rows.push_back((*it)[1].str());
+  ASSERT_EQ(map_rows.size(), 7u) << source;
+  for (size_t n = 0; n < map_rows.size(); ++n) {
+    const std::string ahead = " + " + std::to_string(8 * 784 + 16 * int64_t(n));  // 8 planes, then the n-th vector
+    EXPECT_EQ(map_rows[n].rfind(ahead), map_rows[n].size() - ahead.size()) << map_rows[n];
+    EXPECT_EQ(map_rows[n].find("conv_rc * 784"), 0u) << map_rows[n];
+  }
+}
+
 // A channel tile of a 1 x 1 convolution on a 14 x 14 map (its weight packed) broadcasts 14 pixels of each input
 // channel, a plane (196 elements) from the last step's: each step prefetches the lines of those pixels 16 steps
 // ahead, the first and the last pixel (14 floats span one or two lines); and its packed weight's panel 32 steps ahead,
