@@ -627,6 +627,22 @@ TEST(StrategySchedule, PlaneTilesVisitTheLargestOperandFirstWhenItDoesNotFitTheC
   EXPECT_TRUE(has_decision(kept, DecisionKind::kParallel, "y", "i+j.o+l+m.o")) << kept.to_json();
 }
 
+// The operand read once is the one that saves the most bytes, not the largest: with 1024 output channels the weight
+// (256 KB) outweighs the map (200 KB), but the channels' 256 blocks first would read the map 256 times (51 MB) and
+// the plane's 7 blocks first read the weight 7 times (2 MB).
+TEST(StrategySchedule, PlaneTilesReadOnceTheOperandThatSavesTheMostBytes) {
+  Tensor x = placeholder("x", {1, 64, 28, 28}), w = placeholder("w", {1024, 64, 1, 1}), b = placeholder("b", {1024});
+  Program p({relu("y", conv2d("c", x, w, b))}, "pointwise_wide");
+  FixedScheduleOptions options;
+  options.l2_bytes = 128 << 10;
+  Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
+  expect_matches_interpreter(p, s);
+  std::vector<std::string> order;
+  for (const Decision& d : s.decisions())
+    if (d.kind == DecisionKind::kReorder && d.stage == "y") order = d.axes;
+  EXPECT_EQ(order, (std::vector<std::string>{"i", "l+m.o", "j.o", "j.i", "l+m.i"}));
+}
+
 // A GEMM whose B moves along the output's columns (C[i, j] = sum_k A[i, k] B[k, j] + b[j], as ONNX exports a linear
 // layer): rows far wider than the registers are cut into panels, the panel loop outermost and parallel, B's panel
 // copied once per panel, and each step computes 6 rows of A by 4 vectors of 16 lanes (AVX-512: of the tiles of 24
