@@ -358,6 +358,23 @@ TEST(StrategySchedule, AStrideFourPatchConvolutionTakesAChannelTile) {
   expect_matches_interpreter(p, unpacked);
 }
 
+// ResNeXt's stem, a padded 7 x 7 convolution at stride 2 whose output rows fill their vectors (32 pixels here, 112 in
+// the model): a stencil tile would pick every other element of two vectors per load; a channel tile (its reduction
+// 3 x 7 x 7 = 147 steps) broadcasts each pixel, padded ones as zero (1.17x on the model's stem).
+TEST(StrategySchedule, AStrideTwoStemTakesAChannelTile) {
+  Conv2dAttrs stem;
+  stem.stride = {2, 2};
+  stem.padding = {3, 3, 3, 3};
+  Tensor image = placeholder("x", {1, 3, 64, 64}), w = placeholder("w", {64, 3, 7, 7}), b = placeholder("b", {64});
+  Program p({relu("y", conv2d("c", image, w, b, stem))}, "stem");
+  FixedScheduleOptions options;
+  options.weights = {"w", "b"};
+  Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
+  EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "w")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+  expect_matches_interpreter(p, s);
+}
+
 // With AVX2's 12 accumulators a 56-pixel row (7 vectors) leaves room for no second channel or row, so neither a
 // plane nor a stencil tile fits. A 1 x 1 convolution then takes a channel tile, a grouped 3 x 3 one (whose channel
 // blocks would span groups) a stencil tile over one-vector panels of its rows; before, both ran as plain loops with
