@@ -1244,8 +1244,8 @@ class CppPrinter {
     return false;
   }
 
-  // The broadcast operands of a spatial tile's long innermost reduction that the hardware prefetchers do not keep
-  // up with, as addresses to prefetch at each step:
+  // The operands of a spatial tile's long innermost reduction (64 steps or more; 256 for a row read one element per
+  // step) that the hardware prefetchers do not keep up with, as addresses to prefetch at each step:
   // - Rows of a function input read one element per step (a 1 x 1 convolution's weight rows against a plane of
   //   pixels), kPrefetchAhead elements ahead. Such a row moves by a cache line every 16 steps, with its neighbours
   //   4 KB or more away: on a Zen 5 the hardware prefetchers left a ResNeXt layer whose weights came from DRAM 20%
@@ -1292,25 +1292,26 @@ class CppPrinter {
       bool vector = false, panel = false;  // vector operands: a packed panel, else a map's rows
     };
     std::vector<Strided> strided;
+    int64_t lanes_read = 0;  // by the accumulator whose term is visited: its chunk's
     auto visit = [&](const BufferLoadNode* load) {
       const int64_t moves = lane_step(load->index, step);
       const int64_t line_elements = 64 / dtype_bytes(load->buffer->dtype);
       Expr first = load->index;
       int64_t width = 1, steps_ahead = kStridedStepsAhead;
-      const bool panel = is_packed_input(load->buffer->name);
-      if (uses_var(load->index, lanes)) {
+      const bool panel = is_packed_input(load->buffer->name), vector = uses_var(load->index, lanes);
+      if (vector) {
         if (lane_step(load->index, lanes) != 1) return;
         first = simplify(substitute(load->index, {{lanes, int_imm(0)}}));
-        width = tile.vector_lanes;
+        width = lanes_read;
         steps_ahead = panel ? 2 * kStridedStepsAhead : kMapStepsAhead;
       }
-      if (moves == 1 && width == 1 && steps >= kMinReductionSteps) {
+      if (moves == 1 && !vector && steps >= kMinReductionSteps) {
         if (is_function_input(load->buffer->name)) add(load->buffer, load->index + kPrefetchAhead);
         return;
       }
       if (moves < line_elements || steps < kMinStridedSteps) return;
       for (Strided& s : strided) {
-        if (s.buffer->name != load->buffer->name || s.moves != moves) continue;
+        if (s.buffer->name != load->buffer->name || s.moves != moves || s.vector != vector) continue;
         const Expr distance = simplify(first - s.first);
         if (auto* offset = distance.as<IntImmNode>(); offset && std::abs(offset->value) < moves) {
           s.lo = std::min(s.lo, offset->value);
@@ -1318,16 +1319,20 @@ class CppPrinter {
           return;
         }
       }
-      strided.push_back({load->buffer, first, moves, 0, width - 1, steps_ahead, width > 1, panel});
+      strided.push_back({load->buffer, first, moves, 0, width - 1, steps_ahead, vector, panel});
     };
-    for (const Expr& term : tile.terms) for_each_term_load(term, visit);
+    for (size_t n = 0; n < tile.terms.size(); ++n) {
+      lanes_read = tile.lanes_of(n);
+      for_each_term_load(tile.terms[n], visit);
+    }
     for (const Strided& s : strided) {
       // A panel is read without gaps, and a map's rows with them (else they are a stream the hardware follows).
       if (s.vector && (s.hi - s.lo + 1 == s.moves) != s.panel) continue;
       const int64_t line_elements = 64 / dtype_bytes(s.buffer->dtype);
       const Expr ahead = s.first + s.moves * s.steps_ahead;
       for (int64_t offset = s.lo; offset < s.hi; offset += line_elements) add(s.buffer, ahead + offset);
-      // A broadcast row may straddle a line more; a panel's vectors start on lines when they fill them.
+      // A broadcast row may straddle a line more; vectors that fill their lines start on one (a panel's; a map's row
+      // blocks, when they are whole lines, lie a multiple of lines apart).
       if (!s.vector || (s.hi - s.lo + 1) % line_elements != 0) add(s.buffer, ahead + s.hi);
     }
     return addresses;

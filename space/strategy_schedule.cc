@@ -785,7 +785,8 @@ class StrategyScheduler {
     // lanes leave lanes idle there. Cheap for a batch norm and ReLU; not for a SiLU's exponential: EfficientNet's 192
     // -> 1152 expansions on 7 x 7 maps (7 of 16 lanes) took 0.103 ms each in the model against 0.083 as plane tiles.
     if (!r.same_as(t) && tile.pixels < lanes && calls_a_function(t)) return std::nullopt;
-    // The larger operand's blocks outermost, as reuse_operand_order orders a plane tile, except for a grouped
+    // The larger operand's blocks outermost (by size alone; a plane tile weighs the bytes each order reads again,
+    // reused_operand_axes, not measured for channel tiles), except for a grouped
     // convolution (loop order in channel_loops). ResNeXt's stride-2 256 -> 512 downsampling (X 3.2 MB, W 512 KB),
     // AVX2 code: 10.3 ms for its profile interval so, 13.1 with the channels' blocks outermost.
     if (grouped_indices.empty() && knobs().reuse_operand_order) {
@@ -1343,7 +1344,8 @@ class StrategyScheduler {
       // convolution) took 7.9 ms with channel tiles against 10.4 with stencil tiles, the model 1.027x (three runs each
       // of two binaries in turn). So does a strided window whose rows fill their vectors, where the stencil tile would
       // pick every other element of two vectors per load: ResNeXt's 7 x 7 stride-2 stem (3 -> 64 channels, 112 x 112
-      // out) 1.17x as a channel tile (2 vectors x 14 pixels; 7 rounds side by side, Intel Xeon VM).
+      // out) 1.17x and 1.30x as a channel tile (2 vectors x 14 pixels; 7 rounds side by side, Intel Xeon VM), its
+      // AVX2 form 2.2x.
       if (Tensor r = hosted_reduction(t, InnerLoops::kUnrollSpatial)) {
         if (std::optional<ChannelTile> tile = channel_tile(t, r)) return channel_root(t, r, *tile, s);
         if (std::optional<StencilTile> tile = stencil_tile(t, r)) return stencil_root(t, r, *tile, s);
