@@ -33,8 +33,8 @@ struct ExportedProgram {
 // element |actual - expected| <= atol * max(1, max |expected|) + rtol * |expected|). `ingot export` passes the one the
 // exported program was verified with when it was measured, so that the copy accepts what the tuner accepted.
 struct ExportTolerance {
-  double rtol = 1e-4;
-  double atol = 1e-5;
+  double rtol = kDefaultRtol;
+  double atol = kDefaultAtol;
 };
 
 // inputs: a tensor for each input buffer of the function, the values the program is checked on; reference: what

@@ -74,7 +74,12 @@ struct Comparison {
   int64_t first_bad_index = -1;  // -1 when ok
   std::string message;           // says where and by how much it failed, or why shapes differ
 };
-Comparison compare(const HostTensor& actual, const HostTensor& expected, double rtol = 1e-4, double atol = 1e-5);
+// The default verification tolerance: every element within kDefaultAtol * max(1, max |expected|) + kDefaultRtol *
+// |expected| (run configs, `ingot run`, the runners and the exported programs' checks all start from these).
+inline constexpr double kDefaultRtol = 1e-4;
+inline constexpr double kDefaultAtol = 1e-5;
+Comparison compare(const HostTensor& actual, const HostTensor& expected, double rtol = kDefaultRtol,
+                   double atol = kDefaultAtol);
 
 // max(1, max |x|): the scale of an absolute tolerance for outputs whose reductions may be summed in another
 // order than the interpreter's (f32 rounding grows with the partial sums, not with the result).

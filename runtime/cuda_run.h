@@ -21,8 +21,8 @@ struct CudaRunOptions {
   double min_repeat_ms = 100;  // keep repeating until this much time was spent...
   int min_repeats = 3;         // ...and at least this many runs
   int max_repeats = 1000;
-  double rtol = 1e-4;
-  double atol = 1e-5;  // scaled by magnitude(expected), as in LocalRunOptions
+  double rtol = kDefaultRtol;
+  double atol = kDefaultAtol;  // scaled by magnitude(expected), as in LocalRunOptions
   // Where compiled kernels are kept (compile_cuda_cached: a kernel compiled once loads from there); "" = the
   // default kernel cache.
   std::string kernel_cache_dir;

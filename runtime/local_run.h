@@ -28,8 +28,8 @@ struct LocalRunOptions {
   // Verification tolerance, per element: |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected|.
   // The absolute part scales with the output's magnitude because a schedule may sum a reduction in another
   // order than the interpreter, and f32 rounding grows with the size of the partial sums, not of the result.
-  double rtol = 1e-4;
-  double atol = 1e-5;
+  double rtol = kDefaultRtol;
+  double atol = kDefaultAtol;
   // Prints the program with profile marks (codegen/cpp_printer.h) and times each stage interval in every timed run.
   bool profile = false;
 };

@@ -30,8 +30,8 @@ struct RunnerOptions {
   int64_t flush_cache_bytes = 0;
   // Verification tolerance, exactly as LocalRunOptions (runtime/local_run.h) documents it: per element,
   // |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected|.
-  double rtol = 1e-4;
-  double atol = 1e-5;
+  double rtol = kDefaultRtol;
+  double atol = kDefaultAtol;
   // The whole measurement: loading the library, the verification run, the warm-up and every timed run. A
   // child still running after this long is killed (SIGKILL) and the candidate gets run_timeout.
   double run_timeout_seconds = 60;
