@@ -620,14 +620,10 @@ class StrategyScheduler {
     // 16 -> 96 channel expansions on 112 x 112 maps (X 0.8 MB) ran 3x slower in the model while their batch norm was
     // stored beside the SiLU, and the model within noise once it was not (0.95-1.04x); ResNeXt's 1 x 1 convolutions
     // of 1.6 to 3.2 MB maps with 256 or more channels ran 1.7-2.5x faster.
-    struct Operand {
-      int64_t bytes = 0;
-      std::vector<bool> axes;  // of r, the plane's two as one
-    };
-    std::map<std::string, Operand> operands;
+    std::map<std::string, ReadOperand> operands;
     int64_t operand_bytes = 0;
     for (const auto& [tensor, indices] : reads) {
-      Operand& operand = operands[tensor->name];
+      ReadOperand& operand = operands[tensor->name];
       if (operand.axes.empty()) {
         operand.bytes = tensor->num_elements() * dtype_bytes(tensor->dtype);
         operand.axes.assign(n, false);
@@ -664,31 +660,32 @@ class StrategyScheduler {
   // again in each of their blocks (those of the axes it does not share), and the order that moves fewer bytes wins,
   // the larger operand on a tie. By size alone, ResNeXt's 512 -> 1024 convolution on a 28 x 28 map (X 1.6 MB, W 2 MB)
   // read X once per four output channels, 410 MB, where the plane's 7 blocks first read W 7 times, 14 MB.
-  template <typename Operands>
-  std::vector<bool> reused_operand_axes(const Tensor& r, const PlaneTile& tile, const Operands& operands) const {
+  struct ReadOperand {
+    int64_t bytes = 0;
+    std::vector<bool> axes;  // of the reduction, the plane's two as one
+  };
+  std::vector<bool> reused_operand_axes(const Tensor& r, const PlaneTile& tile,
+                                        const std::map<std::string, ReadOperand>& operands) const {
     const size_t n = r->axes.size();
-    std::vector<const std::vector<bool>*> axes;
-    std::vector<int64_t> bytes;
-    for (const auto& [name, operand] : operands) {
-      size_t at = 0;
-      while (at < bytes.size() && bytes[at] >= operand.bytes) ++at;
-      axes.insert(axes.begin() + at, &operand.axes);
-      bytes.insert(bytes.begin() + at, operand.bytes);
-    }
-    if (axes.empty()) return {};
-    if (axes.size() == 1) return *axes[0];
+    std::vector<const ReadOperand*> largest;
+    for (const auto& [name, operand] : operands) largest.push_back(&operand);
+    std::stable_sort(largest.begin(), largest.end(),
+                     [](const ReadOperand* a, const ReadOperand* b) { return a->bytes > b->bytes; });
+    if (largest.empty()) return {};
+    if (largest.size() == 1) return largest[0]->axes;
     auto outer_blocks = [&](size_t d) {
       if (d == n - 1) return int64_t(1);
       if (d == n - 2) return r->axes[n - 2].extent * r->axes[n - 1].extent / tile.lanes;
       return d == tile.row_axis ? r->axes[d].extent / tile.rows : r->axes[d].extent;
     };
-    auto traffic = [&](size_t reused, size_t other) {
+    auto traffic = [&](const ReadOperand& reused, const ReadOperand& other) {
       int64_t blocks = 1;
       for (size_t d = 0; d < n; ++d)
-        if ((*axes[reused])[d] && !(*axes[other])[d]) blocks *= outer_blocks(d);
-      return bytes[reused] + bytes[other] * blocks;
+        if (reused.axes[d] && !other.axes[d]) blocks *= outer_blocks(d);
+      return reused.bytes + other.bytes * blocks;
     };
-    return traffic(1, 0) < traffic(0, 1) ? *axes[1] : *axes[0];
+    const ReadOperand &first = *largest[0], &second = *largest[1];
+    return traffic(second, first) < traffic(first, second) ? second.axes : first.axes;
   }
 
   // The loops of a plane or stencil tile: outer ones (fused and parallel in a root), the tile's (unrolled inside the
