@@ -821,26 +821,44 @@ int64_t Database::add_side_by_side(const SideBySideRecord& r) {
   return id;
 }
 
-std::vector<SideBySideRow> Database::latest_side_by_side(const std::string& workload, const std::string& target,
-                                                         const std::vector<std::string>& including) const {
-  std::lock_guard lock(impl_->mutex);
-  SqliteConnection& db = impl_->db();
-  // One snapshot: a comparison committed between finding the newest run and reading its rows is not half read.
+namespace {
+
+// Rows of the side-by-side comparisons of a workload on a target that timed every one of `including` (their
+// hashes): of the newest such comparison only, or of all of them, oldest first; in (run, round, id) order.
+std::vector<SideBySideRow> side_by_side_rows(SqliteConnection& db, const std::string& path, const char* caller,
+                                             const std::string& workload, const std::string& target,
+                                             const std::vector<std::string>& including, bool newest_only) {
+  // One snapshot: a comparison committed between finding the runs and reading their rows is not half read.
   Transaction transaction(db, Transaction::Mode::kRead);
-  std::string hash = resolve_workload(db, impl_->path, "latest_side_by_side", workload, "give the workload's hash");
+  std::string hash = resolve_workload(db, path, caller, workload, "give the workload's hash");
   std::string timed_all;
   for (size_t i = 0; i < including.size(); ++i)
     timed_all +=
         " AND run_id IN (SELECT run_id FROM side_by_side WHERE candidate_hash = ?" + std::to_string(i + 3) + ")";
+  const std::string runs = newest_only ? "run_id = (SELECT MAX(run_id)" : "run_id IN (SELECT run_id";
   Statement select(db, std::string("SELECT ") + kSideBySideColumns +
-                           " FROM side_by_side_history WHERE workload_hash = ?1 AND target = ?2 AND run_id = "
-                           "(SELECT MAX(run_id) FROM side_by_side_history WHERE workload_hash = ?1 AND target = ?2" +
-                           timed_all + ") ORDER BY round, side_by_side_id");
+                           " FROM side_by_side_history WHERE workload_hash = ?1 AND target = ?2 AND " + runs +
+                           " FROM side_by_side_history WHERE workload_hash = ?1 AND target = ?2" + timed_all +
+                           ") ORDER BY run_id, round, side_by_side_id");
   select.bind(1, hash).bind(2, target);
   for (size_t i = 0; i < including.size(); ++i) select.bind(int(i + 3), including[i]);
   std::vector<SideBySideRow> rows;
-  while (select.step()) rows.push_back(read_side_by_side(impl_->path, select));
+  while (select.step()) rows.push_back(read_side_by_side(path, select));
   return rows;
+}
+
+}  // namespace
+
+std::vector<SideBySideRow> Database::latest_side_by_side(const std::string& workload, const std::string& target,
+                                                         const std::vector<std::string>& including) const {
+  std::lock_guard lock(impl_->mutex);
+  return side_by_side_rows(impl_->db(), impl_->path, "latest_side_by_side", workload, target, including, true);
+}
+
+std::vector<SideBySideRow> Database::side_by_side_comparisons(const std::string& workload, const std::string& target,
+                                                              const std::vector<std::string>& including) const {
+  std::lock_guard lock(impl_->mutex);
+  return side_by_side_rows(impl_->db(), impl_->path, "side_by_side_comparisons", workload, target, including, false);
 }
 
 namespace {

@@ -244,6 +244,10 @@ class Database {
   // `including`, the newest comparison that timed every one of those candidates (their hashes).
   std::vector<SideBySideRow> latest_side_by_side(const std::string& workload, const std::string& target,
                                                  const std::vector<std::string>& including = {}) const;
+  // Every comparison of a workload on a target that timed all of `including`, oldest first: their rows in (run, round,
+  // id) order; empty when there is none.
+  std::vector<SideBySideRow> side_by_side_comparisons(const std::string& workload, const std::string& target,
+                                                      const std::vector<std::string>& including = {}) const;
 
   // PRAGMA integrity_check and foreign_key_check, schema version, journal mode and row counts. Reports
   // problems rather than throwing; throws only when the file cannot be read at all.

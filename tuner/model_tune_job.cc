@@ -104,8 +104,9 @@ std::optional<double> weighted_sum(const std::vector<TaskStatus>& tasks, bool st
 }
 
 // The reference and the contenders timed side by side (base.side_by_side_rounds rounds, no naive baseline), or the
-// newest stored comparison of exactly them: a resumed job decides as the interrupted one did and times nothing
-// twice. nullopt when a stop cut the comparison short (nothing is decided from part of it).
+// first stored comparison of exactly them: a resumed or repeated job decides as the first one did and times nothing
+// twice. A later comparison of the same schedules (the job's final one) overturns no decision already taken. nullopt
+// when a stop cut the comparison short (nothing is decided from part of it).
 std::optional<SideBySideComparison> compare_schedules(const Program& program, const std::string& name,
                                                       const TuneOptions& base, const Schedule& reference,
                                                       const std::vector<Schedule>& contenders,
@@ -114,22 +115,12 @@ std::optional<SideBySideComparison> compare_schedules(const Program& program, co
   const std::string target = cpu_target_key(base.threads, base.target_isa, base.toolchain);
   std::vector<std::string> hashes{Candidate(workload, target, reference).hash_hex()};
   for (const Schedule& s : contenders) hashes.push_back(Candidate(workload, target, s).hash_hex());
-  // Only a comparison of exactly these schedules, this reference and every round decides: another run's comparison
-  // of more schedules, or one a stop cut short, would decide by other rules.
-  auto complete = [&](const std::optional<SideBySideComparison>& c) {
-    if (!c || c->rounds < base.side_by_side_rounds) return false;
-    std::set<std::string> have;
-    for (const SideBySideEntry& e : c->entries) {
-      if (e.is_reference != (e.candidate_hash == hashes.front())) return false;
-      have.insert(e.candidate_hash);
-    }
-    return have == std::set<std::string>(hashes.begin(), hashes.end());
-  };
   {
     Database db = Database::open(base.database_path);
     db.add_workload(WorkloadRecord{workload, name, program.to_string(), ""});
-    std::optional<SideBySideComparison> stored = stored_side_by_side(db, workload, target, hashes);
-    if (complete(stored)) return stored;
+    std::optional<SideBySideComparison> stored = first_complete_comparison(
+        db, workload, target, hashes.front(), {hashes.begin() + 1, hashes.end()}, base.side_by_side_rounds);
+    if (stored) return stored;
   }
   ListSearch nothing({}, reference);
   TuneOptions options = base;
@@ -139,7 +130,9 @@ std::optional<SideBySideComparison> compare_schedules(const Program& program, co
   options.side_by_side_contenders = contenders;
   options.side_by_side_naive = false;
   std::optional<SideBySideComparison> timed = tune(program, name, options, nothing, on_progress).side_by_side;
-  if (complete(timed)) return timed;
+  if (timed &&
+      is_complete_comparison(*timed, hashes.front(), {hashes.begin() + 1, hashes.end()}, base.side_by_side_rounds))
+    return timed;
   return std::nullopt;
 }
 

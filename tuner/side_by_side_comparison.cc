@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "runtime/side_by_side.h"
 #include "tuner/measured_dataset.h"
@@ -146,11 +147,10 @@ const SideBySideEntry* SideBySideComparison::kept() const {
   return reference->median_seconds ? reference : fastest();
 }
 
-std::optional<SideBySideComparison> stored_side_by_side(const Database& db, const std::string& workload,
-                                                        const std::string& target,
-                                                        const std::vector<std::string>& including) {
-  std::vector<SideBySideRow> rows = db.latest_side_by_side(workload, target, including);
-  if (rows.empty()) return std::nullopt;
+namespace {
+
+// The comparison that one run stored: its rows, not empty.
+SideBySideComparison comparison_of(std::vector<SideBySideRow> rows) {
   // The naive schedule timed once: its one row lies one round past every other candidate's last.
   const std::string naive_json = Schedule().to_json();
   std::map<std::string, std::vector<int64_t>> rounds_of;
@@ -198,6 +198,46 @@ std::optional<SideBySideComparison> stored_side_by_side(const Database& db, cons
                           {{naive_row->record.candidate_hash, naive_row->candidate.schedule_json}}, std::nullopt)
                     .entries.at(0);
   return out;
+}
+
+}  // namespace
+
+std::optional<SideBySideComparison> stored_side_by_side(const Database& db, const std::string& workload,
+                                                        const std::string& target,
+                                                        const std::vector<std::string>& including) {
+  std::vector<SideBySideRow> rows = db.latest_side_by_side(workload, target, including);
+  if (rows.empty()) return std::nullopt;
+  return comparison_of(std::move(rows));
+}
+
+bool is_complete_comparison(const SideBySideComparison& comparison, const std::string& reference,
+                            const std::vector<std::string>& contenders, int rounds) {
+  if (comparison.rounds < rounds) return false;
+  std::set<std::string> have;
+  for (const SideBySideEntry& e : comparison.entries) {
+    if (e.is_reference != (e.candidate_hash == reference)) return false;
+    have.insert(e.candidate_hash);
+  }
+  std::set<std::string> want(contenders.begin(), contenders.end());
+  want.insert(reference);
+  return have == want;
+}
+
+std::optional<SideBySideComparison> first_complete_comparison(const Database& db, const std::string& workload,
+                                                              const std::string& target, const std::string& reference,
+                                                              const std::vector<std::string>& contenders, int rounds) {
+  std::vector<std::string> hashes = contenders;
+  hashes.push_back(reference);
+  // Every comparison that timed them all, oldest first: one run's rows follow each other.
+  const std::vector<SideBySideRow> rows = db.side_by_side_comparisons(workload, target, hashes);
+  for (auto begin = rows.begin(); begin != rows.end();) {
+    auto end = std::find_if(begin, rows.end(),
+                            [&](const SideBySideRow& row) { return row.record.run_id != begin->record.run_id; });
+    SideBySideComparison comparison = comparison_of({begin, end});
+    if (is_complete_comparison(comparison, reference, contenders, rounds)) return comparison;
+    begin = end;
+  }
+  return std::nullopt;
 }
 
 const std::string& ChosenBest::candidate_hash() const {

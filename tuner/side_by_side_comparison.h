@@ -83,6 +83,17 @@ SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const st
 std::optional<SideBySideComparison> stored_side_by_side(const Database& db, const std::string& workload,
                                                         const std::string& target,
                                                         const std::vector<std::string>& including = {});
+// Whether `comparison` timed exactly `reference` (as its reference) and `contenders` (candidate hashes) in at least
+// `rounds` rounds: only such a comparison decides between them; one of more schedules, or one a stop cut short,
+// would decide by other rules.
+bool is_complete_comparison(const SideBySideComparison& comparison, const std::string& reference,
+                            const std::vector<std::string>& contenders, int rounds);
+// The first stored complete comparison (is_complete_comparison) of these schedules: what a job that compared them
+// before decided from. A later comparison of the same schedules (a whole-model job's final one, timed again on a
+// noisy machine) overturns no decision already taken. nullopt when none is stored.
+std::optional<SideBySideComparison> first_complete_comparison(const Database& db, const std::string& workload,
+                                                              const std::string& target, const std::string& reference,
+                                                              const std::vector<std::string>& contenders, int rounds);
 
 // What `ingot best` and `ingot export` answer for a workload on a target: the stored best (the least median of one
 // measurement, Database::best), unless the newest side-by-side comparison timed that very candidate and kept another

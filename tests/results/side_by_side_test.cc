@@ -160,6 +160,36 @@ TEST(DatabaseSideBySide, TheNewestComparisonIncludingGivenCandidates) {
   EXPECT_TRUE(f.db.latest_side_by_side("mlp", "cuda", {f.a}).empty()) << "another target";
 }
 
+// Every comparison that timed given candidates, oldest first: how a repeated whole-model run finds the comparison it
+// decided from, even where a later one (its final comparison) timed the same schedules.
+TEST(DatabaseSideBySide, EveryComparisonIncludingGivenCandidatesOldestFirst) {
+  SideBySideFixture f;
+  int64_t older = f.db.begin_run(run_info());
+  int64_t newer = f.db.begin_run(run_info());
+  int64_t other = f.db.begin_run(run_info());
+  // The newer run's rows are added first: the run's id orders them, not when they were added.
+  f.db.add_side_by_side(f.round(f.ref, newer, 0, {2.0}, true));
+  f.db.add_side_by_side(f.round(f.a, newer, 0, {1.5}));
+  f.db.add_side_by_side(f.round(f.ref, older, 0, {2.0}, true));
+  f.db.add_side_by_side(f.round(f.a, older, 0, {1.0}));
+  f.db.add_side_by_side(f.round(f.ref, older, 1, {2.0}, true));
+  f.db.add_side_by_side(f.round(f.a, older, 1, {1.0}));
+  f.db.add_side_by_side(f.round(f.ref, other, 0, {2.0}, true));
+  f.db.add_side_by_side(f.round(f.b, other, 0, {1.0}));
+  f.db.add_side_by_side(f.round(f.g, other, 0, {4.0}, true));  // another target
+  std::vector<SideBySideRow> rows = f.db.side_by_side_comparisons("mlp", "cpu", {f.a, f.ref});
+  EXPECT_EQ(order(rows),
+            (std::vector<std::string>{"0/" + f.ref, "0/" + f.a, "1/" + f.ref, "1/" + f.a, "0/" + f.ref, "0/" + f.a}));
+  std::vector<int64_t> runs;
+  for (const SideBySideRow& r : rows) runs.push_back(r.record.run_id);
+  EXPECT_EQ(runs, (std::vector<int64_t>{older, older, older, older, newer, newer}));
+  EXPECT_EQ(f.db.side_by_side_comparisons("mlp", "cpu").size(), 8u) << "without candidates: every comparison";
+  EXPECT_EQ(f.db.side_by_side_comparisons("mlp", "cpu", {f.b}).size(), 2u);
+  EXPECT_TRUE(f.db.side_by_side_comparisons("mlp", "cpu", {f.a, f.b}).empty()) << "never timed together";
+  EXPECT_EQ(f.db.side_by_side_comparisons("mlp", "cuda", {f.g}).size(), 1u);
+  EXPECT_THROW(f.db.side_by_side_comparisons("no such workload", "cpu"), DatabaseError);
+}
+
 // A name as best() takes it: an unknown name and one that several workloads share are refused, the hash still works.
 TEST(DatabaseSideBySide, WorkloadsAreNamedAsBestNamesThem) {
   SideBySideFixture f;

@@ -347,5 +347,37 @@ TEST_F(ChooseBestTest, AComparisonWithoutTheLeastMedianIsOlderThanItAndDecidesNo
   EXPECT_TRUE(chosen->side_by_side.has_value());
 }
 
+// How a whole-model job finds the comparison it decided from: the first one of exactly these schedules, this
+// reference and every round; a later one of the same schedules that says otherwise changes nothing.
+using FirstCompleteComparisonTest = ChooseBestTest;
+
+TEST_F(FirstCompleteComparisonTest, TheFirstComparisonOfExactlyTheSchedulesInEveryRoundDecides) {
+  const std::string fixed = fixed_.hash_hex(), a = a_.hash_hex(), b = b_.hash_hex();
+  EXPECT_FALSE(first_complete_comparison(*db_, workload_, target_, fixed, {a}, 3).has_value()) << "none stored";
+  compare({{&fixed_, {3.0, 3.0}}, {&a_, {4.0, 4.0}}});  // a stop cut it short
+  compare({{&fixed_, {3.0, 3.0, 3.0}}, {&a_, {2.0, 2.0, 2.0}}, {&b_, {2.5, 2.5, 2.5}}});
+  EXPECT_FALSE(first_complete_comparison(*db_, workload_, target_, fixed, {a}, 3).has_value())
+      << "two rounds of three, and a comparison of more schedules";
+  std::optional<SideBySideComparison> ab = first_complete_comparison(*db_, workload_, target_, fixed, {b, a}, 3);
+  ASSERT_TRUE(ab.has_value());
+  EXPECT_EQ(ab->entries.size(), 3u);
+  EXPECT_TRUE(ab->entries.at(1).beats_reference());
+
+  compare({{&fixed_, {3.0, 3.0, 3.0}}, {&a_, {4.0, 4.0, 4.0}}});
+  compare({{&fixed_, {3.0, 3.0, 3.0}}, {&a_, {1.0, 1.0, 1.0}}});  // later, and reversing the verdict
+  std::optional<SideBySideComparison> first = first_complete_comparison(*db_, workload_, target_, fixed, {a}, 3);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->entries.size(), 2u);
+  EXPECT_EQ(first->entries[1].candidate_hash, a);
+  EXPECT_DOUBLE_EQ(*first->entries[1].speedup, 0.75);
+  EXPECT_FALSE(first->entries[1].beats_reference());
+  EXPECT_DOUBLE_EQ(*stored_side_by_side(*db_, workload_, target_)->entries.at(1).speedup, 3.0)
+      << "the newest comparison says otherwise";
+  EXPECT_TRUE(is_complete_comparison(*first, fixed, {a}, 3));
+  EXPECT_FALSE(is_complete_comparison(*first, fixed, {a}, 4)) << "more rounds asked";
+  EXPECT_FALSE(is_complete_comparison(*first, a, {fixed}, 3)) << "another reference";
+  EXPECT_FALSE(first_complete_comparison(*db_, workload_, target_, a, {fixed}, 3).has_value());
+}
+
 }  // namespace
 }  // namespace ingot
