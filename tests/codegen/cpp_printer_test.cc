@@ -1550,6 +1550,46 @@ TEST(CppPrinter, PrefetchesTheStridedPixelsAChannelTileBroadcasts) {
       << source;
 }
 
+// A depthwise 5 x 5 convolution's stencil tile unrolls its 25 taps, so that the border masks of its loads are
+// constants; a 1 x 1 convolution's channel tile keeps its 256 input channels a loop.
+TEST(CppPrinter, AStencilTileUnrollsItsTapsAndAChannelTileNotItsChannels) {
+  auto reduction_loops = [](const std::string& source) {
+    std::vector<std::string> found;  // "<pragma or nothing> | for header" of each tile's reduction loop
+    static const std::regex loop(R"(((#pragma GCC unroll \d+)\s+)?for \(int64_t (\w+_r[cyx]) = 0;)");
+    for (auto it = std::sregex_iterator(source.begin(), source.end(), loop); it != std::sregex_iterator(); ++it)
+      found.push_back((*it)[2].str() + " | " + (*it)[3].str());
+    return found;
+  };
+  const Target target = test_support::avx512_cpu();
+  FixedScheduleOptions options;
+  options.simd_fp32_lanes = 16;
+  Conv2dAttrs depthwise;
+  depthwise.padding = {2, 2, 2, 2};
+  depthwise.groups = 64;
+  Tensor x = placeholder("x", {1, 64, 7, 7}), w = placeholder("w", {64, 1, 5, 5});
+  Program dw({conv2d("c", x, w, Tensor(), depthwise)}, "depthwise");
+  const std::string dw_source =
+      compile_to_cpp_source(dw, strategy_schedule(dw, make_plan("global", dw, target), options)).source;
+  const size_t tile = dw_source.find("#if defined(__AVX512F__)\n", dw_source.find("ingot_stage_0"));
+  ASSERT_NE(tile, std::string::npos) << dw_source;
+  const std::vector<std::string> dw_loops =
+      reduction_loops(dw_source.substr(tile, dw_source.find("#else", tile) - tile));
+  EXPECT_EQ(dw_loops, (std::vector<std::string>{"#pragma GCC unroll 5 | c_ry", "#pragma GCC unroll 5 | c_rx"}))
+      << dw_source;
+
+  Tensor y = placeholder("y", {1, 256, 14, 14}), v = placeholder("v", {64, 256, 1, 1});
+  Program pointwise({conv2d("d", y, v)}, "pointwise");
+  options.weights = {"v"};
+  const std::string pw_source =
+      compile_to_cpp_source(pointwise, strategy_schedule(pointwise, make_plan("global", pointwise, target), options))
+          .source;
+  const size_t pw_tile = pw_source.find("#if defined(__AVX512F__)\n", pw_source.find("ingot_stage_0"));
+  ASSERT_NE(pw_tile, std::string::npos) << pw_source;
+  EXPECT_EQ(reduction_loops(pw_source.substr(pw_tile, pw_source.find("#else", pw_tile) - pw_tile)),
+            (std::vector<std::string>{" | d_rc", " | d_ry", " | d_rx"}))
+      << pw_source;
+}
+
 // The next-panel prefetches (next_panel_prefetches) of a GEMM's packed weight, as printed: each line of the form
 //   __builtin_prefetch(reinterpret_cast<const char*>(&w[ingot_min_i64(P + 1, last) * S]) + (step) * share, 0, 2);
 std::vector<std::smatch> next_panel_prefetches(const std::string& source) {
@@ -1610,6 +1650,7 @@ TEST(CppPrinter, PrefetchesTheNextChannelsRowsOfAStencil) {
               if (conv_rc + 1 < 8)
                 for (int64_t ingot_line = 0; ingot_line < 5; ++ingot_line)
                   __builtin_prefetch(reinterpret_cast<const char*>(&feature_map[conv_rc * 196 + relu_i_j_o_l_o / 14 * 1568 + relu_i_j_o_l_o % 7 * 28 + 181]) + ingot_line * 64);
+              #pragma GCC unroll 3
               for (int64_t conv_ry = 0; conv_ry < 3; ++conv_ry) {)"),
             std::string::npos)
       << source;
