@@ -28,12 +28,15 @@ std::vector<std::vector<Measurement>> time_in_rounds(int rounds, size_t contende
 
 std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
                                                            const std::vector<BuildResult>& contenders, int rounds,
-                                                           const std::atomic<bool>* stop) {
+                                                           const std::atomic<bool>* stop, const MoreRounds& more) {
   if (rounds < 1) throw std::invalid_argument("side-by-side timing needs at least 1 round");
   auto alone = [&](size_t c) { return runner.measure(contenders[c]); };
-  if (runner.options().gpu) return time_in_rounds(rounds, contenders.size(), alone, stop);
-  std::vector<std::vector<Measurement>> out = time_in_rounds(1, contenders.size(), alone, stop);
-  for (int r = 1; r < rounds && !out.empty() && !(stop && stop->load()); ++r) {
+  auto stopped = [&] { return stop && stop->load(); };
+  const bool gpu = runner.options().gpu;
+  std::vector<std::vector<Measurement>> out = time_in_rounds(gpu ? rounds : 1, contenders.size(), alone, stop);
+  // A round after the first: the contenders still correct, together in one child (each alone on the GPU, starting
+  // at the r-th as time_in_rounds does).
+  auto next_round = [&] {
     const std::vector<Measurement>& last = out.back();
     std::vector<Measurement> round = last;  // a failed contender's later rounds repeat its failure
     std::vector<size_t> correct;
@@ -43,9 +46,21 @@ std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
         correct.push_back(c);
         alternating.push_back(contenders[c]);
       }
-    const std::vector<Measurement> timed = runner.measure_alternating(alternating);
-    for (size_t i = 0; i < correct.size(); ++i) round[correct[i]] = timed[i];
+    if (gpu) {
+      for (size_t i = 0; i < correct.size(); ++i) {
+        const size_t c = correct[(i + out.size()) % correct.size()];
+        round[c] = alone(c);
+      }
+    } else {
+      const std::vector<Measurement> timed = runner.measure_alternating(alternating);
+      for (size_t i = 0; i < correct.size(); ++i) round[correct[i]] = timed[i];
+    }
     out.push_back(std::move(round));
+  };
+  while (!out.empty() && int(out.size()) < rounds && !stopped()) next_round();
+  while (!out.empty() && int(out.size()) >= rounds && more && !stopped()) {
+    if (!more(out) || stopped()) break;
+    next_round();
   }
   return out;
 }

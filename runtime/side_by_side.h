@@ -23,14 +23,19 @@ std::vector<std::vector<Measurement>> time_in_rounds(int rounds, size_t contende
                                                      const std::function<Measurement(size_t)>& measure,
                                                      const std::atomic<bool>* stop = nullptr);
 
+// Asked after the rounds asked for, and after each round past them, with every round so far: whether to time another.
+using MoreRounds = std::function<bool(const std::vector<std::vector<Measurement>>&)>;
+
 // Built programs timed in rounds. The first round measures each alone (Runner::measure: its verification, and
 // a fault recorded against it), as time_in_rounds does; every later round measures the contenders still correct
 // together, one call of each in turn in one child (Runner::measure_alternating), so that within a round all meet
 // the same moments of the machine's speed. A failed contender's later rounds repeat its failure. On the GPU every
-// round measures each alone.
+// round measures each alone. After `rounds` rounds, more are timed one at a time while `more` (when given) says so:
+// a sequential test, which the caller bounds.
 std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
                                                            const std::vector<BuildResult>& contenders, int rounds,
-                                                           const std::atomic<bool>* stop = nullptr);
+                                                           const std::atomic<bool>* stop = nullptr,
+                                                           const MoreRounds& more = {});
 
 // Over the rounds where both were correct: the median of reference / contender, each round's ratio taken from
 // the two rounds' medians (paired, so a slow period slows both). nullopt when no round has both correct.

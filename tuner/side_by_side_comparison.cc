@@ -67,6 +67,14 @@ bool SideBySideEntry::beats_reference() const {
   return speedup && *speedup > 1 && min_speedup && *min_speedup > 1 && 4 * faster_rounds > 3 * paired_rounds;
 }
 
+bool SideBySideEntry::undecided() const {
+  // Further apart than this by either speed-up, one round more changes nothing that matters.
+  constexpr double kClose = 1.10;
+  if (!speedup || !min_speedup || std::min(*speedup, *min_speedup) >= kClose) return false;
+  if (beats_reference()) return 4 * faster_rounds <= 3 * (paired_rounds + 1);
+  return *speedup > 1 && *min_speedup > 1 && 4 * (faster_rounds + 1) > 3 * (paired_rounds + 1);
+}
+
 const SideBySideEntry* SideBySideComparison::fastest() const {
   const SideBySideEntry* best = nullptr;
   for (const SideBySideEntry& e : entries)
@@ -99,7 +107,13 @@ SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const st
     naive_built = std::move(built.back());
     built.pop_back();
   }
-  const std::vector<std::vector<Measurement>> timed = measure_side_by_side(*setup.runner, built, rounds, setup.stop);
+  auto undecided = [&](const std::vector<std::vector<Measurement>>& so_far) {
+    if (!reference || int(so_far.size()) >= 2 * rounds) return false;
+    const SideBySideComparison now = summarize(so_far, keys, reference);
+    return std::any_of(now.entries.begin(), now.entries.end(), [](const SideBySideEntry& e) { return e.undecided(); });
+  };
+  const std::vector<std::vector<Measurement>> timed =
+      measure_side_by_side(*setup.runner, built, rounds, setup.stop, undecided);
   auto store = [&](const std::string& hash, bool is_reference, size_t round, const Measurement& m) {
     SideBySideRecord record;
     record.candidate_hash = hash;

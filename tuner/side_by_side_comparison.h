@@ -37,6 +37,11 @@ struct SideBySideEntry {
   // median is a coin flip (runtime/side_by_side.h): two equal BERT programs ran 1.20x by medians in 4 of 5 rounds,
   // 0.99x by their fastest runs.
   bool beats_reference() const;
+  // Whether one more round could turn beats_reference around where it is close (both speed-ups under 1.10): it holds,
+  // but one round lost would undo its rounds' rule; or it is ahead by both speed-ups, and one round won would make
+  // that rule hold. Such a verdict rests on one round: on the Intel Xeon VM a comparison of 5 rounds moved by about
+  // 5% (docs/search.md, "Kept").
+  bool undecided() const;
 };
 
 struct SideBySideComparison {
@@ -70,10 +75,12 @@ struct SideBySideSetup {
 };
 
 // Builds the contenders (their candidates are added to the database), times them in `rounds` interleaved rounds and
-// stores every round. reference: the position in contenders of the schedule the speed-ups are over, if any. Unless
-// a contender is the naive schedule, the naive schedule is built with them and timed once after the last round
-// (stored as a round-0 row) when setup.time_naive. Throws what Builder::build, Runner::measure and the database throw;
-// a contender's failure is recorded, never thrown.
+// stores every round. Where a contender's verdict is undecided (SideBySideEntry::undecided) after them, more rounds
+// are timed one at a time until none is, up to twice `rounds` in all (a sequential test: the comparisons whose verdict
+// rests on one round get more of them, the clear ones no more). reference: the position in contenders of the schedule
+// the speed-ups are over, if any. Unless a contender is the naive schedule, the naive schedule is built with them and
+// timed once after the last round (stored as a round-0 row) when setup.time_naive. Throws what Builder::build,
+// Runner::measure and the database throw; a contender's failure is recorded, never thrown.
 SideBySideComparison compare_side_by_side(const SideBySideSetup& setup, const std::vector<Candidate>& contenders,
                                           std::optional<size_t> reference, int rounds);
 

@@ -108,6 +108,36 @@ TEST(SideBySide, TimesEveryContenderEachRoundAndAFailedOneOnlyOnce) {
   EXPECT_FALSE(paired_speedup(rounds, 0, 2).has_value());
 
   EXPECT_THROW(measure_side_by_side(runner, built, 0), std::invalid_argument);
+
+  // A sequential test: after the rounds asked for, one round more each time `more` says so, with every round so far;
+  // a failed contender's extra rounds repeat its failure, and the wrong kernel still never runs again.
+  std::vector<size_t> asked;
+  const std::vector<std::vector<Measurement>> longer =
+      measure_side_by_side(runner, built, 2, nullptr, [&](const std::vector<std::vector<Measurement>>& so_far) {
+        asked.push_back(so_far.size());
+        return so_far.size() < 4;
+      });
+  ASSERT_EQ(longer.size(), 4u);
+  EXPECT_EQ(asked, (std::vector<size_t>{2, 3, 4}));
+  for (const std::vector<Measurement>& round : longer) {
+    EXPECT_TRUE(round[0].ok() && round[3].ok());
+    EXPECT_EQ(round[2].error_class, ErrorClass::kWrongAnswer);
+  }
+  std::ifstream again(calls);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()), "xx")
+      << "once more for the second timing's verification, and never in its rounds";
+  // Never asked before the rounds asked for are done, nor once a stop is set.
+  std::atomic<bool> stop{false};
+  asked.clear();
+  EXPECT_EQ(measure_side_by_side(runner, built, 3, &stop,
+                                 [&](const std::vector<std::vector<Measurement>>& so_far) {
+                                   asked.push_back(so_far.size());
+                                   stop = true;
+                                   return true;
+                                 })
+                .size(),
+            3u);
+  EXPECT_EQ(asked, (std::vector<size_t>{3}));
   fs::remove_all(dir);
 }
 

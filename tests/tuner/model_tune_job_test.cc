@@ -147,8 +147,8 @@ TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
     }
     EXPECT_TRUE(assembled_compared);
     EXPECT_TRUE(s.side_by_side->naive.has_value());
-    EXPECT_EQ(db.latest_side_by_side("mlp", target).size(), model_candidates * 5 + 1)
-        << "5 rounds of each, and naive once";
+    EXPECT_EQ(db.latest_side_by_side("mlp", target).size(), model_candidates * size_t(s.side_by_side->rounds) + 1)
+        << "5 rounds of each (more where a verdict was close), and naive once";
   } else {
     EXPECT_FALSE(s.side_by_side.has_value()) << "one schedule has nothing to be compared with";
   }
@@ -170,7 +170,9 @@ TEST_F(ModelTuneJobTest, TunesTheTasksThenMeasuresTheAssembledModelAndResumes) {
     ASSERT_TRUE(compared.has_value()) << t.name;
     ASSERT_GE(compared->entries.size(), 2u) << t.name;
     ASSERT_LE(compared->entries.size(), 4u) << t.name;
-    EXPECT_EQ(rows.size(), compared->entries.size() * 5) << t.name << ": 5 rounds, no naive row";
+    EXPECT_GE(compared->rounds, 5) << t.name;
+    EXPECT_LE(compared->rounds, 10) << t.name;
+    EXPECT_EQ(rows.size(), compared->entries.size() * size_t(compared->rounds)) << t.name << ": no naive row";
     EXPECT_TRUE(compared->entries[0].is_reference) << t.name;
     EXPECT_EQ(compared->entries[0].schedule_json, job.tasks[i].start.to_json()) << t.name;
     EXPECT_EQ(compared->entries[0].median_seconds, t.compared_start_seconds) << t.name;
