@@ -1564,6 +1564,13 @@ class CppPrinter {
     return first;
   }
 
+  // How many structurally distinct vector operands (collect_lane_operands) the terms read.
+  static size_t distinct_lane_operands(const std::vector<Expr>& terms, const std::string& lanes) {
+    std::vector<Expr> distinct;
+    for (const Expr& term : terms) collect_lane_operands(term, lanes, distinct);
+    return distinct.size();
+  }
+
   void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
     if (tile.bf16_pairs) return print_bf16_pair_tile(s, tile);
     const int64_t width = vector_width(tile.lanes);
@@ -1585,11 +1592,41 @@ class CppPrinter {
                               std::to_string(stride) + ")") +
            ";");
     }
+    // The taps of the innermost loops (unrolled_taps) written out: each term once per combination of their values
+    // (terms[k] adds to accumulator accumulator_of[k]), where that lets taps share an operand load below (a stencil's
+    // input row, shifted by a tap along w, is read by each row whose window covers it: a depthwise 5 x 5 tile of 7
+    // rows loads 11 rows x 5 shifts instead of 7 x 25). Where each tap reads operands of its own (a channel tile's
+    // weights) they stay loops that the compiler unrolls: written out, ResNeXt's grouped channel tiles kept more
+    // broadcasts live, spilled more, and ran 1.26x slower.
+    size_t unrolled_from = unrolled_taps(tile);
+    std::vector<std::unordered_map<std::string, Expr>> taps(1);
+    for (size_t n = unrolled_from; n < tile.reduction.size(); ++n) {
+      std::vector<std::unordered_map<std::string, Expr>> more;
+      for (const auto& tap : taps)
+        for (int64_t value = 0; value < tile.reduction[n]->extent; ++value) {
+          more.push_back(tap);
+          more.back()[tile.reduction[n]->name()] = Expr(value);
+        }
+      taps = std::move(more);
+    }
+    std::vector<Expr> terms;
+    std::vector<size_t> accumulator_of;
+    for (const auto& tap : taps)
+      for (size_t n = 0; n < tile.terms.size(); ++n) {
+        terms.push_back(tap.empty() ? tile.terms[n] : simplify(substitute(tile.terms[n], tap)));
+        accumulator_of.push_back(n);
+      }
+    if (taps.size() == 1 || distinct_lane_operands(terms, v) == taps.size() * distinct_lane_operands(tile.terms, v)) {
+      terms = tile.terms;
+      accumulator_of.resize(terms.size());
+      std::iota(accumulator_of.begin(), accumulator_of.end(), size_t(0));
+      unrolled_from = tile.reduction.size();
+    }
     std::vector<std::unique_ptr<VarScope>> scopes;
-    const size_t unrolled_from = unrolled_taps(tile);
-    for (size_t n = 0; n < tile.reduction.size(); ++n) {
+    const size_t pragma_from = unrolled_taps(tile);
+    for (size_t n = 0; n < unrolled_from; ++n) {
       const ForNode* r = tile.reduction[n];
-      if (n >= unrolled_from && r->extent > 1) emit("#pragma GCC unroll " + std::to_string(r->extent));
+      if (n >= pragma_from && r->extent > 1) emit("#pragma GCC unroll " + std::to_string(r->extent));
       open(for_header(r));
       scopes.push_back(std::make_unique<VarScope>(*this, r));
       if (r == tile.reduction.front()) print_next_operand_rows_prefetch(tile, v);
@@ -1597,13 +1634,13 @@ class CppPrinter {
     for (const std::string& address : operands_to_prefetch(tile, v)) emit("__builtin_prefetch(" + address + ");");
     for (const std::string& statement : next_panel_prefetches(tile, v)) emit(statement);
     // Operands: each distinct one loaded once, with as many lanes as the widest chunk that uses it (every such chunk's
-    // loops read those lanes). uses[n]: the operands accumulator n's term reads.
+    // loops read those lanes). uses[k]: the operands term k reads.
     vector_operands_.clear();
     std::vector<int64_t> operand_lanes;
-    std::vector<std::vector<size_t>> uses(tile.terms.size());
-    for (size_t n = 0; n < tile.terms.size(); ++n) {
+    std::vector<std::vector<size_t>> uses(terms.size());
+    for (size_t n = 0; n < terms.size(); ++n) {
       std::vector<Expr> mine;
-      collect_lane_operands(tile.terms[n], v, mine);
+      collect_lane_operands(terms[n], v, mine);
       for (const Expr& e : mine) {
         size_t i = 0;
         while (i < vector_operands_.size() && !structural_equal(vector_operands_[i], e)) ++i;
@@ -1611,7 +1648,7 @@ class CppPrinter {
           vector_operands_.push_back(e);
           operand_lanes.push_back(0);
         }
-        operand_lanes[i] = std::max(operand_lanes[i], tile.lanes_of(n));
+        operand_lanes[i] = std::max(operand_lanes[i], tile.lanes_of(accumulator_of[n]));
         uses[n].push_back(i);
       }
     }
@@ -1686,13 +1723,13 @@ class CppPrinter {
     // broadcast live across the groups: Swin's 14 x 32 tiles (28 accumulators + 14 broadcasts + 1 operand) spilled 11
     // accumulators to the stack.
     vector_loop_var_ = v;
-    std::vector<size_t> order(tile.terms.size());
+    std::vector<size_t> order(terms.size());
     std::iota(order.begin(), order.end(), size_t(0));
     auto first_operand = [&](size_t n) { return uses[n].empty() ? size_t(0) : uses[n][0]; };
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return first_operand(a) < first_operand(b); });
     std::vector<bool> loaded(vector_operands_.size());
-    if (std::optional<std::vector<size_t>> rows = outer_product_rows(tile.terms, uses, width)) {
+    if (std::optional<std::vector<size_t>> rows = outer_product_rows(terms, uses, width)) {
       order = *rows;
       for (size_t i = 0; i < vector_operands_.size(); ++i) {
         emit(operand_loads[i]);
@@ -1705,10 +1742,10 @@ class CppPrinter {
           emit(operand_loads[i]);
           loaded[i] = true;
         }
-      emit(accumulator(n) + " += " + expr(tile.terms[n]).text + ";");
+      emit(accumulator(accumulator_of[n]) + " += " + expr(terms[n]).text + ";");
     }
     vector_loop_var_.clear();
-    for (size_t n = 0; n < tile.reduction.size(); ++n) close();
+    for (size_t n = 0; n < unrolled_from; ++n) close();
     scopes.clear();
     for (size_t n = 0; n < tile.indices.size(); ++n) {
       const std::string address = "&" + acc + "[" + at_first_lane(tile.indices[n]) + "]";

@@ -973,8 +973,8 @@ TEST(CppPrinter, HoldsASpatialTileInVectorRegistersAcrossItsReduction) {
   std::string source = print_cpp(t.f);
   for (const char* line :
        {"ingot_f32xN ingot_t11 = ingot_load_masked_f32xN((__mmask16)0xF, &y[",
-        "ingot_v0 = ingot_load_masked_f32xN(ingot_lane_range(rx * -1 + 1, (ho * 3 + ry >= 1 && ho * 3 + ry < 7 ? "
-        "ingot_lane_min(16, rx * -1 + 21) : 0)), &X[",
+        "ingot_v0 = ingot_load_masked_f32xN(ingot_lane_range(1, (ho * 3 >= 1 && ho * 3 < 7 ? ingot_lane_min(16, 21) : "
+        "0)), &X[ho * 60 - 21]);",
         "ingot_t0 += ingot_v0 * K[", "ingot_store_masked_f32xN((__mmask16)0xFFFF, &y[", "#else"})
     EXPECT_NE(source.find(line), std::string::npos) << line << "\n" << source;
   EXPECT_EQ(source.find("ingot_t12"), std::string::npos) << source;  // 12 accumulators, no more
@@ -1006,8 +1006,8 @@ TEST(CppPrinter, HoldsASpatialTileInAvx2Registers) {
        {"#if defined(__AVX2__) && defined(__FMA__)", "#define INGOT_F32_LANES 8",
         "ingot_f32xN ingot_t0 = ingot_load_f32xN(&y[",
         "ingot_f32xN ingot_t11 = ingot_load_masked_f32xN((ingot_mask)0xF, &y[",
-        "ingot_v0 = ingot_load_masked_f32xN(ingot_lane_range(rx * -1 + 1, (ho * 3 + ry >= 1 && ho * 3 + ry < 7 ? "
-        "ingot_lane_min(8, rx * -1 + 13) : 0)), &X[",
+        "ingot_v0 = ingot_load_masked_f32xN(ingot_lane_range(1, (ho * 3 >= 1 && ho * 3 < 7 ? ingot_lane_min(8, 13) : "
+        "0)), &X[ho * 36 - 13]);",
         "ingot_store_f32xN(&y[", "ingot_store_masked_f32xN((ingot_mask)0xF, &y[", "#else"})
     EXPECT_NE(source.find(line), std::string::npos) << line << "\n" << source;
   EXPECT_EQ(source.find("__AVX512F__"), std::string::npos) << source;
@@ -1550,44 +1550,58 @@ TEST(CppPrinter, PrefetchesTheStridedPixelsAChannelTileBroadcasts) {
       << source;
 }
 
-// A depthwise 5 x 5 convolution's stencil tile unrolls its 25 taps, so that the border masks of its loads are
-// constants; a 1 x 1 convolution's channel tile keeps its 256 input channels a loop.
-TEST(CppPrinter, AStencilTileUnrollsItsTapsAndAChannelTileNotItsChannels) {
+// A depthwise 5 x 5 convolution's stencil tile (4 channels x 7 rows of a 14 x 14 map) writes its 25 taps out, so that
+// each input row is loaded once for every row whose window covers it (4 channels x 11 rows x 5 shifts: 220 loads for
+// 700 FMAs, not 700) and its border masks are constants; a 7 x 7 stride-2 stem's channel tile, whose taps read
+// weights of their own, keeps them loops, the compiler unrolling a row's 7; a 1 x 1 convolution's channel tile keeps
+// its 256 input channels a loop.
+TEST(CppPrinter, AStencilTileWritesItsTapsOutAndAChannelTileUnrollsThem) {
+  auto tile_of = [](const Program& p, const FixedScheduleOptions& options) {
+    const std::string source =
+        compile_to_cpp_source(p, strategy_schedule(p, make_plan("global", p, test_support::avx512_cpu()), options))
+            .source;
+    const size_t begin = source.find("#if defined(__AVX512F__)\n", source.find("ingot_stage_0"));
+    EXPECT_NE(begin, std::string::npos) << source;
+    return source.substr(begin, source.find("#else", begin) - begin);
+  };
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
   auto reduction_loops = [](const std::string& source) {
-    std::vector<std::string> found;  // "<pragma or nothing> | for header" of each tile's reduction loop
+    std::vector<std::string> found;  // "<pragma or nothing> | loop variable" of each reduction loop
     static const std::regex loop(R"(((#pragma GCC unroll \d+)\s+)?for \(int64_t (\w+_r[cyx]) = 0;)");
     for (auto it = std::sregex_iterator(source.begin(), source.end(), loop); it != std::sregex_iterator(); ++it)
       found.push_back((*it)[2].str() + " | " + (*it)[3].str());
     return found;
   };
-  const Target target = test_support::avx512_cpu();
   FixedScheduleOptions options;
   options.simd_fp32_lanes = 16;
   Conv2dAttrs depthwise;
   depthwise.padding = {2, 2, 2, 2};
-  depthwise.groups = 64;
-  Tensor x = placeholder("x", {1, 64, 7, 7}), w = placeholder("w", {64, 1, 5, 5});
-  Program dw({conv2d("c", x, w, Tensor(), depthwise)}, "depthwise");
-  const std::string dw_source =
-      compile_to_cpp_source(dw, strategy_schedule(dw, make_plan("global", dw, target), options)).source;
-  const size_t tile = dw_source.find("#if defined(__AVX512F__)\n", dw_source.find("ingot_stage_0"));
-  ASSERT_NE(tile, std::string::npos) << dw_source;
-  const std::vector<std::string> dw_loops =
-      reduction_loops(dw_source.substr(tile, dw_source.find("#else", tile) - tile));
-  EXPECT_EQ(dw_loops, (std::vector<std::string>{"#pragma GCC unroll 5 | c_ry", "#pragma GCC unroll 5 | c_rx"}))
-      << dw_source;
+  depthwise.groups = 256;
+  Tensor x = placeholder("x", {1, 256, 14, 14}), w = placeholder("w", {256, 1, 5, 5});
+  const std::string dw = tile_of(Program({conv2d("c", x, w, Tensor(), depthwise)}, "depthwise"), options);
+  EXPECT_TRUE(reduction_loops(dw).empty()) << dw;
+  EXPECT_EQ(count(dw, " += "), 4u * 7u * 25u) << dw;
+  EXPECT_EQ(count(dw, "const ingot_f32xN ingot_v"), 4u * 11u * 5u) << dw;
+
+  Conv2dAttrs stem;
+  stem.stride = {2, 2};
+  stem.padding = {3, 3, 3, 3};
+  Tensor image = placeholder("image", {1, 3, 64, 64}), stem_w = placeholder("stem_w", {64, 3, 7, 7});
+  options.weights = {"stem_w"};
+  const std::string channel_tile = tile_of(Program({conv2d("s", image, stem_w, Tensor(), stem)}, "stem"), options);
+  ASSERT_NE(channel_tile.find("ingot_load_strided_f32xN"), std::string::npos) << channel_tile;  // a channel tile
+  EXPECT_EQ(reduction_loops(channel_tile),
+            (std::vector<std::string>{" | s_rc", " | s_ry", "#pragma GCC unroll 7 | s_rx"}))
+      << channel_tile;
 
   Tensor y = placeholder("y", {1, 256, 14, 14}), v = placeholder("v", {64, 256, 1, 1});
-  Program pointwise({conv2d("d", y, v)}, "pointwise");
   options.weights = {"v"};
-  const std::string pw_source =
-      compile_to_cpp_source(pointwise, strategy_schedule(pointwise, make_plan("global", pointwise, target), options))
-          .source;
-  const size_t pw_tile = pw_source.find("#if defined(__AVX512F__)\n", pw_source.find("ingot_stage_0"));
-  ASSERT_NE(pw_tile, std::string::npos) << pw_source;
-  EXPECT_EQ(reduction_loops(pw_source.substr(pw_tile, pw_source.find("#else", pw_tile) - pw_tile)),
-            (std::vector<std::string>{" | d_rc", " | d_ry", " | d_rx"}))
-      << pw_source;
+  EXPECT_EQ(reduction_loops(tile_of(Program({conv2d("d", y, v)}, "pointwise"), options)),
+            (std::vector<std::string>{" | d_rc", " | d_ry", " | d_rx"}));
 }
 
 // The next-panel prefetches (next_panel_prefetches) of a GEMM's packed weight, as printed: each line of the form
@@ -1650,8 +1664,7 @@ TEST(CppPrinter, PrefetchesTheNextChannelsRowsOfAStencil) {
               if (conv_rc + 1 < 8)
                 for (int64_t ingot_line = 0; ingot_line < 5; ++ingot_line)
                   __builtin_prefetch(reinterpret_cast<const char*>(&feature_map[conv_rc * 196 + relu_i_j_o_l_o / 14 * 1568 + relu_i_j_o_l_o % 7 * 28 + 181]) + ingot_line * 64);
-              #pragma GCC unroll 3
-              for (int64_t conv_ry = 0; conv_ry < 3; ++conv_ry) {)"),
+              const ingot_f32xN ingot_v0 = )"),
             std::string::npos)
       << source;
 }
