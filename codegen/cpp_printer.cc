@@ -1616,7 +1616,14 @@ class CppPrinter {
         terms.push_back(tap.empty() ? tile.terms[n] : simplify(substitute(tile.terms[n], tap)));
         accumulator_of.push_back(n);
       }
-    if (taps.size() == 1 || distinct_lane_operands(terms, v) == taps.size() * distinct_lane_operands(tile.terms, v)) {
+    // Taps share operands where the distinct ones of all taps are fewer than those of each tap added up (a tap that
+    // falls wholly in a padded border reads none, and shares nothing).
+    size_t each_tap = 0;
+    for (size_t t = 0; t < taps.size(); ++t)
+      each_tap += distinct_lane_operands(
+          {terms.begin() + t * tile.terms.size(), terms.begin() + (t + 1) * tile.terms.size()}, v);
+    const bool written_out = taps.size() > 1 && distinct_lane_operands(terms, v) < each_tap;
+    if (!written_out) {
       terms = tile.terms;
       accumulator_of.resize(terms.size());
       std::iota(accumulator_of.begin(), accumulator_of.end(), size_t(0));
@@ -1631,8 +1638,12 @@ class CppPrinter {
       scopes.push_back(std::make_unique<VarScope>(*this, r));
       if (r == tile.reduction.front()) print_next_operand_rows_prefetch(tile, v);
     }
-    for (const std::string& address : operands_to_prefetch(tile, v)) emit("__builtin_prefetch(" + address + ");");
-    for (const std::string& statement : next_panel_prefetches(tile, v)) emit(statement);
+    // The step prefetches are worked out for the tile's loops as loops (a written-out tap is no loop step): a tile
+    // that writes its taps out has none (its few taps are far fewer than those prefetches need).
+    if (!written_out) {
+      for (const std::string& address : operands_to_prefetch(tile, v)) emit("__builtin_prefetch(" + address + ");");
+      for (const std::string& statement : next_panel_prefetches(tile, v)) emit(statement);
+    }
     // Operands: each distinct one loaded once, with as many lanes as the widest chunk that uses it (every such chunk's
     // loops read those lanes). uses[k]: the operands term k reads.
     vector_operands_.clear();
@@ -1729,7 +1740,7 @@ class CppPrinter {
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return first_operand(a) < first_operand(b); });
     std::vector<bool> loaded(vector_operands_.size());
-    if (std::optional<std::vector<size_t>> rows = outer_product_rows(terms, uses, width)) {
+    if (std::optional<std::vector<size_t>> rows = written_out ? std::nullopt : outer_product_rows(terms, uses, width)) {
       order = *rows;
       for (size_t i = 0; i < vector_operands_.size(); ++i) {
         emit(operand_loads[i]);

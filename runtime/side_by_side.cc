@@ -40,18 +40,16 @@ std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
     const std::vector<Measurement>& last = out.back();
     std::vector<Measurement> round = last;  // a failed contender's later rounds repeat its failure
     std::vector<size_t> correct;
-    std::vector<BuildResult> alternating;
     for (size_t c = 0; c < contenders.size(); ++c)
-      if (last[c].ok()) {
-        correct.push_back(c);
-        alternating.push_back(contenders[c]);
-      }
+      if (last[c].ok()) correct.push_back(c);
     if (gpu) {
       for (size_t i = 0; i < correct.size(); ++i) {
         const size_t c = correct[(i + out.size()) % correct.size()];
         round[c] = alone(c);
       }
     } else {
+      std::vector<BuildResult> alternating;
+      for (size_t c : correct) alternating.push_back(contenders[c]);
       const std::vector<Measurement> timed = runner.measure_alternating(alternating);
       for (size_t i = 0; i < correct.size(); ++i) round[correct[i]] = timed[i];
     }

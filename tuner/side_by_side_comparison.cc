@@ -70,7 +70,7 @@ bool SideBySideEntry::beats_reference() const {
 bool SideBySideEntry::undecided() const {
   // Further apart than this by either speed-up, one round more changes nothing that matters.
   constexpr double kClose = 1.10;
-  if (!speedup || !min_speedup || std::min(*speedup, *min_speedup) >= kClose) return false;
+  if (!speedup || !min_speedup || std::max(*speedup, *min_speedup) >= kClose) return false;
   if (beats_reference()) return 4 * faster_rounds <= 3 * (paired_rounds + 1);
   return *speedup > 1 && *min_speedup > 1 && 4 * (faster_rounds + 1) > 3 * (paired_rounds + 1);
 }

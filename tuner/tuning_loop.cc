@@ -277,7 +277,8 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
       if (s != search.reference_schedule()) contenders.emplace_back(summary.workload_hash, summary.target, s);
     if (contenders.size() >= 2) {
       progress.phase = "timing " + std::to_string(contenders.size()) + " schedules side by side, " +
-                       std::to_string(options.side_by_side_rounds) + " rounds";
+                       std::to_string(options.side_by_side_rounds) +
+                       " rounds (up to twice that where a verdict is close)";
       progress.last = progress.phase;
       progress.elapsed_seconds = elapsed();
       if (on_progress) on_progress(progress);

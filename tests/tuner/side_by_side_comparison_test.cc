@@ -368,6 +368,25 @@ TEST_F(ChooseBestTest, AVerdictIsUndecidedWhereItIsCloseAndOneRoundWouldTurnIt) 
   e = entry({1, 1, 1, 1, 1}, {0.5, 0.5, 0.5, 0.5, 1.05});
   EXPECT_TRUE(e.beats_reference());
   EXPECT_FALSE(e.undecided());
+  // In 4 of 5, by 5% by medians but 1.25x by the fastest runs: not close either (both must be under 1.10).
+  auto runs_of = [&](double median, double fastest) { return std::vector<double>{fastest, median, median}; };
+  const int64_t run = db_->begin_run(RunInfo{});
+  for (int64_t r = 0; r < 5; ++r)
+    for (const auto& [candidate, seconds] :
+         {std::pair{&fixed_, runs_of(1.0, 1.0)}, std::pair{&a_, r < 4 ? runs_of(0.95, 0.8) : runs_of(1.05, 0.8)}}) {
+      SideBySideRecord record;
+      record.candidate_hash = candidate->hash_hex();
+      record.run_id = run;
+      record.is_reference = candidate == &fixed_;
+      record.round = r;
+      record.run_seconds = seconds;
+      db_->add_side_by_side(record);
+    }
+  e = stored_side_by_side(*db_, workload_, target_)->entries.at(1);
+  EXPECT_NEAR(*e.speedup, 1 / 0.95, 1e-12);
+  EXPECT_NEAR(*e.min_speedup, 1.25, 1e-12);
+  EXPECT_TRUE(e.beats_reference());
+  EXPECT_FALSE(e.undecided());
   // Ahead in 3 of 4: not kept, and one round won would make it 4 of 5.
   e = entry({1, 1, 1, 1}, {0.95, 0.95, 0.95, 1.05});
   EXPECT_FALSE(e.beats_reference());
