@@ -221,19 +221,28 @@ class ChooseBestTest : public TestDirectory {
     m.run_seconds = {seconds};
     db_->add_measurement(m);
   }
-  // One comparison in a new run: round medians per candidate, the fixed schedule first.
-  void compare(const std::vector<std::pair<const Candidate*, std::vector<double>>>& rounds) {
+  // One comparison in a new run: each round's timed runs per candidate, the fixed schedule first.
+  void compare_runs(const std::vector<std::pair<const Candidate*, std::vector<std::vector<double>>>>& rounds) {
     const int64_t run = db_->begin_run(RunInfo{});
     for (size_t r = 0; r < rounds[0].second.size(); ++r)
-      for (const auto& [candidate, seconds] : rounds) {
+      for (const auto& [candidate, runs] : rounds) {
         SideBySideRecord record;
         record.candidate_hash = candidate->hash_hex();
         record.run_id = run;
         record.is_reference = candidate == &fixed_;
         record.round = int64_t(r);
-        record.run_seconds = {seconds[r]};
+        record.run_seconds = runs[r];
         db_->add_side_by_side(record);
       }
+  }
+  // The same with one timed run per round: round medians per candidate.
+  void compare(const std::vector<std::pair<const Candidate*, std::vector<double>>>& rounds) {
+    std::vector<std::pair<const Candidate*, std::vector<std::vector<double>>>> runs;
+    for (const auto& [candidate, medians] : rounds) {
+      runs.emplace_back(candidate, std::vector<std::vector<double>>{});
+      for (double m : medians) runs.back().second.push_back({m});
+    }
+    compare_runs(runs);
   }
 
   const std::string workload_ = "00000000000000aa", target_ = "cpu:test";
@@ -314,18 +323,8 @@ TEST_F(ChooseBestTest, TheReferenceStaysUnlessBeatenInMostRounds) {
 TEST_F(ChooseBestTest, TheFastestRunsMustAgree) {
   measure(fixed_, 3.0);
   measure(a_, 1.0);
-  const int64_t run = db_->begin_run(RunInfo{});
-  for (int64_t r = 0; r < 5; ++r)
-    for (const auto& [candidate, seconds] :
-         {std::pair{&fixed_, std::vector<double>{0.10, 0.11, 0.08}}, {&a_, std::vector<double>{0.085, 0.085, 0.09}}}) {
-      SideBySideRecord record;
-      record.candidate_hash = candidate->hash_hex();
-      record.run_id = run;
-      record.is_reference = candidate == &fixed_;
-      record.round = r;
-      record.run_seconds = seconds;
-      db_->add_side_by_side(record);
-    }
+  compare_runs({{&fixed_, std::vector<std::vector<double>>(5, {0.10, 0.11, 0.08})},
+                {&a_, std::vector<std::vector<double>>(5, {0.085, 0.085, 0.09})}});
   std::optional<SideBySideComparison> c = stored_side_by_side(*db_, workload_, target_);
   ASSERT_TRUE(c.has_value());
   const SideBySideEntry& a = c->entries.at(1);
@@ -369,19 +368,9 @@ TEST_F(ChooseBestTest, AVerdictIsUndecidedWhereItIsCloseAndOneRoundWouldTurnIt) 
   EXPECT_TRUE(e.beats_reference());
   EXPECT_FALSE(e.undecided());
   // In 4 of 5, by 5% by medians but 1.25x by the fastest runs: not close either (both must be under 1.10).
-  auto runs_of = [&](double median, double fastest) { return std::vector<double>{fastest, median, median}; };
-  const int64_t run = db_->begin_run(RunInfo{});
-  for (int64_t r = 0; r < 5; ++r)
-    for (const auto& [candidate, seconds] :
-         {std::pair{&fixed_, runs_of(1.0, 1.0)}, std::pair{&a_, r < 4 ? runs_of(0.95, 0.8) : runs_of(1.05, 0.8)}}) {
-      SideBySideRecord record;
-      record.candidate_hash = candidate->hash_hex();
-      record.run_id = run;
-      record.is_reference = candidate == &fixed_;
-      record.round = r;
-      record.run_seconds = seconds;
-      db_->add_side_by_side(record);
-    }
+  const std::vector<double> fast = {0.8, 0.95, 0.95}, slow = {0.8, 1.05, 1.05};  // fastest 0.8, medians 0.95, 1.05
+  compare_runs(
+      {{&fixed_, std::vector<std::vector<double>>(5, {1.0, 1.0, 1.0})}, {&a_, {fast, fast, fast, fast, slow}}});
   e = stored_side_by_side(*db_, workload_, target_)->entries.at(1);
   EXPECT_NEAR(*e.speedup, 1 / 0.95, 1e-12);
   EXPECT_NEAR(*e.min_speedup, 1.25, 1e-12);
