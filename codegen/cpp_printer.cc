@@ -1598,9 +1598,13 @@ class CppPrinter {
     // rows loads 11 rows x 5 shifts instead of 7 x 25). Where each tap reads operands of its own (a channel tile's
     // weights) they stay loops that the compiler unrolls: written out, ResNeXt's grouped channel tiles kept more
     // broadcasts live, spilled more, and ran 1.26x slower.
-    size_t unrolled_from = unrolled_taps(tile);
+    const size_t taps_from = unrolled_taps(tile);
+    std::vector<Expr> terms = tile.terms;
+    std::vector<size_t> accumulator_of(terms.size());
+    std::iota(accumulator_of.begin(), accumulator_of.end(), size_t(0));
+    bool written_out = false;
     std::vector<std::unordered_map<std::string, Expr>> taps(1);
-    for (size_t n = unrolled_from; n < tile.reduction.size(); ++n) {
+    for (size_t n = taps_from; n < tile.reduction.size(); ++n) {
       std::vector<std::unordered_map<std::string, Expr>> more;
       for (const auto& tap : taps)
         for (int64_t value = 0; value < tile.reduction[n]->extent; ++value) {
@@ -1609,31 +1613,31 @@ class CppPrinter {
         }
       taps = std::move(more);
     }
-    std::vector<Expr> terms;
-    std::vector<size_t> accumulator_of;
-    for (const auto& tap : taps)
-      for (size_t n = 0; n < tile.terms.size(); ++n) {
-        terms.push_back(tap.empty() ? tile.terms[n] : simplify(substitute(tile.terms[n], tap)));
-        accumulator_of.push_back(n);
+    if (taps.size() > 1) {
+      // Taps share operands where the distinct ones of all taps are fewer than those of each tap added up (a tap that
+      // falls wholly in a padded border reads none, and shares nothing).
+      std::vector<Expr> expanded;
+      size_t each_tap = 0;
+      for (const auto& tap : taps) {
+        std::vector<Expr> mine;
+        for (const Expr& term : tile.terms) mine.push_back(simplify(substitute(term, tap)));
+        each_tap += distinct_lane_operands(mine, v);
+        expanded.insert(expanded.end(), mine.begin(), mine.end());
       }
-    // Taps share operands where the distinct ones of all taps are fewer than those of each tap added up (a tap that
-    // falls wholly in a padded border reads none, and shares nothing).
-    size_t each_tap = 0;
-    for (size_t t = 0; t < taps.size(); ++t)
-      each_tap += distinct_lane_operands(
-          {terms.begin() + t * tile.terms.size(), terms.begin() + (t + 1) * tile.terms.size()}, v);
-    const bool written_out = taps.size() > 1 && distinct_lane_operands(terms, v) < each_tap;
-    if (!written_out) {
-      terms = tile.terms;
-      accumulator_of.resize(terms.size());
-      std::iota(accumulator_of.begin(), accumulator_of.end(), size_t(0));
-      unrolled_from = tile.reduction.size();
+      if (distinct_lane_operands(expanded, v) < each_tap) {
+        written_out = true;
+        terms = std::move(expanded);
+        accumulator_of.clear();
+        for (size_t t = 0; t < taps.size(); ++t)
+          for (size_t n = 0; n < tile.terms.size(); ++n) accumulator_of.push_back(n);
+      }
     }
+    // The loops printed as loops: all but the written-out taps; taps kept as loops are unrolled by the compiler.
+    const size_t loops = written_out ? taps_from : tile.reduction.size();
     std::vector<std::unique_ptr<VarScope>> scopes;
-    const size_t pragma_from = unrolled_taps(tile);
-    for (size_t n = 0; n < unrolled_from; ++n) {
+    for (size_t n = 0; n < loops; ++n) {
       const ForNode* r = tile.reduction[n];
-      if (n >= pragma_from && r->extent > 1) emit("#pragma GCC unroll " + std::to_string(r->extent));
+      if (n >= taps_from && r->extent > 1) emit("#pragma GCC unroll " + std::to_string(r->extent));
       open(for_header(r));
       scopes.push_back(std::make_unique<VarScope>(*this, r));
       if (r == tile.reduction.front()) print_next_operand_rows_prefetch(tile, v);
@@ -1756,7 +1760,7 @@ class CppPrinter {
       emit(accumulator(accumulator_of[n]) + " += " + expr(terms[n]).text + ";");
     }
     vector_loop_var_.clear();
-    for (size_t n = 0; n < unrolled_from; ++n) close();
+    for (size_t n = 0; n < loops; ++n) close();
     scopes.clear();
     for (size_t n = 0; n < tile.indices.size(); ++n) {
       const std::string address = "&" + acc + "[" + at_first_lane(tile.indices[n]) + "]";

@@ -56,10 +56,7 @@ std::vector<std::vector<Measurement>> measure_side_by_side(const Runner& runner,
     out.push_back(std::move(round));
   };
   while (!out.empty() && int(out.size()) < rounds && !stopped()) next_round();
-  while (!out.empty() && int(out.size()) >= rounds && more && !stopped()) {
-    if (!more(out) || stopped()) break;
-    next_round();
-  }
+  while (more && !out.empty() && !stopped() && more(out) && !stopped()) next_round();
   return out;
 }
 

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <map>
 #include <random>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
