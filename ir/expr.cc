@@ -197,6 +197,19 @@ Expr select(Expr cond, Expr true_value, Expr false_value) {
   return Expr(std::make_shared<const SelectNode>(std::move(cond), std::move(true_value), std::move(false_value)));
 }
 
+namespace {
+Expr choose_in(const Expr& index, int64_t lo, int64_t hi, const std::function<Expr(int64_t)>& at) {
+  if (hi - lo == 1) return at(lo);
+  const int64_t mid = lo + (hi - lo) / 2;
+  return select(lt(index, Expr(mid)), choose_in(index, lo, mid, at), choose_in(index, mid, hi, at));
+}
+}  // namespace
+
+Expr choose(const Expr& index, int64_t n, const std::function<Expr(int64_t)>& at) {
+  INGOT_REQUIRE(n > 0, "choose needs at least one part");
+  return choose_in(index, 0, n, at);
+}
+
 Expr cast(DType dtype, Expr value) {
   INGOT_REQUIRE(bool(value), "cast of a null expression");
   if (value.dtype() == dtype) return value;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -212,6 +213,9 @@ Expr compare(CompareOp op, Expr a, Expr b);
 Expr logical(LogicalOp op, Expr a, Expr b);
 Expr logical_not(Expr a);
 Expr select(Expr cond, Expr true_value, Expr false_value);
+// at(k) for the k in [0, n) that equals index, as a balanced tree of selects: a stacked sequence reads any of its n
+// parts after log2(n) comparisons. n must be positive.
+Expr choose(const Expr& index, int64_t n, const std::function<Expr(int64_t)>& at);
 Expr cast(DType dtype, Expr value);
 Expr call(MathFunc func, std::vector<Expr> args);
 Expr read(Tensor tensor, std::vector<Expr> indices);

@@ -11,7 +11,7 @@ constexpr DecisionKind kAllKinds[] = {
     DecisionKind::kSplit,         DecisionKind::kReorder,    DecisionKind::kFuse,      DecisionKind::kParallel,
     DecisionKind::kVectorize,     DecisionKind::kUnroll,     DecisionKind::kBind,      DecisionKind::kComputeAt,
     DecisionKind::kComputeInline, DecisionKind::kCacheWrite, DecisionKind::kCacheRead, DecisionKind::kExplicitVectors,
-    DecisionKind::kPack};
+    DecisionKind::kPack,          DecisionKind::kBatch};
 
 DecisionKind parse_kind(const std::string& name) {
   for (DecisionKind k : kAllKinds)
@@ -21,7 +21,7 @@ DecisionKind parse_kind(const std::string& name) {
 
 bool takes_one_axis(DecisionKind k) {
   return k != DecisionKind::kReorder && k != DecisionKind::kFuse && k != DecisionKind::kComputeInline &&
-         k != DecisionKind::kPack;
+         k != DecisionKind::kPack && k != DecisionKind::kBatch;
 }
 
 }  // namespace
@@ -49,6 +49,7 @@ const char* decision_kind_name(DecisionKind k) {
     case DecisionKind::kCacheRead: return "cache_read";
     case DecisionKind::kExplicitVectors: return "explicit_vectors";
     case DecisionKind::kPack: return "pack";
+    case DecisionKind::kBatch: return "batch";
   }
   return "?";
 }
@@ -73,6 +74,7 @@ std::string Decision::to_string() const {
     case DecisionKind::kCacheRead: os << " reading " << tensor << " into " << memory_scope_name(scope); break;
     case DecisionKind::kExplicitVectors: os << " of " << factor << " lanes"; break;
     case DecisionKind::kPack: os << " dimension " << dim << " in blocks of " << factor; break;
+    case DecisionKind::kBatch: os << " stacking " << tensor; break;
     default: break;
   }
   return os.str();
@@ -114,6 +116,12 @@ Schedule& Schedule::bind(const std::string& stage, const std::string& axis, Loop
 Schedule& Schedule::compute_at(const std::string& stage, const std::string& reader, const std::string& axis) {
   Decision d = make_decision(DecisionKind::kComputeAt, stage, {axis});
   d.target = reader;
+  append(d);
+  return *this;
+}
+Schedule& Schedule::batch(const std::string& batched, std::vector<std::string> members, const std::string& stacked) {
+  Decision d = make_decision(DecisionKind::kBatch, batched, std::move(members));
+  d.tensor = stacked;
   append(d);
   return *this;
 }
@@ -174,6 +182,7 @@ std::string Schedule::to_json() const {
         j["dim"] = d.dim;
         j["block"] = d.factor;
         break;
+      case DecisionKind::kBatch: j["tensor"] = d.tensor; break;
       default: break;
     }
     list.push_back(std::move(j));
@@ -244,6 +253,7 @@ Schedule Schedule::from_json(const std::string& text) {
           d.tensor = str("tensor");
           d.scope = parse_memory_scope(str("scope"));
           break;
+        case DecisionKind::kBatch: d.tensor = str("tensor"); break;
         case DecisionKind::kExplicitVectors:
           if (!j.contains("lanes") || !j["lanes"].is_number_integer())
             throw ScheduleError(where + ": key \"lanes\" must be an integer");

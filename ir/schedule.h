@@ -29,7 +29,8 @@ enum class DecisionKind : uint8_t {
   kCacheWrite,
   kCacheRead,
   kExplicitVectors,
-  kPack
+  kPack,
+  kBatch
 };
 const char* decision_kind_name(DecisionKind k);  // "split", "reorder", ... as in the JSON
 
@@ -37,15 +38,15 @@ const char* decision_kind_name(DecisionKind k);  // "split", "reorder", ... as i
 // split of x makes x.o and x.i; fuse of a and b makes a+b.
 struct Decision {
   DecisionKind kind = DecisionKind::kSplit;
-  std::string stage;              // the compute this decision is about; pack: the placeholder
+  std::string stage;              // the compute this decision is about; pack: the placeholder; batch: the new compute
   std::vector<std::string> axes;  // split/parallel/vectorize/unroll/bind/compute_at/cache_write/cache_read: one
-                                  // axis; reorder: the new order; fuse: outer then inner
+                                  // axis; reorder: the new order; fuse: outer then inner; batch: the members
   int64_t factor = 0;             // split: extent of the inner axis; explicit_vectors: fp32 lanes per vector;
                                   // pack: the block
   int64_t dim = 0;                // pack: the placeholder's dimension cut into blocks
   bool guard_tail = false;        // split: allow a factor that does not divide, guarding the tail
   std::string target;             // compute_at: the reader stage whose loop `axes[0]` hosts this stage
-  std::string tensor;             // cache_read: the tensor read through the cache
+  std::string tensor;             // cache_read: the tensor read through the cache; batch: the stacked read
   MemoryScope scope = MemoryScope::kLocal;  // cache_read
   LoopKind bind = LoopKind::kSerial;        // bind: a blockIdx / threadIdx kind
   bool operator==(const Decision& o) const;
@@ -102,6 +103,9 @@ class Schedule {
   // runtimes prepack them): its dimension `dim` cut into blocks of `block`, the block index outermost and the offset
   // in a block innermost (ir/input_layout.h). Every stage reading it reads the packed form.
   Schedule& pack(const std::string& tensor, int64_t dim, int64_t block);
+  // The computes `members` become one compute `batched` with a leading axis over them, reading `stacked`, the read they
+  // differ in (ir/horizontal_batch.h). Applied to the program before any other decision, which may name `batched`.
+  Schedule& batch(const std::string& batched, std::vector<std::string> members, const std::string& stacked);
   void append(Decision d) { decisions_.push_back(std::move(d)); }
   const StageLayout& layout() const { return layout_; }
   void set_layout(StageLayout layout) { layout_ = std::move(layout); }

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ir/affine.h"
 #include "ir/bound.h"
 #include "ir/functor.h"
+#include "ir/horizontal_batch.h"
 #include "ir/simplify.h"
 #include "lower/vector_tiles.h"
 
@@ -101,6 +103,7 @@ class Lowering {
         add_pack(n, d);
         continue;
       }
+      if (d.kind == DecisionKind::kBatch) continue;  // applied to the program before lowering
       auto it = stages_.find(d.stage);
       if (it == stages_.end()) {
         std::string why = program.find(d.stage) ? "it is an input, not a compute" : "no such compute";
@@ -563,7 +566,8 @@ class Lowering {
         return;
       case DecisionKind::kComputeAt: return;  // handled by attach() before the loops exist
       case DecisionKind::kComputeInline: return;
-      case DecisionKind::kPack: return;  // an input's, taken before the stages
+      case DecisionKind::kPack: return;   // an input's, taken before the stages
+      case DecisionKind::kBatch: return;  // applied to the program before lowering
       case DecisionKind::kCacheWrite: {
         if (!s.cache_write_axis.empty()) fail("stage already has a cache_write at '" + s.cache_write_axis + "'");
         require_leaf(s, d.axes[0]);
@@ -1005,11 +1009,22 @@ class Lowering {
 }  // namespace
 
 LoopFunction lower(const Program& program, const Schedule& schedule) {
-  LoopFunction f = Lowering(program, schedule).run();
+  std::optional<Program> batched;
+  if (!batch_groups_of(schedule).empty()) batched = batched_program(program, schedule);
+  LoopFunction f = Lowering(batched ? *batched : program, schedule).run();
   // Explicit vectors are checked on the loops as lowered: the tile's shape comes from every decision of the stage
   // and of the stages computed inside it.
   if (std::vector<std::string> problems = explicit_vector_problems(f.body); !problems.empty())
     throw ScheduleError("explicit_vectors: " + problems.front());
+  if (batched) {
+    // Callers pass the inputs in the program's order; the batched program may first read them in another.
+    std::vector<Buffer> inputs;
+    for (const Tensor& t : program.placeholders())
+      for (const Buffer& b : f.inputs)
+        if (b->name == t->name) inputs.push_back(b);
+    if (inputs.size() != f.inputs.size()) throw ScheduleError("batch: the batched program reads other inputs");
+    f.inputs = std::move(inputs);
+  }
   return f;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "ir/horizontal_batch.h"
 #include "lower/lower.h"
 #include "lower/vector_tiles.h"
 #include "space/explicit_vectors.h"
@@ -661,6 +662,11 @@ std::vector<MutationKind> all_mutation_kinds() {
 
 std::optional<Schedule> mutate(const Program& program, const Schedule& schedule, std::mt19937_64& rng,
                                const MutationOptions& options) {
+  // A schedule with batch decisions is about the batched program's computes: it mutates as a schedule of that.
+  if (!batch_groups_of(schedule).empty()) {
+    std::optional<Schedule> out = mutate(batched_program(program, schedule), without_batches(schedule), rng, options);
+    return out ? std::optional<Schedule>(after_batches(schedule, *out)) : std::nullopt;
+  }
   Mutator mutator(program, schedule, options);
   std::vector<std::vector<Mutator::Move>> applicable;
   for (MutationKind kind : all_mutation_kinds())
@@ -676,13 +682,23 @@ std::optional<Schedule> mutate(const Program& program, const Schedule& schedule,
 
 std::optional<Schedule> mutate(const Program& program, const Schedule& schedule, MutationKind kind,
                                std::mt19937_64& rng, const MutationOptions& options) {
+  if (!batch_groups_of(schedule).empty()) {
+    std::optional<Schedule> out =
+        mutate(batched_program(program, schedule), without_batches(schedule), kind, rng, options);
+    return out ? std::optional<Schedule>(after_batches(schedule, *out)) : std::nullopt;
+  }
   Mutator mutator(program, schedule, options);
   return mutator.try_moves(mutator.moves(kind), rng);
 }
 
 std::optional<Schedule> crossover(const Program& program, const Schedule& a, const Schedule& b, std::mt19937_64& rng,
                                   const MutationOptions& options) {
-  if (!(a.layout() == b.layout())) return std::nullopt;
+  if (!(a.layout() == b.layout()) || batch_groups_of(a) != batch_groups_of(b)) return std::nullopt;
+  if (!batch_groups_of(a).empty()) {
+    std::optional<Schedule> out =
+        crossover(batched_program(program, a), without_batches(a), without_batches(b), rng, options);
+    return out ? std::optional<Schedule>(after_batches(a, *out)) : std::nullopt;
+  }
   std::vector<std::string> stages;
   std::map<std::string, Decisions> of_a, of_b;
   for (const auto& [parent, of] : {std::pair{&a, &of_a}, std::pair{&b, &of_b}})

@@ -14,6 +14,7 @@
 #include "interp/interpreter.h"
 #include "ir/dtype.h"
 #include "ir/hash.h"
+#include "ir/horizontal_batch.h"
 #include "results/database.h"
 #include "space/sketch_space.h"
 #include "space/strategy_schedule.h"
@@ -180,11 +181,35 @@ std::vector<Schedule> keep_tasks_that_hold_in_the_model(ModelTuneJob& job, const
   return current;
 }
 
+// A moved model: the program its plan is of (the model with its batch decisions applied), those decisions, the plan.
+struct MovedModel {
+  Program program;
+  Schedule batches;
+  PartitionPlan plan;
+};
+
+// The batch move of one kind of group (ir/horizontal_batch.h): every batchable group of that kind in `from` batched,
+// and the plan made again by the model's strategy, which the batched computes constrain anew (an LSTM's wavefront
+// over layers becomes layer by layer, each layer's input projections one GEMM).
+// nullopt where `from` has no group of that kind (an earlier batch changed them).
+std::optional<MovedModel> batch_move(const MovedModel& from, const std::string& kind, const ModelTuneJob& job,
+                                     const std::string& strategy) {
+  MovedModel moved{from.program, from.batches, {}};
+  for (const BatchGroup& g : batchable_groups(from.program))
+    if (batch_group_kind(from.program, g) == kind) moved.batches.batch(g.batched, g.members, g.stacked);
+  if (moved.batches.decisions().size() == from.batches.decisions().size()) return std::nullopt;
+  moved.program = batched_program(job.program, moved.batches);
+  moved.plan = make_plan(strategy, analyze(moved.program, job.target));
+  moved.plan.strategy = strategy + "+moves";
+  return moved;
+}
+
 // The partition search: from the plan the tasks were tuned on and its schedule `best_schedule`,
-// search.partition_moves plan moves (analysis/plan_mutation.h), each measured end to end and kept when the model it
-// gives beats the best so far side by side (with job.side_by_side; else when its one measurement is the faster). A
-// moved plan's stages that equal a tuned task (up to names) take that task's schedule; new stages take the moved
-// plan's fixed schedule. Returns the schedule of the model it ended on.
+// search.partition_moves moves, each measured end to end and kept when the model it gives beats the best so far side
+// by side (with job.side_by_side; else when its one measurement is the faster). The first moves batch the model's
+// batchable groups, a kind at a time (a move each); then plan moves (analysis/plan_mutation.h). A moved plan's stages
+// that equal a tuned task (up to names) take that task's schedule; new stages take the moved plan's fixed schedule.
+// Returns the schedule of the model it ended on.
 Schedule search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tuned_tasks,
                            const std::vector<Schedule>& tuned_bests, Schedule best_schedule, ModelTuneSummary& summary,
                            const std::function<void(const TuneProgress&)>& on_progress) {
@@ -195,34 +220,48 @@ Schedule search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tune
   std::map<uint64_t, std::pair<const ModelTask*, const Schedule*>> tuned;
   for (size_t i = 0; i < tuned_tasks.size(); ++i)
     tuned.emplace(tuned_tasks[i].structure, std::make_pair(&tuned_tasks[i], &tuned_bests[i]));
-  const ProgramAnalysis analysis = analyze(job.program, job.target);
-  PartitionPlan best_plan = job.plan;
+  MovedModel best{job.program, Schedule(), job.plan};
+  ProgramAnalysis analysis = analyze(best.program, job.target);
   std::optional<double> best_seconds = summary.assembled_seconds;
   if (summary.fixed_seconds && (!best_seconds || *summary.fixed_seconds < *best_seconds))
     best_seconds = summary.fixed_seconds;
+  // The kinds of batchable group, in program order, each tried once.
+  std::vector<std::string> batch_kinds;
+  for (const BatchGroup& g : batchable_groups(job.program)) {
+    std::string kind = batch_group_kind(job.program, g);
+    if (std::find(batch_kinds.begin(), batch_kinds.end(), kind) == batch_kinds.end()) batch_kinds.push_back(kind);
+  }
   // Its own engine, so that the moves depend on the seed alone and not on how the rounds went.
   std::mt19937_64 rng(job.options.seed);
   for (int n = 0; n < job.partition_moves; ++n) {
     if (job.options.stop && job.options.stop->load()) break;
-    const PlanMove move = all_plan_moves()[size_t(rng() % all_plan_moves().size())];
-    std::optional<PartitionPlan> moved = move_plan(best_plan, analysis, move, rng);
-    PartitionTrial trial{plan_move_name(move), 0, 0, std::nullopt, "", std::nullopt, false};
+    std::optional<MovedModel> moved;
+    PartitionTrial trial{"", 0, 0, std::nullopt, "", std::nullopt, false};
+    if (size_t(n) < batch_kinds.size()) {
+      trial.move = "batch";
+      moved = batch_move(best, batch_kinds[size_t(n)], job, job.plan.strategy);
+    } else {
+      const PlanMove move = all_plan_moves()[size_t(rng() % all_plan_moves().size())];
+      trial.move = plan_move_name(move);
+      if (std::optional<PartitionPlan> plan = move_plan(best.plan, analysis, move, rng))
+        moved = MovedModel{best.program, best.batches, std::move(*plan)};
+    }
     if (!moved) {
       trial.error = "no place for the move";
       summary.partition_trials.push_back(trial);
       continue;
     }
-    trial.kernels = moved->kernel_count();
-    trial.stages = moved->stage_count();
-    const Schedule moved_fixed = strategy_schedule(job.program, *moved, job.fixed_options);
-    std::vector<ModelTask> tasks = extract_tasks(job.program, *moved, job.workload_name);
+    trial.kernels = moved->plan.kernel_count();
+    trial.stages = moved->plan.stage_count();
+    const Schedule moved_fixed = strategy_schedule(moved->program, moved->plan, job.fixed_options);
+    std::vector<ModelTask> tasks = extract_tasks(moved->program, moved->plan, job.workload_name);
     std::vector<Schedule> schedules;
     for (const ModelTask& t : tasks) {
       auto it = tuned.find(t.structure);
       schedules.push_back(it == tuned.end() ? task_schedule(moved_fixed, t, job.fixed_options)
                                             : schedule_for_task(*it->second.second, *it->second.first, t));
     }
-    const Schedule moved_schedule = assemble_schedule(*moved, tasks, schedules);
+    const Schedule moved_schedule = after_batches(moved->batches, assemble_schedule(moved->plan, tasks, schedules));
     ListSearch one({moved_schedule});
     TuneOptions options = job.options;
     options.trials = 1;
@@ -245,18 +284,20 @@ Schedule search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tune
     }
     if (trial.kept) {
       best_seconds = trial.seconds;
-      best_plan = std::move(*moved);
+      if (moved->batches.decisions().size() != best.batches.decisions().size())
+        analysis = analyze(moved->program, job.target);
+      best = std::move(*moved);
       best_schedule = moved_schedule;
     }
     summary.partition_trials.push_back(trial);
   }
-  summary.best_plan_strategy = best_plan.strategy;
-  summary.best_plan_kernels = best_plan.kernel_count();
-  summary.best_plan_stages = best_plan.stage_count();
+  summary.best_plan_strategy = best.plan.strategy;
+  summary.best_plan_kernels = best.plan.kernel_count();
+  summary.best_plan_stages = best.plan.stage_count();
   Database db = Database::open(job.options.database_path);
-  if (auto best = db.best(workload_key(job.program),
-                          cpu_target_key(job.options.threads, job.options.target_isa, job.options.toolchain)))
-    summary.best_seconds = best->measurement.statistics->median;
+  if (auto best_measured = db.best(workload_key(job.program),
+                                   cpu_target_key(job.options.threads, job.options.target_isa, job.options.toolchain)))
+    summary.best_seconds = best_measured->measurement.statistics->median;
   return best_schedule;
 }
 

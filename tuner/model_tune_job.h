@@ -94,7 +94,7 @@ struct ModelTuneProgress {
 
 // One plan move of the partition search, measured end to end.
 struct PartitionTrial {
-  std::string move;  // plan_move_name (analysis/plan_mutation.h)
+  std::string move;  // plan_move_name (analysis/plan_mutation.h), or "batch" (a kind of batchable group batched)
   int64_t kernels = 0, stages = 0;
   std::optional<double> seconds;  // nullopt: no place for the move, or the program failed (error says why)
   std::string error;

@@ -21,14 +21,6 @@ using StateReader = std::function<Expr(const Expr& b, const Expr& j)>;
 // ONNX stacks the gates of W, R and B as input, output, forget, cell.
 enum OnnxLstmGate : int64_t { kInputGate = 0, kOutputGate = 1, kForgetGate = 2, kCellGate = 3 };
 
-// choose(index, n, at): at(k) for the k that equals index (0 <= index < n), as a balanced tree of selects, so
-// that a stacked sequence output reads any step after log2(n) comparisons.
-Expr choose(const Expr& index, int64_t lo, int64_t hi, const std::function<Expr(int64_t)>& at) {
-  if (hi - lo == 1) return at(lo);
-  int64_t mid = lo + (hi - lo) / 2;
-  return select(lt(index, Expr(mid)), choose(index, lo, mid, at), choose(index, mid, hi, at));
-}
-
 // The static dimensions of a recurrent node (LSTM: 4 gates, GRU: 3) and its direction and layout.
 struct RecurrentDims {
   int64_t steps = 0, batch = 0, in = 0, D = 1, H = 0;
@@ -126,8 +118,8 @@ void set_sequence_output(OnnxNode& node, const RecurrentDims& r, const std::vect
   node.set_output(0, compute(node.output_name(0), y_shape, [&](const Axes& i) {
                     const Expr &t = r.batch_first ? i[1] : i[0], &d = r.batch_first ? i[2] : i[1],
                                &b = r.batch_first ? i[0] : i[2];
-                    return choose(t, 0, r.steps, [&](int64_t step) {
-                      return choose(d, 0, r.D, [&](int64_t k) { return hs[size_t(k)][size_t(step)](b, i[3]); });
+                    return choose(t, r.steps, [&](int64_t step) {
+                      return choose(d, r.D, [&](int64_t k) { return hs[size_t(k)][size_t(step)](b, i[3]); });
                     });
                   }));
 }
@@ -138,7 +130,7 @@ void set_state_output(OnnxNode& node, size_t output, const RecurrentDims& r,
   if (!node.has_output(output)) return;
   node.set_output(output, compute(node.output_name(output), r.state_shape(), [&](const Axes& i) {
                     const Expr &d = r.batch_first ? i[1] : i[0], &b = r.batch_first ? i[0] : i[1];
-                    return choose(d, 0, r.D, [&](int64_t k) { return state(k)(b, i[2]); });
+                    return choose(d, r.D, [&](int64_t k) { return state(k)(b, i[2]); });
                   }));
 }
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "interp/interpreter.h"
+#include "ir/horizontal_batch.h"
 #include "lower/lower.h"
 #include "runtime/local_run.h"
 #include "space/explicit_vectors.h"
@@ -19,6 +20,7 @@
 #include "space/strategy_schedule.h"
 #include "tests/support/fixed_targets.h"
 #include "workloads/examples.h"
+#include "workloads/lstm.h"
 #include "workloads/tasks.h"
 
 namespace ingot {
@@ -210,6 +212,33 @@ TEST(ScheduleMutation, EveryCrossoverLowersAndMixesItsParentsStageByStage) {
 }
 
 // The same engine state gives the same mutation of each kind and the same child; other seeds give other moves.
+// A schedule that batches computes (ir/horizontal_batch.h) is about the batched program: its mutations lower and keep
+// the batch decisions, and it crosses over only with a schedule that batches the same groups.
+TEST(ScheduleMutation, ABatchedScheduleMutatesOverTheBatchedProgram) {
+  const Program program = lstm(LstmSizes{.layers = 2, .steps = 4, .hidden = 16, .input = 16});
+  Schedule batches;
+  for (const BatchGroup& g : batchable_groups(program)) batches.batch(g.batched, g.members, g.stacked);
+  ASSERT_EQ(batch_groups_of(batches).size(), 2u);
+  const Program batched = batched_program(program, batches);
+  const Schedule fixed = make_strategy_program(batched, "global", test_support::avx512_cpu()).schedule;
+  Schedule schedule = batches;
+  for (const Decision& d : fixed.decisions()) schedule.append(d);
+  schedule.set_layout(fixed.layout());
+  ASSERT_NO_THROW(lower(program, schedule));
+  MutationOptions options;
+  std::mt19937_64 rng(5);
+  int found = 0;
+  for (int step = 0; step < 10; ++step) {
+    std::optional<Schedule> next = mutate(program, schedule, rng, options);
+    if (!next) continue;
+    ++found;
+    EXPECT_NO_THROW(lower(program, *next)) << next->to_json();
+    EXPECT_EQ(batch_groups_of(*next), batch_groups_of(schedule));
+    EXPECT_FALSE(crossover(program, *next, fixed, rng, options).has_value());  // the unbatched schedule
+  }
+  EXPECT_GT(found, 5);
+}
+
 TEST(ScheduleMutation, SameSeedSameResult) {
   for (const NamedProgram& np : test_programs()) {
     const Program& p = np.program;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/target.h"
+#include "ir/horizontal_batch.h"
 #include "results/database.h"
 #include "tests/tuner/test_directory.h"
 #include "tuner/candidate.h"
@@ -289,6 +290,32 @@ TEST_F(ModelTuneJobTest, ThePartitionSearchMeasuresMovedPlansEndToEnd) {
   // Every moved plan's program is a candidate of the model, with its plan's layout.
   Database db = Database::open(config.database);
   EXPECT_GE(db.history("mlp").size(), size_t(measured));
+}
+
+// A model with batchable groups (ir/horizontal_batch.h) tries them first: an LSTM's input projections, one kind for
+// every layer of the same width, batched into one GEMM per layer in one move, the plan made again; the program it gives
+// is a correct candidate of the model whose schedule starts with the batch decisions.
+TEST_F(ModelTuneJobTest, TheFirstMoveBatchesTheLayersInputProjections) {
+  RunConfig config = parse_run_config(
+      config_text("{name: lstm, params: {layers: 3, steps: 4, hidden: 16, input: 16}}", 4, ", partition_moves: 2"),
+      "lstm.yaml");
+  ModelTuneJob job = make_model_tune_job(config, "lstm.yaml");
+  ModelTuneSummary s = run_model_tune_job(job);
+  ASSERT_EQ(s.partition_trials.size(), 2u);
+  const PartitionTrial& batch = s.partition_trials[0];
+  EXPECT_EQ(batch.move, "batch");
+  ASSERT_TRUE(batch.seconds.has_value()) << batch.error;
+  EXPECT_TRUE(batch.error.empty()) << batch.error;
+  EXPECT_NE(s.partition_trials[1].move, "batch");  // one kind: the second move is a plan move
+  int batched = 0;
+  for (const MeasuredCandidate& c : Database::open(config.database).history("lstm")) {
+    const Schedule schedule = Schedule::from_json(c.candidate.schedule_json);
+    if (batch_groups_of(schedule).empty()) continue;
+    ++batched;
+    EXPECT_EQ(batch_groups_of(schedule).size(), 3u);  // one group per layer
+    EXPECT_EQ(c.measurement.error_class, ErrorClass::kNone);
+  }
+  EXPECT_GE(batched, 1);
 }
 
 TEST_F(ModelTuneJobTest, WithoutComparisonsAMoveIsKeptByItsOneMeasurement) {
