@@ -11,6 +11,7 @@
 #include "codegen/cuda_printer.h"
 #include "compile/nvrtc_compiler.h"
 #include "interp/interpreter.h"
+#include "ir/horizontal_batch.h"
 #include "lower/kernels.h"
 #include "lower/lower.h"
 #include "runtime/cuda_driver.h"
@@ -68,6 +69,38 @@ TEST_P(GlobalStrategyOnGpu, IsOneCooperativeKernelWithinTheLimit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(PaperSize, GlobalStrategyOnGpu, ::testing::Values("mmoe", "lstm"));
+
+// A schedule that batches the LSTM's input projections (ir/horizontal_batch.h) lowers from the model's own program
+// into CUDA that NVRTC compiles for sm_80 and sm_90 without spills; on a machine with a GPU it matches the interpreter.
+TEST(BatchedLstmOnGpu, CompilesForBothArchitecturesAndMatchesTheInterpreter) {
+  const Program p = make_workload("lstm", find_workload("lstm")->small);
+  Schedule batches;
+  for (const BatchGroup& g : batchable_groups(p)) batches.batch(g.batched, g.members, g.stacked);
+  ASSERT_FALSE(batch_groups_of(batches).empty());
+  const Program batched = batched_program(p, batches);
+  FixedScheduleOptions gpu;
+  gpu.gpu = true;
+  const Schedule schedule =
+      after_batches(batches, strategy_schedule(batched, make_plan("global", batched, resolve_target("sm_90")), gpu));
+  const LoopFunction f = lower(p, schedule);
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    for (const LoopFunction& kernel : split_kernels(f)) {
+      CudaBinary bin = compile_cuda(print_cuda(kernel), arch, cuda_kernel_name(kernel));
+      EXPECT_FALSE(bin.cubin.empty()) << arch;
+      EXPECT_EQ(bin.spill_stores, 0) << arch << bin.log;
+    }
+  }
+  auto driver = CudaDriver::open();
+  if (!driver->available()) GTEST_SKIP() << "no usable GPU: " << driver->reason();
+  const TensorMap inputs = random_inputs(p, 7);
+  const TensorMap expected = interpret(p, inputs);
+  CudaRunOptions options;
+  options.min_repeats = 1;
+  options.min_repeat_ms = 0;
+  CudaRunResult r = cuda_run(p, f, inputs, expected, options);
+  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_TRUE(r.correct);
+}
 
 // On a machine with a GPU: every strategy's GPU program of the six small models computes what the interpreter
 // computes. Skipped without one.
