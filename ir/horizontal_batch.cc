@@ -65,7 +65,7 @@ std::map<std::string, int64_t> axis_extents(const Tensor& t) {
 std::string form_header(const Tensor& t, const Expr& hole) {
   std::string form = std::string(dtype_name(t->dtype)) + "[";
   for (const IterVar& axis : t->axes) form += axis.name() + ":" + std::to_string(axis.extent) + ",";
-  form += "] reads (";
+  form += "] reads " + std::string(dtype_name(hole.dtype())) + " (";
   for (const std::string& v : index_variables(hole)) form += v + ",";
   return form + ") ";
 }
@@ -127,9 +127,11 @@ bool members_depend(const std::vector<Tensor>& members) {
 int64_t largest_common_read_bytes(const std::vector<Tensor>& members, const std::vector<Expr>& holes) {
   std::map<const TensorNode*, size_t> readers;
   for (size_t i = 0; i < members.size(); ++i) {
+    std::set<const ExprNode*> in_hole;  // the differing read and any read in its indices: the stacked copy's
+    for_each_node(holes[i], [&](const Expr& e) { in_hole.insert(e.get()); });
     std::set<const TensorNode*> own;
     for (const Expr& r : reads_of(members[i]->body))
-      if (r.get() != holes[i].get()) own.insert(r.as<TensorReadNode>()->tensor.get());
+      if (!in_hole.count(r.get())) own.insert(r.as<TensorReadNode>()->tensor.get());
     for (const TensorNode* t : own) ++readers[t];
   }
   int64_t largest = 0;
@@ -280,8 +282,13 @@ std::vector<BatchGroup> batchable_groups(const Program& program) {
       continue;
     const std::vector<Expr> holes = differing_reads(members);
     if (holes.empty() || members_depend(members)) continue;
+    const bool strided = strided_reads(holes).has_value();
+    // A stacked copy is made at every run: of inputs (weights) that would be work a packed layout does once.
+    if (!strided && std::any_of(holes.begin(), holes.end(),
+                                [](const Expr& h) { return h.as<TensorReadNode>()->tensor->is_placeholder(); }))
+      continue;
     const std::map<std::string, int64_t> extents = axis_extents(members[0]);
-    int64_t stacked_bytes = strided_reads(holes) ? 0 : int64_t(members.size()) * dtype_bytes(holes[0].dtype());
+    int64_t stacked_bytes = strided ? 0 : int64_t(members.size()) * dtype_bytes(holes[0].dtype());
     for (const std::string& v : index_variables(holes[0])) stacked_bytes *= extents.at(v);
     if (stacked_bytes > largest_common_read_bytes(members, holes)) continue;
     BatchGroup group;

@@ -21,12 +21,13 @@ struct BatchGroup {
   bool operator==(const BatchGroup&) const = default;
 };
 
-// The groups of two or more computes that batch_computes takes, each as large as it can be: computes that print the
-// same but for one read, whose variables are the same, that are neither outputs nor read by one another (directly
-// or not), and whose stacked read is no larger than the largest tensor they all read (the weight whose one read is
-// the point: the stacked copy costs a write and a read of its own). Members in the order of their names, numbers by
-// value (t9 before t10), groups in program order of their earliest member, no compute in two groups; the new names
-// are unused in the program.
+// The groups of two or more computes that batch_computes takes: all the computes that print the same but for one read
+// with the same variables, where those reads differ, none is an output, none reads another (directly or not), and the
+// stacked read is no larger than the largest tensor they all read (the weight whose one read is the point: the stacked
+// copy costs a write and a read of its own). Where they differ in which input (placeholder) they read, they are not
+// batched: the copy of a weight would be made at every run. A set of alike computes that fails a rule is left whole
+// (no part of it is tried). Members in the order of their names, numbers by value (t9 before t10), groups in program
+// order of their earliest member, no compute in two groups; the new names are unused in the program.
 std::vector<BatchGroup> batchable_groups(const Program& program);
 
 // The same for groups that differ only in the tensors they read, of the same shapes (every layer's input projections

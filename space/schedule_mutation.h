@@ -81,10 +81,12 @@ std::optional<Schedule> mutate(const Program& program, const Schedule& schedule,
 // when the kind does not apply to the schedule or no draw gave a schedule that lowers and differs from `schedule`.
 std::optional<Schedule> mutate(const Program& program, const Schedule& schedule, MutationKind kind,
                                std::mt19937_64& rng, const MutationOptions& options = {});
-// A child taking each stage's decisions from a or b at random (a's layout; nullopt when the layouts differ or no
-// valid, new child was found in max_attempts draws). Only stages whose decisions differ between a and b are drawn, and
-// a child is never a or b; the child's decisions are grouped per stage, stages in the order a names them first (then
-// b's others).
+// A schedule with batch decisions (ir/horizontal_batch.h) mutates, and crosses over, as a schedule of the batched
+// program, keeping its batch decisions.
+// A child taking each stage's decisions from a or b at random (a's layout; nullopt when the layouts or the batch
+// decisions differ or no valid, new child was found in max_attempts draws). Only stages whose decisions differ between
+// a and b are drawn, and a child is never a or b; the child's decisions are grouped per stage, stages in the order a
+// names them first (then b's others).
 std::optional<Schedule> crossover(const Program& program, const Schedule& a, const Schedule& b, std::mt19937_64& rng,
                                   const MutationOptions& options = {});
 

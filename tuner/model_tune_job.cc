@@ -191,14 +191,22 @@ struct MovedModel {
 // The batch move of one kind of group (ir/horizontal_batch.h): every batchable group of that kind in `from` batched,
 // and the plan made again by the model's strategy, which the batched computes constrain anew (an LSTM's wavefront
 // over layers becomes layer by layer, each layer's input projections one GEMM).
-// nullopt where `from` has no group of that kind (an earlier batch changed them).
+// nullopt where `from` has no group of that kind (an earlier batch changed them). The groups are batched one at a
+// time, each on the program the ones before it made: one that no longer can be (a group batched before it made one
+// of its members read another) is left out.
 std::optional<MovedModel> batch_move(const MovedModel& from, const std::string& kind, const ModelTuneJob& job,
                                      const std::string& strategy) {
   MovedModel moved{from.program, from.batches, {}};
-  for (const BatchGroup& g : batchable_groups(from.program))
-    if (batch_group_kind(from.program, g) == kind) moved.batches.batch(g.batched, g.members, g.stacked);
+  for (const BatchGroup& g : batchable_groups(from.program)) {
+    if (batch_group_kind(from.program, g) != kind) continue;
+    try {
+      moved.program = batch_computes(moved.program, g);
+    } catch (const std::invalid_argument&) {
+      continue;
+    }
+    moved.batches.batch(g.batched, g.members, g.stacked);
+  }
   if (moved.batches.decisions().size() == from.batches.decisions().size()) return std::nullopt;
-  moved.program = batched_program(job.program, moved.batches);
   moved.plan = make_plan(strategy, analyze(moved.program, job.target));
   moved.plan.strategy = strategy + "+moves";
   return moved;
@@ -239,7 +247,13 @@ Schedule search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tune
     PartitionTrial trial{"", 0, 0, std::nullopt, "", std::nullopt, false};
     if (size_t(n) < batch_kinds.size()) {
       trial.move = "batch";
-      moved = batch_move(best, batch_kinds[size_t(n)], job, job.plan.strategy);
+      try {
+        moved = batch_move(best, batch_kinds[size_t(n)], job, job.plan.strategy);
+      } catch (const std::exception& e) {  // a plan the strategy cannot make of the batched program
+        trial.error = e.what();
+        summary.partition_trials.push_back(trial);
+        continue;
+      }
     } else {
       const PlanMove move = all_plan_moves()[size_t(rng() % all_plan_moves().size())];
       trial.move = plan_move_name(move);

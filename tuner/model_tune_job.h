@@ -44,9 +44,10 @@ struct ModelTuneJob {
   std::vector<TaskTuning> tasks;
   std::shared_ptr<XGBoostCostModel> cost_model;  // shared by the tasks' searches; null with search.cost_model none
   std::unique_ptr<TaskScheduler> scheduler;
-  int round_trials = 8;     // trials per round: search.batch, or 8
-  int partition_moves = 0;  // search.partition_moves: plan moves tried after the rounds, each measured end to end
-  std::string notes;        // one line each, for the user
+  int round_trials = 8;  // trials per round: search.batch, or 8
+  int partition_moves =
+      0;              // search.partition_moves: batch and plan moves tried after the rounds, each measured end to end
+  std::string notes;  // one line each, for the user
   // measure.side_by_side: after the partition search, the fixed schedule and this many of the model's best are timed
   // side by side (tuner/side_by_side_comparison.h). options.side_by_side is 0: the tasks' runs compare nothing.
   int side_by_side = 0;
@@ -140,10 +141,10 @@ std::vector<size_t> tasks_to_try_in_the_model(const std::vector<TaskStatus>& tas
 // measurement of each candidate, the least of hundreds, is fastest partly by chance. Then measures the model assembled
 // from the kept schedules end to end and side by side with the fixed schedule; where it does not beat it, tries the
 // tasks' kept schedules in the model one at a time, the largest estimated gain first, keeping each that beats the model
-// without it. Then tries job.partition_moves plan moves (the partition search). Comparisons stored by an earlier run
-// of the same job are read, not timed again. job.options.stop
-// stops it as it stops tune() (tuner/tuning_loop.h), without the end-to-end measurement. Resuming with the same config
-// and database replays the same rounds, measuring none of their candidates again.
+// without it. Then tries job.partition_moves moves: batch moves, then plan moves (the partition search). Comparisons
+// stored by an earlier run of the same job are read, not timed again. job.options.stop stops it as it stops tune()
+// (tuner/tuning_loop.h), without the end-to-end measurement. Resuming with the same config and database replays the
+// same rounds, measuring none of their candidates again.
 ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
                                     const std::function<void(const ModelTuneProgress&)>& on_progress = {});
 

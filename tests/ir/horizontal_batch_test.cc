@@ -86,7 +86,27 @@ TEST(HorizontalBatch, LayersOfTheSameShapeAreOneKind) {
   EXPECT_EQ(batch_group_kind(lstm_program, groups[0]), batch_group_kind(lstm_program, groups[1]));
   EXPECT_EQ(batch_group_kind(lstm_program, groups[1]), batch_group_kind(lstm_program, groups[2]));
   EXPECT_EQ(batch_group_kind(lstm_program, groups[0]),
-            "4 x f32[i:32,] reads (k,) sum((f32_32_8[i, k] * ingot_batch_hole), axes=[k:8])");
+            "4 x f32[i:32,] reads f32 (k,) sum((f32_32_8[i, k] * ingot_batch_hole), axes=[k:8])");
+}
+
+// Projections of one input by three weights (attention's Q, K and V) differ in the weight they read: stacking weights
+// would copy them at every run, so they are not offered.
+TEST(HorizontalBatch, DoesNotStackWeights) {
+  Tensor x = placeholder("x", {8});
+  std::vector<Tensor> projections;
+  for (const char* w : {"Wq", "Wk", "Wv"}) {
+    Tensor W = placeholder(w, {8, 8});
+    IterVar k = reduce_axis(8, "k");
+    projections.push_back(
+        compute(std::string("p") + w, {8}, [&](const Axes& g) { return sum(W(g[0], k.var) * x(k.var), {k}); }));
+  }
+  Tensor out = compute(
+      "out", {8}, [&](const Axes& g) { return projections[0](g[0]) + projections[1](g[0]) + projections[2](g[0]); });
+  const Program p({out}, "qkv");
+  EXPECT_TRUE(batchable_groups(p).empty());
+  // batch_computes itself still takes them, as a schedule says.
+  const Program batched = batch_computes(p, BatchGroup{"P", "Ws", {"pWq", "pWk", "pWv"}});
+  EXPECT_TRUE(batched.find("Ws"));
 }
 
 TEST(HorizontalBatch, RefusesWhatItCannotBatch) {

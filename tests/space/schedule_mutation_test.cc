@@ -211,7 +211,6 @@ TEST(ScheduleMutation, EveryCrossoverLowersAndMixesItsParentsStageByStage) {
   EXPECT_GT(children, tries / 3) << children << " of " << tries;
 }
 
-// The same engine state gives the same mutation of each kind and the same child; other seeds give other moves.
 // A schedule that batches computes (ir/horizontal_batch.h) is about the batched program: its mutations lower and keep
 // the batch decisions, and it crosses over only with a schedule that batches the same groups.
 TEST(ScheduleMutation, ABatchedScheduleMutatesOverTheBatchedProgram) {
@@ -239,6 +238,7 @@ TEST(ScheduleMutation, ABatchedScheduleMutatesOverTheBatchedProgram) {
   EXPECT_GT(found, 5);
 }
 
+// The same engine state gives the same mutation of each kind and the same child; other seeds give other moves.
 TEST(ScheduleMutation, SameSeedSameResult) {
   for (const NamedProgram& np : test_programs()) {
     const Program& p = np.program;
