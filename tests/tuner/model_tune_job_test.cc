@@ -28,6 +28,13 @@ class ModelTuneJobTest : public TestDirectory {
                        search + "}\n";
     return text;
   }
+  // The summary of a whole job run from config_text(workload, 4, search), its config in `config`.
+  ModelTuneSummary run_job(const std::string& workload, const std::string& search, const std::string& file,
+                           RunConfig& config) const {
+    config = parse_run_config(config_text(workload, 4, search), file);
+    ModelTuneJob job = make_model_tune_job(config, file);
+    return run_model_tune_job(job);
+  }
 };
 
 TEST_F(ModelTuneJobTest, RecordsTheTasksOfTheModelWithTheirWeights) {
@@ -261,11 +268,9 @@ TEST_F(ModelTuneJobTest, AStopAfterTheRoundsEndsTheJobAsStopped) {
 // After the rounds, plan moves measured end to end: each a correct program of the model, kept only when faster side
 // by side with the best plan before it (measure.side_by_side: 3), or by its one measurement without comparisons.
 TEST_F(ModelTuneJobTest, ThePartitionSearchMeasuresMovedPlansEndToEnd) {
-  RunConfig config = parse_run_config(
-      config_text("{name: mlp, params: {batch: 8, in: 16, hidden: 32, out: 16}}", 4, ", partition_moves: 4"),
-      "mlp.yaml");
-  ModelTuneJob job = make_model_tune_job(config, "mlp.yaml");
-  ModelTuneSummary s = run_model_tune_job(job);
+  RunConfig config;
+  ModelTuneSummary s = run_job("{name: mlp, params: {batch: 8, in: 16, hidden: 32, out: 16}}", ", partition_moves: 4",
+                               "mlp.yaml", config);
   ASSERT_EQ(s.partition_trials.size(), 4u);
   ASSERT_TRUE(s.fixed_seconds.has_value());
   double best = std::min(*s.fixed_seconds, s.assembled_seconds.value_or(*s.fixed_seconds));
@@ -296,11 +301,9 @@ TEST_F(ModelTuneJobTest, ThePartitionSearchMeasuresMovedPlansEndToEnd) {
 // every layer of the same width, batched into one GEMM per layer in one move, the plan made again; the program it gives
 // is a correct candidate of the model whose schedule starts with the batch decisions.
 TEST_F(ModelTuneJobTest, TheFirstMoveBatchesTheLayersInputProjections) {
-  RunConfig config = parse_run_config(
-      config_text("{name: lstm, params: {layers: 3, steps: 4, hidden: 16, input: 16}}", 4, ", partition_moves: 2"),
-      "lstm.yaml");
-  ModelTuneJob job = make_model_tune_job(config, "lstm.yaml");
-  ModelTuneSummary s = run_model_tune_job(job);
+  RunConfig config;
+  ModelTuneSummary s = run_job("{name: lstm, params: {layers: 3, steps: 4, hidden: 16, input: 16}}",
+                               ", partition_moves: 2", "lstm.yaml", config);
   ASSERT_EQ(s.partition_trials.size(), 2u);
   const PartitionTrial& batch = s.partition_trials[0];
   EXPECT_EQ(batch.move, "batch");
