@@ -319,6 +319,17 @@ TEST_F(ModelTuneJobTest, TheFirstMoveBatchesTheLayersInputProjections) {
     EXPECT_EQ(c.measurement.error_class, ErrorClass::kNone);
   }
   EXPECT_GE(batched, 1);
+  // The same job again makes the same moves and measures none of them again.
+  const size_t measurements = Database::open(config.database).history("lstm").size();
+  ModelTuneSummary repeat = run_job("{name: lstm, params: {layers: 3, steps: 4, hidden: 16, input: 16}}",
+                                    ", partition_moves: 2", "lstm.yaml", config);
+  ASSERT_EQ(repeat.partition_trials.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(repeat.partition_trials[i].move, s.partition_trials[i].move);
+    EXPECT_EQ(repeat.partition_trials[i].seconds, s.partition_trials[i].seconds);
+    EXPECT_EQ(repeat.partition_trials[i].kept, s.partition_trials[i].kept);
+  }
+  EXPECT_EQ(Database::open(config.database).history("lstm").size(), measurements);
 }
 
 TEST_F(ModelTuneJobTest, WithoutComparisonsAMoveIsKeptByItsOneMeasurement) {
