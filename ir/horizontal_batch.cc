@@ -99,12 +99,6 @@ bool natural_less(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
-std::string unused_name(const Program& program, const std::string& base) {
-  std::string name = base;
-  for (int n = 1; program.find(name); ++n) name = base + "_" + std::to_string(n);
-  return name;
-}
-
 // Whether any member reads another, directly or through other computes.
 bool members_depend(const std::vector<Tensor>& members) {
   std::set<const TensorNode*> member_set;
@@ -218,27 +212,29 @@ class Batcher final : public TensorCopier {
       axis_names.push_back(axis.name());
       shape.push_back(axis.extent);
     }
+    // What the batched compute reads in place of member b's read: the read tensor itself a constant step further per
+    // member, or the stacked copy.
+    Expr read_of_member;
     if (const std::optional<std::vector<int64_t>> steps = strided_reads(holes_)) {
       const TensorReadNode* read0 = holes_[0].as<TensorReadNode>();
       std::vector<Expr> at;
       for (size_t d = 0; d < read0->indices.size(); ++d)
-        at.push_back((*steps)[d] == 0 ? read0->indices[d]
-                                      : simplify(read0->indices[d] + var(batch_axis) * (*steps)[d]));
-      const Expr body = mutate(fill_hole(first->body, holes_[0], read(read0->tensor, at)));
-      batched_ = compute(
-          group_.batched, shape, [&](const std::vector<Expr>&) { return body; }, axis_names);
-      return batched_;
+        at.push_back(
+            mutate((*steps)[d] == 0 ? read0->indices[d] : simplify(read0->indices[d] + var(batch_axis) * (*steps)[d])));
+      read_of_member = read(copy_of(read0->tensor), at);
+    } else {
+      std::vector<int64_t> stacked_shape = {n};
+      for (const std::string& v : variables) stacked_shape.push_back(extents.at(v));
+      Tensor stacked = compute(group_.stacked, stacked_shape, [&](const std::vector<Expr>& at) {
+        std::unordered_map<std::string, Expr> to_stacked;
+        for (size_t d = 0; d < variables.size(); ++d) to_stacked.emplace(variables[d], at[d + 1]);
+        return choose(at[0], n, [&](int64_t i) { return mutate(substitute(holes_[size_t(i)], to_stacked)); });
+      });
+      std::vector<Expr> stacked_index = {var(batch_axis)};
+      for (const std::string& v : variables) stacked_index.push_back(var(v));
+      read_of_member = read(stacked, stacked_index);
     }
-    std::vector<int64_t> stacked_shape = {n};
-    for (const std::string& v : variables) stacked_shape.push_back(extents.at(v));
-    Tensor stacked = compute(group_.stacked, stacked_shape, [&](const std::vector<Expr>& at) {
-      std::unordered_map<std::string, Expr> to_stacked;
-      for (size_t d = 0; d < variables.size(); ++d) to_stacked.emplace(variables[d], at[d + 1]);
-      return choose(at[0], n, [&](int64_t i) { return mutate(substitute(holes_[size_t(i)], to_stacked)); });
-    });
-    std::vector<Expr> stacked_index = {var(batch_axis)};
-    for (const std::string& v : variables) stacked_index.push_back(var(v));
-    const Expr body = substitute(mutate(body_with_hole(first, holes_[0])), {{kHole, read(stacked, stacked_index)}});
+    const Expr body = substitute(mutate(body_with_hole(first, holes_[0])), {{kHole, read_of_member}});
     batched_ = compute(
         group_.batched, shape, [&](const std::vector<Expr>&) { return body; }, axis_names);
     return batched_;
@@ -315,10 +311,14 @@ std::vector<BatchGroup> batchable_groups(const Program& program) {
 }
 
 std::string batch_group_kind(const Program& program, const BatchGroup& group) {
+  if (group.members.size() < 2)
+    throw std::invalid_argument("batch_group_kind: " + group.batched + " needs two members");
   std::vector<Tensor> members;
-  for (const std::string& name : group.members) members.push_back(program.find(name));
-  if (members.empty() || !members[0])
-    throw std::invalid_argument("batch_group_kind: no member '" + group.members.at(0) + "'");
+  for (const std::string& name : group.members) {
+    Tensor t = program.find(name);
+    if (!t || t->is_placeholder()) throw std::invalid_argument("batch_group_kind: no compute '" + name + "'");
+    members.push_back(t);
+  }
   const std::vector<Expr> holes = differing_reads(members);
   if (holes.empty()) throw std::invalid_argument("batch_group_kind: the members are not alike up to one read");
   // Every tensor read named by its dtype and shape.

@@ -62,6 +62,12 @@ std::vector<Tensor> Program::readers(const Tensor& t) const {
   return it == readers_of_.end() ? std::vector<Tensor>{} : it->second;
 }
 
+std::string unused_name(const Program& program, const std::string& base) {
+  std::string name = base;
+  for (int n = 1; program.find(name); ++n) name = base + "_" + std::to_string(n);
+  return name;
+}
+
 std::string tensor_definition(const Tensor& t) {
   std::ostringstream os;
   os << t->name << ": " << dtype_name(t->dtype) << "[";

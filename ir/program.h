@@ -43,4 +43,7 @@ class Program {
 // Text of one tensor's definition, as it appears in Program::to_string().
 std::string tensor_definition(const Tensor& t);
 
+// `base`, or `base_1`, `base_2`, ...: the first that names no tensor of the program (for tensors a rewrite adds).
+std::string unused_name(const Program& program, const std::string& base);
+
 }  // namespace ingot

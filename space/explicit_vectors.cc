@@ -1,5 +1,6 @@
 #include "space/explicit_vectors.h"
 
+#include <optional>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -25,8 +26,10 @@ std::pair<std::string, std::string> stage_and_loop(const std::unordered_set<std:
 Schedule with_explicit_vectors(const Program& program, Schedule schedule, int64_t simd_fp32_lanes) {
   if (!is_explicit_vector_width(simd_fp32_lanes)) return schedule;
   std::unordered_set<std::string> computes, seen;
-  // A schedule with batch decisions is about the batched program's computes.
-  for (const Tensor& t : batched_program(program, schedule).computes()) computes.insert(t->name);
+  // A schedule with batch decisions is about the batched program's computes (no copy of the program without them).
+  std::optional<Program> batched;
+  if (!batch_groups_of(schedule).empty()) batched = batched_program(program, schedule);
+  for (const Tensor& t : (batched ? *batched : program).computes()) computes.insert(t->name);
   for (const std::string& site : explicit_vector_sites(lower(program, schedule).body, simd_fp32_lanes)) {
     if (!seen.insert(site).second) continue;
     auto [stage, loop] = stage_and_loop(computes, site);

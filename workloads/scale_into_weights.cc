@@ -111,12 +111,6 @@ std::optional<ScaledMap> scaled_map(const Program& program, const Tensor& map) {
   return std::nullopt;
 }
 
-std::string unused_name(const Program& program, const std::string& base) {
-  std::string name = base;
-  for (int n = 1; program.find(name); ++n) name = base + "_" + std::to_string(n);
-  return name;
-}
-
 class ScaleFolder final : public TensorCopier {
  public:
   ScaleFolder(const Program& program, const std::vector<ScaledMap>& maps) : program_(program) {

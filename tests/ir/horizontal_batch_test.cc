@@ -128,6 +128,8 @@ TEST(HorizontalBatch, RefusesWhatItCannotBatch) {
   EXPECT_EQ(refusal({"B", "S", {"p0", "X"}}), "batch B: 'X' is an input, not a compute");
   EXPECT_EQ(refusal({"q0", "S", {"p0", "p1"}}), "batch q0: the name 'q0' is taken");
   EXPECT_EQ(refusal({"B", "S", {"p0", "p0"}}), "batch B: 'p0' is named twice");
+  EXPECT_THROW(batch_group_kind(p, {"B", "S", {"p0", "nope"}}), std::invalid_argument);
+  EXPECT_THROW(batch_group_kind(p, {"B", "S", {}}), std::invalid_argument);
 }
 
 TEST(HorizontalBatch, RefusesMembersThatReadOneAnother) {
