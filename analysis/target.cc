@@ -1,6 +1,10 @@
 #include "analysis/target.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -67,6 +71,18 @@ bool host_runs(CpuIsa isa) {
 bool host_has_avx512_bf16() {
 #if defined(__x86_64__) || defined(__i386__)
   return host_runs(CpuIsa::kAvx512) && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+bool host_has_amx_bf16() {
+#if defined(__x86_64__) && defined(__linux__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!host_has_avx512_bf16() || !__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  constexpr unsigned kAmxBf16 = 1u << 22, kAmxTile = 1u << 24;  // CPUID.(EAX=7, ECX=0):EDX
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return (edx & kAmxBf16) && (edx & kAmxTile) && syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 #else
   return false;
 #endif

@@ -48,6 +48,10 @@ CpuIsa host_cpu_isa();
 bool host_runs(CpuIsa isa);
 // Whether this CPU has AVX-512 BF16 (vdpbf16ps: products of bf16 pairs added to f32), which precision: bf16 needs.
 bool host_has_avx512_bf16();
+// Whether this CPU has AMX's bf16 tiles (tdpbf16ps: Sapphire Rapids and later) and Linux lets this process use them
+// (arch_prctl ARCH_REQ_XCOMP_PERM for the tile data, which this asks for). Generated code asks again before it uses
+// them.
+bool host_has_amx_bf16();
 
 // A CPU as OpenMP code sees it. Cache sizes in bytes per core (L1d, L2) or per socket (L3; 0 = none).
 struct CpuLimits {

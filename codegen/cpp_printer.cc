@@ -32,6 +32,10 @@ namespace {
 constexpr int64_t kWorkspaceAlignment = 64;
 // Where the code of bf16 products (AVX-512 BF16's vdpbf16ps, with AVX-512 BW's 16-bit masks) compiles.
 constexpr const char* kBf16Guard = "#if defined(__AVX512BF16__) && defined(__AVX512BW__)";
+// Where the code of AMX's bf16 tiles compiles (its rows are rounded to bf16 by AVX-512 BF16's vcvtne2ps2bf16).
+constexpr const char* kAmxGuard =
+    "#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512BF16__) && defined(__AVX512BW__) && "
+    "defined(__linux__)";
 constexpr int64_t kCacheLineBytes = 64;  // x86-64 and most AArch64 cores
 // Thread-local arrays up to this size live on the stack; larger ones on the heap, because OpenMP worker
 // threads may have small stacks.
@@ -1482,11 +1486,143 @@ class CppPrinter {
     emit("#endif");
   }
 
+  // A bf16 pair tile's operands: the distinct vector operands (a weight panel's pairs per chunk) and scalar operands
+  // (a row's pair), and which of each accumulator n's term reads.
+  struct PairOperands {
+    std::vector<Expr> vectors, scalars;
+    std::vector<size_t> vector_of, scalar_of;
+    std::vector<int64_t> vector_lanes;  // per vector: the most lanes an accumulator reading it has
+  };
+  static PairOperands pair_operands(const SpatialTile& tile) {
+    PairOperands o;
+    o.vector_of.resize(tile.terms.size());
+    o.scalar_of.resize(tile.terms.size());
+    for (size_t n = 0; n < tile.terms.size(); ++n) {
+      o.vector_of[n] = distinct_index(o.vectors, tile.pair_vectors[n]);
+      o.vector_lanes.resize(o.vectors.size());
+      o.vector_lanes[o.vector_of[n]] = std::max(o.vector_lanes[o.vector_of[n]], tile.lanes_of(n));
+      o.scalar_of[n] = distinct_index(o.scalars, tile.pair_scalars[n]);
+    }
+    return o;
+  }
+
+  // A bf16 pair tile as AMX tiles (Sapphire Rapids' tdpbf16ps: a 16 x 32 bf16 tile times a 16 pairs x 16 columns one
+  // into a 16 x 16 f32 one, about 20x the products per cycle of vdpbf16ps): the register tile's rows are the rows of
+  // its accumulator tiles, one per chunk of columns, and each step of 32 k loads the rows' 32 k (rounded from f32 into
+  // a bf16 buffer) as one tile and each chunk's 16 pairs of k as another, where
+  // - the rows are the combos, one scalar operand each, at most 16, and each chunk reads one vector operand and has 16
+  //   lanes (at most 6 chunks: 8 tile registers hold the chunks' accumulators, the rows and at least one weight tile);
+  // - the accumulators lie a constant stride apart from row to row and 16 elements apart from chunk to chunk;
+  // - the scalars move by one element per k, the vectors by a constant per pair of k, and the innermost reduction's
+  //   extent is a multiple of 32.
+  struct AmxPairTile {
+    int64_t rows = 0, accumulator_row_stride = 0;
+    std::vector<int64_t> pair_strides;  // per chunk: elements between the pairs of k and k + 2 of its vector
+  };
+  static std::optional<AmxPairTile> amx_pair_tile(const SpatialTile& tile, const PairOperands& o) {
+    constexpr int64_t kAmxRows = 16, kAmxMaxChunks = 6, kAmxStepK = 32;
+    const ForNode* k = tile.reduction.back();
+    const int64_t chunks = tile.chunks;
+    if (tile.accumulator_stride != 1 || k->extent % kAmxStepK != 0 || chunks < 1 || chunks > kAmxMaxChunks ||
+        int64_t(tile.indices.size()) % chunks != 0)
+      return std::nullopt;
+    AmxPairTile amx;
+    amx.rows = int64_t(tile.indices.size()) / chunks;
+    if (amx.rows > kAmxRows || int64_t(o.scalars.size()) != amx.rows || int64_t(o.vectors.size()) != chunks)
+      return std::nullopt;
+    const std::unordered_map<std::string, Expr> first_lane{{tile.lanes->name(), Expr(int64_t(0))}};
+    auto constant = [](const Expr& e) -> std::optional<int64_t> {
+      const Expr folded = simplify(e);
+      if (auto* imm = folded.as<IntImmNode>()) return imm->value;
+      return std::nullopt;
+    };
+    auto index = [&](size_t n) { return substitute(tile.indices[n], first_lane); };
+    for (int64_t m = 0; m < amx.rows; ++m)
+      for (int64_t c = 0; c < chunks; ++c) {
+        const size_t n = size_t(m * chunks + c);
+        if (o.scalar_of[n] != size_t(m) || o.vector_of[n] != size_t(c) || tile.lanes_of(n) != kAvx512VectorLanes)
+          return std::nullopt;
+        const auto from_first = constant(index(n) - index(0));
+        if (m == 1 && c == 0 && from_first) amx.accumulator_row_stride = *from_first;
+        if (!from_first || *from_first != m * amx.accumulator_row_stride + c * kAvx512VectorLanes) return std::nullopt;
+      }
+    if (amx.rows > 1 && amx.accumulator_row_stride < chunks * kAvx512VectorLanes) return std::nullopt;
+    for (const Expr& scalar : o.scalars)
+      if (lane_step(bf16_value_load(scalar)->index, k->name()) != 1) return std::nullopt;
+    for (const Expr& vector : o.vectors) {
+      const Expr at = substitute(bf16_value_load(vector)->index, first_lane);
+      auto at_k = [&](int64_t value) { return substitute(at, {{k->name(), Expr(value)}}); };
+      const auto pair = constant(at_k(1) - at_k(0)), step = constant(at_k(2) - at_k(0)),
+                 next = constant(at_k(4) - at_k(2));
+      if (!pair || *pair != 1 || !step || !next || *step != *next || *step < 2 * kAvx512VectorLanes)
+        return std::nullopt;
+      amx.pair_strides.push_back(*step);
+    }
+    return amx;
+  }
+
+  // The AMX form (amx_pair_tile), compiled where the compiler targets AMX and run where the kernel lets this process
+  // use AMX's tile data (ingot_amx_ready); the caller prints `else` and the other forms after it.
+  void print_amx_pair_tile(const SpatialTile& tile, const PairOperands& o, const AmxPairTile& amx) {
+    amx_pair_tiles_ = true;
+    const int64_t chunks = tile.chunks, a_tile = chunks, first_b_tile = chunks + 1,
+                  b_tiles = std::min<int64_t>(chunks, 8 - first_b_tile);
+    const std::string acc = lookup(tile.fold->buffer).c_name;
+    const std::unordered_map<std::string, Expr> first_lane{{tile.lanes->name(), Expr(int64_t(0))}};
+    auto at_first_lane = [&](const Expr& e) { return index_code(simplify(substitute(e, first_lane))); };
+    auto address = [&](const Expr& bf16_value) {
+      const BufferLoadNode* load = bf16_value_load(bf16_value);
+      return "&" + lookup(load->buffer).c_name + "[" + at_first_lane(load->index) + "]";
+    };
+    std::string colsb, rows;
+    for (int64_t t = 0; t < 8; ++t) {
+      const bool c = t < chunks, a = t == a_tile, b = t >= first_b_tile && t < first_b_tile + b_tiles;
+      colsb += (t ? ", " : "") + std::to_string(c || a || b ? 64 : 0);
+      rows += (t ? ", " : "") + std::to_string(c || a ? amx.rows : b ? 16 : 0);
+    }
+    emit(kAmxGuard);
+    open("if (ingot_amx_ready()) {");
+    emit("static const ingot_amx_tiles ingot_amx_shape = {1, 0, {}, {" + colsb + "}, {" + rows + "}};");
+    emit("ingot_amx_configure(&ingot_amx_shape);");
+    const std::string c_stride = std::to_string(amx.accumulator_row_stride * 4);
+    for (int64_t c = 0; c < chunks; ++c)
+      emit("_tile_loadd(" + std::to_string(c) + ", &" + acc + "[" + at_first_lane(tile.indices[size_t(c)]) + "], " +
+           c_stride + ");");
+    emit("alignas(64) uint16_t ingot_rows[" + std::to_string(amx.rows * 32) + "];");
+    std::vector<std::unique_ptr<VarScope>> scopes;
+    for (const ForNode* r : tile.reduction) {
+      std::string header = for_header(r);
+      if (r == tile.reduction.back())
+        header.replace(header.rfind("; ++"), std::string::npos, "; " + names_.loop_var(r->name()) + " += 32) {");
+      open(header);
+      scopes.push_back(std::make_unique<VarScope>(*this, r));
+    }
+    for (int64_t m = 0; m < amx.rows; ++m) {
+      const bool from_f32 = o.scalars[size_t(m)].as<CastNode>() != nullptr;
+      emit(std::string(from_f32 ? "ingot_bf16x32_of_f32(" : "ingot_bf16x32(") + "&ingot_rows[" +
+           std::to_string(m * 32) + "], " + address(o.scalars[size_t(m)]) + ");");
+    }
+    emit("_tile_loadd(" + std::to_string(a_tile) + ", ingot_rows, 64);");
+    for (int64_t c = 0; c < chunks; ++c) {
+      const std::string b = std::to_string(first_b_tile + c % b_tiles);
+      emit("_tile_loadd(" + b + ", " + address(o.vectors[size_t(c)]) + ", " +
+           std::to_string(amx.pair_strides[size_t(c)] * 2) + ");");
+      emit("_tile_dpbf16ps(" + std::to_string(c) + ", " + std::to_string(a_tile) + ", " + b + ");");
+    }
+    for (size_t n = 0; n < tile.reduction.size(); ++n) close();
+    scopes.clear();
+    for (int64_t c = 0; c < chunks; ++c)
+      emit("_tile_stored(" + std::to_string(c) + ", &" + acc + "[" + at_first_lane(tile.indices[size_t(c)]) + "], " +
+           c_stride + ");");
+    close("} else");
+    emit("#endif");
+  }
+
   // A tile of bf16 products (SpatialTile::bf16_pairs) with AVX-512 BF16: the innermost reduction loop steps by two, and
   // each step is one vdpbf16ps per accumulator (16 lanes, each adding the products of a pair of k): the scalar
   // operand's pair broadcast (converted from f32 first where it is bf16(x)), the vector operand's 32 bf16 (its lanes'
   // pairs, adjacent) loaded as they lie, once per step, then the rows' dot products row by row as an outer product.
-  // Elsewhere the plain loops, converting each element.
+  // Before it the AMX form where the tile has one (amx_pair_tile); elsewhere the plain loops, converting each element.
   void print_bf16_pair_tile(const Stmt& s, const SpatialTile& tile) {
     bf16_pair_tiles_ = true;
     vector_width(tile.lanes);  // 16: the head then defines AVX-512's vectors
@@ -1499,6 +1635,12 @@ class CppPrinter {
       const BufferLoadNode* load = bf16_value_load(bf16_value);
       return "&" + lookup(load->buffer).c_name + "[" + at_first_lane(load->index) + "]";
     };
+    const PairOperands o = pair_operands(tile);
+    const std::optional<AmxPairTile> amx = amx_pair_tile(tile, o);
+    if (amx) {
+      print_amx_pair_tile(tile, o, *amx);
+      open("{");
+    }
     emit(kBf16Guard);
     open("{");
     for (size_t n = 0; n < tile.indices.size(); ++n)
@@ -1513,34 +1655,25 @@ class CppPrinter {
       open(header);
       scopes.push_back(std::make_unique<VarScope>(*this, r));
     }
-    std::vector<Expr> vectors, scalars;
-    std::vector<size_t> vector_of(tile.terms.size()), scalar_of(tile.terms.size());
-    std::vector<int64_t> vector_lanes;
-    for (size_t n = 0; n < tile.terms.size(); ++n) {
-      vector_of[n] = distinct_index(vectors, tile.pair_vectors[n]);
-      vector_lanes.resize(vectors.size());
-      vector_lanes[vector_of[n]] = std::max(vector_lanes[vector_of[n]], tile.lanes_of(n));
-      scalar_of[n] = distinct_index(scalars, tile.pair_scalars[n]);
-    }
-    for (size_t i = 0; i < vectors.size(); ++i) {
+    for (size_t i = 0; i < o.vectors.size(); ++i) {
       const std::string ingot_v = "const __m512i ingot_v" + std::to_string(i) + " = ";
-      if (vector_lanes[i] == kAvx512VectorLanes) {
-        emit(ingot_v + "_mm512_loadu_si512(" + address(vectors[i]) + ");");
+      if (o.vector_lanes[i] == kAvx512VectorLanes) {
+        emit(ingot_v + "_mm512_loadu_si512(" + address(o.vectors[i]) + ");");
       } else {
         char mask[32];
         std::snprintf(mask, sizeof mask, "(__mmask32)0x%llXu",
-                      static_cast<unsigned long long>((1ull << (2 * vector_lanes[i])) - 1ull));
-        emit(ingot_v + "_mm512_maskz_loadu_epi16(" + mask + ", " + address(vectors[i]) + ");");
+                      static_cast<unsigned long long>((1ull << (2 * o.vector_lanes[i])) - 1ull));
+        emit(ingot_v + "_mm512_maskz_loadu_epi16(" + mask + ", " + address(o.vectors[i]) + ");");
       }
     }
-    for (size_t j = 0; j < scalars.size(); ++j) {
-      const bool from_f32 = scalars[j].as<CastNode>() != nullptr;
+    for (size_t j = 0; j < o.scalars.size(); ++j) {
+      const bool from_f32 = o.scalars[j].as<CastNode>() != nullptr;
       emit("const __m512i ingot_s" + std::to_string(j) + " = " +
-           (from_f32 ? "ingot_pair_bf16_of_f32(" : "ingot_pair_bf16(") + address(scalars[j]) + ");");
+           (from_f32 ? "ingot_pair_bf16_of_f32(" : "ingot_pair_bf16(") + address(o.scalars[j]) + ");");
       for (size_t n = 0; n < tile.terms.size(); ++n)
-        if (scalar_of[n] == j)
+        if (o.scalar_of[n] == j)
           emit(accumulator(n) + " = (ingot_f32xN)_mm512_dpbf16_ps((__m512)" + accumulator(n) + ", (__m512bh)ingot_s" +
-               std::to_string(j) + ", (__m512bh)ingot_v" + std::to_string(vector_of[n]) + ");");
+               std::to_string(j) + ", (__m512bh)ingot_v" + std::to_string(o.vector_of[n]) + ");");
     }
     for (size_t n = 0; n < tile.reduction.size(); ++n) close();
     scopes.clear();
@@ -1549,6 +1682,7 @@ class CppPrinter {
            at_first_lane(tile.indices[n]) + "], " + accumulator(n) + ");");
     close();
     print_spatial_fallback(s);
+    if (amx) close();
   }
 
   // The first of a spatial tile's innermost reduction loops that are unrolled: those whose extents multiply to at
@@ -2398,6 +2532,43 @@ class CppPrinter {
         head.push_back("}");
         head.push_back("#endif");
       }
+      if (amx_pair_tiles_) {
+        head.push_back(kAmxGuard);
+        head.push_back("#include <sys/syscall.h>");
+        head.push_back("#include <unistd.h>");
+        head.push_back(
+            "// LDTILECFG's operand: palette 1, then the bytes per row and the rows of each of the 8 tiles.");
+        head.push_back("struct alignas(64) ingot_amx_tiles {");
+        head.push_back("  uint8_t palette, start_row, reserved[14];");
+        head.push_back("  uint16_t colsb[16];");
+        head.push_back("  uint8_t rows[16];");
+        head.push_back("};");
+        head.push_back(
+            "// Whether Linux lets this process use AMX's tile data (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, "
+            "once).");
+        head.push_back("static bool ingot_amx_ready() {");
+        head.push_back("  static const bool ready = syscall(SYS_arch_prctl, 0x1023, 18) == 0;");
+        head.push_back("  return ready;");
+        head.push_back("}");
+        head.push_back(
+            "// This thread's tiles take the shape unless they have it (STTILECFG and a compare cost about a tenth of "
+            "LDTILECFG).");
+        head.push_back("static inline void ingot_amx_configure(const ingot_amx_tiles* shape) {");
+        head.push_back("  ingot_amx_tiles now;");
+        head.push_back("  _tile_storeconfig(&now);");
+        head.push_back("  if (std::memcmp(&now, shape, sizeof now) != 0) _tile_loadconfig(shape);");
+        head.push_back("}");
+        head.push_back("// 32 bf16 of a row: rounded from f32 (to nearest even, as ingot_f32_to_bf16), or as stored.");
+        head.push_back("static inline void ingot_bf16x32_of_f32(uint16_t* to, const float* from) {");
+        head.push_back(
+            "  _mm512_store_si512(to, (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(from + 16), "
+            "_mm512_loadu_ps(from)));");
+        head.push_back("}");
+        head.push_back("static inline void ingot_bf16x32(uint16_t* to, const uint16_t* from) {");
+        head.push_back("  _mm512_store_si512(to, _mm512_loadu_si512(from));");
+        head.push_back("}");
+        head.push_back("#endif");
+      }
     } else if (vector_lanes_ == kAvx2VectorLanes) {
       push_avx2_helpers(head);
     }
@@ -2474,6 +2645,7 @@ class CppPrinter {
   std::vector<Expr> vector_operands_;  // those loads, distinct, in order: vector_operands_[i] prints as ingot_v<i>
   std::vector<std::pair<Expr, std::string>> hoisted_loads_;  // loads read once before a simd loop, and their names
   int hoisted_load_count_ = 0;
+  bool amx_pair_tiles_ = false;             // an AMX pair tile was printed: the head defines its tile helpers
   bool bf16_pair_tiles_ = false;            // a bf16 pair tile was printed: the head defines its pair helpers
   bool printing_spatial_fallback_ = false;  // the loops of a spatial tile, for machines without AVX-512
   int64_t map_lanes_ = kAvx512VectorLanes;  // vector maps' lanes: AVX2's where the register tiles are, else AVX-512's

@@ -96,14 +96,20 @@ TEST(Bf16Products, TheInterpreterMultipliesRoundedValues) {
   EXPECT_GT(largest_change, 1e-4);  // bf16 keeps 8 bits: the products moved
 }
 
-// The fixed global schedule of a GEMM (64 rows) and of a GEMV (1 row, an LSTM cell's shape) print as vdpbf16ps: the
-// GEMM's register tiles over weights packed with their pairs of k together, the GEMV's reduction 32 elements of k at
-// a time, its row of x converted to bf16 on the way. Where the CPU has AVX-512 BF16 each matches the interpreter.
-class Bf16Kernels : public testing::TestWithParam<int64_t> {};
+// The fixed global schedule of a GEMM and of a GEMV (1 row, an LSTM cell's shape) print as vdpbf16ps: the GEMM's
+// register tiles over weights packed with their pairs of k together, the GEMV's reduction 32 elements of k at a time,
+// its row of x converted to bf16 on the way. A GEMM whose k is a multiple of 32 prints its tiles as AMX tiles too, run
+// where the CPU and Linux let it. Where the CPU has AVX-512
+// BF16 each matches the interpreter.
+struct Bf16Shape {
+  int64_t rows, columns, k;
+  bool amx;
+};
+class Bf16Kernels : public testing::TestWithParam<Bf16Shape> {};
 
 TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
-  const int64_t rows = GetParam();
-  Tensor x = placeholder("x", {rows, 256}), w = placeholder("w", {192, 256});
+  const Bf16Shape shape = GetParam();
+  Tensor x = placeholder("x", {shape.rows, shape.k}), w = placeholder("w", {shape.columns, shape.k});
   Program f32({dense("y", x, w)}, "gemm");
   Bf16Program bf16 = bf16_products(f32, {"w"});
   FixedScheduleOptions options;
@@ -111,8 +117,13 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
   StrategyProgram s = make_strategy_program(bf16.program, "global", test_support::avx512_cpu(), options);
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
-  EXPECT_THAT(source,
-              testing::HasSubstr(rows > 1 ? "= ingot_pair_bf16_of_f32(&x[" : "_mm512_cvtne2ps_pbh(_mm512_loadu_ps("));
+  EXPECT_THAT(source, testing::HasSubstr(shape.rows > 1 ? "= ingot_pair_bf16_of_f32(&x["
+                                                        : "_mm512_cvtne2ps_pbh(_mm512_loadu_ps("));
+  EXPECT_EQ(source.find("_tile_dpbf16ps(") != std::string::npos, shape.amx);
+  if (shape.amx) {
+    EXPECT_THAT(source, testing::HasSubstr("ingot_bf16x32_of_f32(&ingot_rows[32], &x["));
+    EXPECT_THAT(source, testing::HasSubstr(" += 32) {"));
+  }
   if (!host_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: the tile was printed, not run";
   TensorMap inputs = bf16_inputs(bf16, random_inputs(f32, 9));
   TensorMap expected = interpret(bf16.program, inputs);
@@ -122,9 +133,12 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
   LocalRunResult r = local_run(bf16.program, s.schedule, inputs, expected, run);
   for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << c.message;
   EXPECT_TRUE(r.correct);
+  if (shape.amx && !host_has_amx_bf16()) GTEST_SKIP() << "this CPU has no AMX: the vdpbf16ps tiles ran, not AMX's";
 }
 
-INSTANTIATE_TEST_SUITE_P(GemmAndGemv, Bf16Kernels, testing::Values(int64_t(64), int64_t(1)));
+INSTANTIATE_TEST_SUITE_P(GemmAndGemv, Bf16Kernels,
+                         testing::Values(Bf16Shape{64, 192, 256, true}, Bf16Shape{40, 192, 256, true},
+                                         Bf16Shape{64, 192, 48, false}, Bf16Shape{1, 192, 256, false}));
 
 }  // namespace
 }  // namespace ingot
