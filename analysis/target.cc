@@ -99,6 +99,7 @@ Target with_cpu_isa(Target t, CpuIsa isa) {
   if (t.cpu.simd_fp32_lanes > 0) t.peak_fp32_gflops *= double(lanes) / double(t.cpu.simd_fp32_lanes);
   t.cpu.simd_fp32_lanes = lanes;
   t.cpu.isa = isa;
+  t.cpu.amx_bf16 = t.cpu.amx_bf16 && isa == CpuIsa::kAvx512;
   return t;
 }
 
@@ -267,6 +268,7 @@ Target detect_host_cpu() {
   t.cpu.cores = int64_t(sibling_sets.size());
   t.cpu.isa = host_cpu_isa();
   t.cpu.simd_fp32_lanes = cpu_isa_lanes(t.cpu.isa);
+  t.cpu.amx_bf16 = host_has_amx_bf16();
   t.cpu.l1d_bytes = cache_bytes(1);
   t.cpu.l2_bytes = cache_bytes(2);
   t.cpu.l3_bytes = cache_bytes(3);
@@ -420,7 +422,15 @@ class Parser : public YamlValues<TargetError> {
       else if (!from_base && !f.optional)
         fail(keys_.count(section) ? keys_.at(section) : root_.Mark(), path, "missing required key");
     }
-    if (t.kind == TargetKind::kCpu) t.cpu.isa = isa(t.cpu.simd_fp32_lanes);
+    if (t.kind == TargetKind::kCpu) {
+      t.cpu.isa = isa(t.cpu.simd_fp32_lanes);
+      // A base's AMX goes with its ISA; written, it must have AVX-512.
+      t.cpu.amx_bf16 = t.cpu.amx_bf16 && t.cpu.isa == CpuIsa::kAvx512;
+      if (values_.count("cpu.amx_bf16")) t.cpu.amx_bf16 = boolean("cpu.amx_bf16");
+      if (t.cpu.amx_bf16 && t.cpu.isa != CpuIsa::kAvx512)
+        fail(keys_.at("cpu.amx_bf16"), "cpu.amx_bf16",
+             std::string("AMX needs an avx512 target, and this one is ") + cpu_isa_name(t.cpu.isa));
+    }
     check_consistency(t);
     return t;
   }
@@ -440,7 +450,7 @@ class Parser : public YamlValues<TargetError> {
       if (path == "gpu" || path == "cpu") {
         if (value.Type() == YAML::NodeType::Null) continue;
         std::vector<std::string> children = field_keys(path == "gpu" ? gpu_fields() : cpu_fields());
-        if (path == "cpu") children.push_back("isa");
+        if (path == "cpu") children.insert(children.end(), {"isa", "amx_bf16"});
         if (value.Type() != YAML::NodeType::Map)
           fail(value.Mark(), path, "expected a mapping (keys: " + join(children) + "), got " + describe(value));
         collect(value, path, children);
@@ -454,6 +464,7 @@ class Parser : public YamlValues<TargetError> {
 
   // The value at a key path that collect() recorded.
   std::string string(const std::string& path) const { return YamlValues::string(values_.at(path), path); }
+  bool boolean(const std::string& path) const { return YamlValues::boolean(values_.at(path), path); }
   int64_t integer(const std::string& path, int64_t min) const {
     return YamlValues::integer(values_.at(path), path, min, INT64_MAX);
   }
@@ -551,7 +562,10 @@ std::string format_target(const Target& t) {
   os << target_kind_name(t.kind) << ":\n";
   for (const IntField& f : t.kind == TargetKind::kGpu ? gpu_fields() : cpu_fields())
     os << "  " << f.key << ": " << f.of(t) << "\n";
-  if (t.kind == TargetKind::kCpu) os << "  isa: " << cpu_isa_name(t.cpu.isa) << "\n";
+  if (t.kind == TargetKind::kCpu) {
+    os << "  isa: " << cpu_isa_name(t.cpu.isa) << "\n";
+    os << "  amx_bf16: " << (t.cpu.amx_bf16 ? "true" : "false") << "\n";
+  }
   return os.str();
 }
 

@@ -62,6 +62,8 @@ struct CpuLimits {
   int64_t l2_bytes = 0;
   int64_t l3_bytes = 0;
   CpuIsa isa = CpuIsa::kGeneric;  // agrees with simd_fp32_lanes (cpu_isa_of_lanes)
+  // AMX's bf16 tiles (host_has_amx_bf16), on an avx512 target only: bf16 GEMM tiles then plan 16 rows, an AMX tile's.
+  bool amx_bf16 = false;
   bool operator==(const CpuLimits&) const = default;
 };
 
@@ -93,7 +95,7 @@ std::optional<Target> find_target(const std::string& name);
 Target detect_host_cpu();
 
 // The CPU target t for code of another ISA: its lanes, and its peak scaled by them (half the lanes, half the FMAs a
-// cycle). Caches, cores and bandwidth stay.
+// cycle); AMX only with AVX-512. Caches, cores and bandwidth stay.
 Target with_cpu_isa(Target t, CpuIsa isa);
 
 // The compiler flags (g++ and clang) that select the target's ISA: "" where it is this machine's own (the compiler's

@@ -59,6 +59,13 @@ class YamlValues {
     return *value;
   }
 
+  // An unquoted true or false.
+  bool boolean(const YAML::Node& v, const std::string& path) const {
+    if (v.Type() == YAML::NodeType::Scalar && !quoted(v) && (v.Scalar() == "true" || v.Scalar() == "false"))
+      return v.Scalar() == "true";
+    fail(v.Mark(), path, "expected true or false, got " + describe(v));
+  }
+
   // A scalar's text, quoted or not.
   std::string string(const YAML::Node& v, const std::string& path) const {
     if (v.Type() == YAML::NodeType::Null)

@@ -270,7 +270,8 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
         wider.back()[unrolled->name()] = Expr(v);
       }
     tile.combos = std::move(wider);
-    if (int64_t(tile.combos.size()) > max_tile_accumulators(vector_lanes)) return std::nullopt;
+    if (int64_t(tile.combos.size()) > std::max(max_tile_accumulators(vector_lanes), kMaxPairTileAccumulators))
+      return std::nullopt;
     body = single_statement(unrolled->body);
   }
   // A tile is what a schedule asks for by unrolling loops inside the reduction; a lone row stays a simd loop.
@@ -298,7 +299,8 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
   });
   if (reads_accumulators) return std::nullopt;
   tile.chunks = (tile.lanes->extent + vector_lanes - 1) / vector_lanes;
-  if (int64_t(tile.combos.size()) * tile.chunks > max_tile_accumulators(vector_lanes)) return std::nullopt;
+  const int64_t accumulators = int64_t(tile.combos.size()) * tile.chunks;
+  if (accumulators > std::max(max_tile_accumulators(vector_lanes), kMaxPairTileAccumulators)) return std::nullopt;
   for (const auto& combo : tile.combos)
     for (int64_t q = 0; q < tile.chunks; ++q) {
       auto values = combo;
@@ -325,6 +327,8 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
         return std::nullopt;
     tile.bf16_pairs = true;
   }
+  if (accumulators > (tile.bf16_pairs ? kMaxPairTileAccumulators : max_tile_accumulators(vector_lanes)))
+    return std::nullopt;
   // Accumulators whose lanes overlap would each store the shared elements at the end, and one would lose its sums:
   // every two must lie a constant distance apart that is no whole number of lanes within the lower one's lanes (of
   // stride elements each: a distance that is no multiple of the stride interleaves them).

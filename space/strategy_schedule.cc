@@ -1069,7 +1069,7 @@ class StrategyScheduler {
     // What the printer's spatial tile computes: f32 +, -, * of loads, borders compared by <, <=, >, >=. Anything else
     // would keep the tile's loops as loops, slower than one row at a time.
     std::set<std::string> folded = folded_into(r);
-    bool printable = true;
+    bool printable = true, bf16_products = false;
     std::vector<Tensor> bodies{r};
     for (const std::string& name : folded) bodies.push_back(program_.find(name));
     for (const Tensor& body : bodies)
@@ -1080,6 +1080,7 @@ class StrategyScheduler {
           printable &= c->op != CompareOp::kEQ && c->op != CompareOp::kNE;
         // Casts only as bf16 products have them (workloads/bf16_products.h): f32(bf16 value) and bf16(f32 value).
         auto* cast = e.as<CastNode>();
+        bf16_products |= cast != nullptr;
         printable &= !e.as<CallNode>() &&
                      (!cast || (cast->dtype == DType::kFloat32 && cast->value.dtype() == DType::kBFloat16) ||
                       (cast->dtype == DType::kBFloat16 && cast->value.dtype() == DType::kFloat32));
@@ -1127,6 +1128,9 @@ class StrategyScheduler {
       tile.panel = gemm_panel_columns(width, height);
       if (tile.panel == width) return std::nullopt;  // one panel: a whole row, which the tile was not planned for
       budget = outer_product_accumulators(tile.panel / lanes) / (tile.panel / lanes);
+      // Bf16 products with AMX: an AMX tile's 16 rows (the printer's AMX pair tile), 1.5x the 8 rows that the
+      // registers hold in a 128 x 768 x 3072 GEMM alone, one core.
+      if (bf16_products && options_.amx_bf16) budget = kAmxTileRows;
     }
     if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {  // packed, not copied
       const size_t rank = program_.find(tile.packed)->shape.size();
@@ -1764,7 +1768,10 @@ StrategyProgram make_strategy_program(const Program& program, const std::string&
   FixedScheduleOptions fixed = options;
   if (target.kind == TargetKind::kCpu && target.cpu.simd_fp32_lanes > 0)
     fixed.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
-  if (target.kind == TargetKind::kCpu) fixed.l2_bytes = target.cpu.l2_bytes;
+  if (target.kind == TargetKind::kCpu) {
+    fixed.l2_bytes = target.cpu.l2_bytes;
+    fixed.amx_bf16 = target.cpu.amx_bf16;
+  }
   out.schedule = strategy_schedule(program, out.plan, fixed);
   return out;
 }

@@ -55,6 +55,7 @@ struct FixedScheduleOptions {
   int simd_fp32_lanes = 16;   // CPU: fp32 lanes of a vector register (the target's), for register tiles
   int gpu_threads = 256;      // GPU: threads per block at most
   int64_t l2_bytes = 0;       // CPU: one core's L2 cache (the target's); 0: unknown, every operand taken to fit
+  bool amx_bf16 = false;      // CPU: the target's AMX bf16 tiles (Target's cpu.amx_bf16)
   TemplateKnobs knobs;        // CPU: the fixed schedule's other choices
   // Placeholders that hold a model's weights (the same values in every run, as ConfiguredWorkload::weights): the
   // schedule may pass them packed (pack decisions). Empty: every input may change between runs, none is packed.

@@ -377,6 +377,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   FixedScheduleOptions fixed;
   fixed.simd_fp32_lanes = lanes;
   fixed.l2_bytes = target.cpu.l2_bytes;
+  fixed.amx_bf16 = target.cpu.amx_bf16;
   fixed.weights = workload.weights;
   Schedule fixed_schedule = strategy_schedule(program, plan, fixed);
 

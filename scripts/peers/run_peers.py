@@ -300,8 +300,12 @@ def make_openvino(path, threads):
     return info, run_once, bind
 
 
-def peer_worker(connection, runner, path, threads, inputs, check):
+def peer_worker(connection, runner, path, threads, inputs, check, precision):
     """Loads the model, checks it, binds the inputs; then answers ("time", warmup, min_ms, repeats) requests."""
+    # A spawned process imports this module afresh: the precision the parent parsed comes as an argument (without it
+    # OpenVINO's bf16 runs were f32).
+    global PRECISION
+    PRECISION = precision
     try:
         start = time.time()
         info, run_once, bind = (make_ort if runner == "ort" else make_openvino)(path, threads)
@@ -334,7 +338,7 @@ class PeerRunner:
         self.estimate_ms = None
         context = mp.get_context("spawn")
         self.connection, child = context.Pipe()
-        self.process = context.Process(target=peer_worker, args=(child, runner, path, threads, inputs, check),
+        self.process = context.Process(target=peer_worker, args=(child, runner, path, threads, inputs, check, PRECISION),
                                        daemon=True)
         self.process.start()
         child.close()
@@ -846,8 +850,8 @@ def main():
         ov = entry["runners"].get("openvino", {})
         compiled_as = str(ov.get("info", {}).get("inference_precision", ""))
         if PRECISION == "bf16" and ov.get("median_ms") and "bf16" not in compiled_as.lower():
-            # OpenVINO 2026.4 on an AMD Zen 5 (AVX-512 BF16, no AMX) compiled every model in f32 despite the hint:
-            # an f32 time is no bf16 peer.
+            # OpenVINO may compile in f32 despite the hint (a CPU without bf16; and every run before the precision
+            # reached the spawned worker): an f32 time is no bf16 peer.
             ov["not_bf16"] = f"OpenVINO compiled it with inference_precision {compiled_as} despite the bf16 hint"
         get = lambda runner: (None if entry["runners"].get(runner, {}).get("not_bf16")  # noqa: E731
                               else entry["runners"].get(runner, {}).get("median_ms"))

@@ -202,6 +202,36 @@ TEST(Target, CpuFilesNameAnIsaThatAgreesWithTheirLanes) {
   EXPECT_EQ(parse_target(format_target(t), "t.yaml"), t);
 }
 
+// amx_bf16 (AMX's bf16 tiles) is a key of AVX-512 CPU targets: read, written back, dropped with another ISA, refused
+// on another ISA's file with where it is written.
+TEST(Target, AmxBf16IsAKeyOfAvx512CpuTargets) {
+  auto cpu_file = [](const std::string& lanes, const std::string& amx) {
+    return yaml({"name: box", "kind: cpu", "peak_fp32_gflops: 100", "memory_bandwidth_gb_s: 20", "cpu:", "  cores: 2",
+                 "  threads: 2", "  simd_fp32_lanes: " + lanes, "  l1d_bytes: 32768", "  l2_bytes: 1048576",
+                 "  l3_bytes: 0", "  amx_bf16: " + amx});
+  };
+  Target amx = parse_target(cpu_file("16", "true"), "t.yaml");
+  EXPECT_TRUE(amx.cpu.amx_bf16);
+  EXPECT_FALSE(parse_target(cpu_file("16", "false"), "t.yaml").cpu.amx_bf16);
+  EXPECT_EQ(parse_target(format_target(amx), "t.yaml"), amx);
+  EXPECT_FALSE(with_cpu_isa(amx, CpuIsa::kAvx2).cpu.amx_bf16);
+  auto error_of_file = [](const std::string& text) {
+    try {
+      parse_target(text, "t.yaml");
+    } catch (const TargetError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of_file(cpu_file("8", "true")),
+            "t.yaml:12:3: cpu.amx_bf16: AMX needs an avx512 target, and this one is avx2");
+  EXPECT_EQ(error_of_file(cpu_file("16", "yes")), "t.yaml:12:13: cpu.amx_bf16: expected true or false, got 'yes'");
+  // A base's AMX goes with its ISA: this machine's target with 8 lanes has none.
+  Target eight = parse_target(yaml({"name: eight", "base: cpu", "cpu:", "  simd_fp32_lanes: 8"}), "t.yaml");
+  EXPECT_FALSE(eight.cpu.amx_bf16);
+  EXPECT_EQ(find_target("cpu")->cpu.amx_bf16, host_has_amx_bf16());
+}
+
 TEST(Target, AnotherIsaKeepsTheMachineAndScalesLanesAndPeak) {
   Target avx512 = parse_target(
       yaml({"name: box", "kind: cpu", "peak_fp32_gflops: 200", "memory_bandwidth_gb_s: 20", "cpu:", "  cores: 2",

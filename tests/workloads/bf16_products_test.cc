@@ -103,7 +103,8 @@ TEST(Bf16Products, TheInterpreterMultipliesRoundedValues) {
 // BF16 each matches the interpreter.
 struct Bf16Shape {
   int64_t rows, columns, k;
-  bool amx;
+  bool amx;                 // AMX tiles are printed
+  bool amx_target = false;  // the target has AMX: its tiles have 16 rows
 };
 class Bf16Kernels : public testing::TestWithParam<Bf16Shape> {};
 
@@ -114,7 +115,9 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
   Bf16Program bf16 = bf16_products(f32, {"w"});
   FixedScheduleOptions options;
   options.weights = {"w"};
-  StrategyProgram s = make_strategy_program(bf16.program, "global", test_support::avx512_cpu(), options);
+  Target target = test_support::avx512_cpu();
+  target.cpu.amx_bf16 = shape.amx_target;
+  StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
   EXPECT_THAT(source, testing::HasSubstr(shape.rows > 1 ? "= ingot_pair_bf16_of_f32(&x["
@@ -123,6 +126,9 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
   if (shape.amx) {
     EXPECT_THAT(source, testing::HasSubstr("ingot_bf16x32_of_f32(&ingot_rows[32], &x["));
     EXPECT_THAT(source, testing::HasSubstr(" += 32) {"));
+    const std::string rows = shape.amx_target ? "16" : "8";  // else as many as the registers hold
+    EXPECT_THAT(source, testing::HasSubstr("{1, 0, {}, {64, 64, 64, 64, 64, 64, 64, 0}, {" + rows + ", " + rows + ", " +
+                                           rows + ", " + rows + ", 16, 16, 16, 0}}"));
   }
   if (!host_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: the tile was printed, not run";
   TensorMap inputs = bf16_inputs(bf16, random_inputs(f32, 9));
@@ -137,8 +143,9 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GemmAndGemv, Bf16Kernels,
-                         testing::Values(Bf16Shape{64, 192, 256, true}, Bf16Shape{40, 192, 256, true},
-                                         Bf16Shape{64, 192, 48, false}, Bf16Shape{1, 192, 256, false}));
+                         testing::Values(Bf16Shape{64, 192, 256, true}, Bf16Shape{64, 192, 256, true, true},
+                                         Bf16Shape{40, 192, 256, true}, Bf16Shape{64, 192, 48, false},
+                                         Bf16Shape{1, 192, 256, false}));
 
 }  // namespace
 }  // namespace ingot
