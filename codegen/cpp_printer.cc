@@ -37,6 +37,8 @@ constexpr const char* kAmxGuard =
     "#if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512BF16__) && defined(__AVX512BW__) && "
     "defined(__linux__)";
 constexpr int64_t kCacheLineBytes = 64;  // x86-64 and most AArch64 cores
+// AMX: 8 tile registers of up to 16 rows (kAmxTileRows) of 64 bytes; a bf16 tile's row is 32 values of k.
+constexpr int64_t kAmxTiles = 8, kAmxRowBytes = 64, kAmxStepK = kAmxRowBytes / 2;
 // Thread-local arrays up to this size live on the stack; larger ones on the heap, because OpenMP worker
 // threads may have small stacks.
 constexpr int64_t kMaxStackArrayBytes = 64 * 1024;
@@ -1486,6 +1488,15 @@ class CppPrinter {
     emit("#endif");
   }
 
+  // Code of e at the first lane of a spatial tile's vectorized loop; of a bf16 value's address there.
+  std::string at_first_lane(const SpatialTile& tile, const Expr& e) {
+    return index_code(simplify(substitute(e, {{tile.lanes->name(), Expr(int64_t(0))}})));
+  }
+  std::string bf16_value_address(const SpatialTile& tile, const Expr& bf16_value) {
+    const BufferLoadNode* load = bf16_value_load(bf16_value);
+    return "&" + lookup(load->buffer).c_name + "[" + at_first_lane(tile, load->index) + "]";
+  }
+
   // A bf16 pair tile's operands: the distinct vector operands (a weight panel's pairs per chunk) and scalar operands
   // (a row's pair), and which of each accumulator n's term reads.
   struct PairOperands {
@@ -1520,15 +1531,12 @@ class CppPrinter {
     std::vector<int64_t> pair_strides;  // per chunk: elements between the pairs of k and k + 2 of its vector
   };
   static std::optional<AmxPairTile> amx_pair_tile(const SpatialTile& tile, const PairOperands& o) {
-    constexpr int64_t kAmxRows = 16, kAmxMaxChunks = 6, kAmxStepK = 32;
     const ForNode* k = tile.reduction.back();
     const int64_t chunks = tile.chunks;
-    if (tile.accumulator_stride != 1 || k->extent % kAmxStepK != 0 || chunks < 1 || chunks > kAmxMaxChunks ||
-        int64_t(tile.indices.size()) % chunks != 0)
-      return std::nullopt;
+    if (tile.accumulator_stride != 1 || k->extent % kAmxStepK != 0 || chunks > kAmxTiles - 2) return std::nullopt;
     AmxPairTile amx;
     amx.rows = int64_t(tile.indices.size()) / chunks;
-    if (amx.rows > kAmxRows || int64_t(o.scalars.size()) != amx.rows || int64_t(o.vectors.size()) != chunks)
+    if (amx.rows > kAmxTileRows || int64_t(o.scalars.size()) != amx.rows || int64_t(o.vectors.size()) != chunks)
       return std::nullopt;
     const std::unordered_map<std::string, Expr> first_lane{{tile.lanes->name(), Expr(int64_t(0))}};
     auto constant = [](const Expr& e) -> std::optional<int64_t> {
@@ -1546,17 +1554,19 @@ class CppPrinter {
         if (m == 1 && c == 0 && from_first) amx.accumulator_row_stride = *from_first;
         if (!from_first || *from_first != m * amx.accumulator_row_stride + c * kAvx512VectorLanes) return std::nullopt;
       }
-    if (amx.rows > 1 && amx.accumulator_row_stride < chunks * kAvx512VectorLanes) return std::nullopt;
+    if (amx.accumulator_row_stride < chunks * kAvx512VectorLanes) return std::nullopt;
     for (const Expr& scalar : o.scalars)
       if (lane_step(bf16_value_load(scalar)->index, k->name()) != 1) return std::nullopt;
+    // Each step's 16 pairs of k (k = 32 s + 2 p, any s) a constant apart: rows of one weight tile.
+    const Expr step_var = var(k->name() + ".step");
     for (const Expr& vector : o.vectors) {
       const Expr at = substitute(bf16_value_load(vector)->index, first_lane);
-      auto at_k = [&](int64_t value) { return substitute(at, {{k->name(), Expr(value)}}); };
-      const auto pair = constant(at_k(1) - at_k(0)), step = constant(at_k(2) - at_k(0)),
-                 next = constant(at_k(4) - at_k(2));
-      if (!pair || *pair != 1 || !step || !next || *step != *next || *step < 2 * kAvx512VectorLanes)
-        return std::nullopt;
-      amx.pair_strides.push_back(*step);
+      auto at_pair = [&](int64_t p) { return substitute(at, {{k->name(), step_var * kAmxStepK + 2 * p}}); };
+      const auto stride = constant(at_pair(1) - at_pair(0));
+      if (!stride || *stride < 2 * kAvx512VectorLanes) return std::nullopt;
+      for (int64_t p = 2; p < kAmxStepK / 2; ++p)
+        if (constant(at_pair(p) - at_pair(0)) != p * *stride) return std::nullopt;
+      amx.pair_strides.push_back(*stride);
     }
     return amx;
   }
@@ -1566,19 +1576,17 @@ class CppPrinter {
   void print_amx_pair_tile(const SpatialTile& tile, const PairOperands& o, const AmxPairTile& amx) {
     amx_pair_tiles_ = true;
     const int64_t chunks = tile.chunks, a_tile = chunks, first_b_tile = chunks + 1,
-                  b_tiles = std::min<int64_t>(chunks, 8 - first_b_tile);
+                  b_tiles = std::min<int64_t>(chunks, kAmxTiles - first_b_tile);
     const std::string acc = lookup(tile.fold->buffer).c_name;
-    const std::unordered_map<std::string, Expr> first_lane{{tile.lanes->name(), Expr(int64_t(0))}};
-    auto at_first_lane = [&](const Expr& e) { return index_code(simplify(substitute(e, first_lane))); };
-    auto address = [&](const Expr& bf16_value) {
-      const BufferLoadNode* load = bf16_value_load(bf16_value);
-      return "&" + lookup(load->buffer).c_name + "[" + at_first_lane(load->index) + "]";
+    auto address = [&](const Expr& bf16_value) { return bf16_value_address(tile, bf16_value); };
+    auto accumulators = [&](int64_t chunk) {
+      return "&" + acc + "[" + at_first_lane(tile, tile.indices[size_t(chunk)]) + "]";
     };
     std::string colsb, rows;
-    for (int64_t t = 0; t < 8; ++t) {
+    for (int64_t t = 0; t < kAmxTiles; ++t) {
       const bool c = t < chunks, a = t == a_tile, b = t >= first_b_tile && t < first_b_tile + b_tiles;
-      colsb += (t ? ", " : "") + std::to_string(c || a || b ? 64 : 0);
-      rows += (t ? ", " : "") + std::to_string(c || a ? amx.rows : b ? 16 : 0);
+      colsb += (t ? ", " : "") + std::to_string(c || a || b ? kAmxRowBytes : 0);
+      rows += (t ? ", " : "") + std::to_string(c || a ? amx.rows : b ? kAmxStepK / 2 : 0);
     }
     emit(kAmxGuard);
     open("if (ingot_amx_ready()) {");
@@ -1586,23 +1594,23 @@ class CppPrinter {
     emit("ingot_amx_configure(&ingot_amx_shape);");
     const std::string c_stride = std::to_string(amx.accumulator_row_stride * 4);
     for (int64_t c = 0; c < chunks; ++c)
-      emit("_tile_loadd(" + std::to_string(c) + ", &" + acc + "[" + at_first_lane(tile.indices[size_t(c)]) + "], " +
-           c_stride + ");");
-    emit("alignas(64) uint16_t ingot_rows[" + std::to_string(amx.rows * 32) + "];");
+      emit("_tile_loadd(" + std::to_string(c) + ", " + accumulators(c) + ", " + c_stride + ");");
+    emit("alignas(64) uint16_t ingot_rows[" + std::to_string(amx.rows * kAmxStepK) + "];");
     std::vector<std::unique_ptr<VarScope>> scopes;
     for (const ForNode* r : tile.reduction) {
       std::string header = for_header(r);
       if (r == tile.reduction.back())
-        header.replace(header.rfind("; ++"), std::string::npos, "; " + names_.loop_var(r->name()) + " += 32) {");
+        header.replace(header.rfind("; ++"), std::string::npos,
+                       "; " + names_.loop_var(r->name()) + " += " + std::to_string(kAmxStepK) + ") {");
       open(header);
       scopes.push_back(std::make_unique<VarScope>(*this, r));
     }
     for (int64_t m = 0; m < amx.rows; ++m) {
       const bool from_f32 = o.scalars[size_t(m)].as<CastNode>() != nullptr;
       emit(std::string(from_f32 ? "ingot_bf16x32_of_f32(" : "ingot_bf16x32(") + "&ingot_rows[" +
-           std::to_string(m * 32) + "], " + address(o.scalars[size_t(m)]) + ");");
+           std::to_string(m * kAmxStepK) + "], " + address(o.scalars[size_t(m)]) + ");");
     }
-    emit("_tile_loadd(" + std::to_string(a_tile) + ", ingot_rows, 64);");
+    emit("_tile_loadd(" + std::to_string(a_tile) + ", ingot_rows, " + std::to_string(kAmxRowBytes) + ");");
     for (int64_t c = 0; c < chunks; ++c) {
       const std::string b = std::to_string(first_b_tile + c % b_tiles);
       emit("_tile_loadd(" + b + ", " + address(o.vectors[size_t(c)]) + ", " +
@@ -1612,8 +1620,7 @@ class CppPrinter {
     for (size_t n = 0; n < tile.reduction.size(); ++n) close();
     scopes.clear();
     for (int64_t c = 0; c < chunks; ++c)
-      emit("_tile_stored(" + std::to_string(c) + ", &" + acc + "[" + at_first_lane(tile.indices[size_t(c)]) + "], " +
-           c_stride + ");");
+      emit("_tile_stored(" + std::to_string(c) + ", " + accumulators(c) + ", " + c_stride + ");");
     close("} else");
     emit("#endif");
   }
@@ -1626,15 +1633,9 @@ class CppPrinter {
   void print_bf16_pair_tile(const Stmt& s, const SpatialTile& tile) {
     bf16_pair_tiles_ = true;
     vector_width(tile.lanes);  // 16: the head then defines AVX-512's vectors
-    const std::string& v = tile.lanes->name();
     auto accumulator = [](size_t n) { return "ingot_t" + std::to_string(n); };
     const std::string acc = lookup(tile.fold->buffer).c_name;
-    const std::unordered_map<std::string, Expr> first_lane{{v, Expr(int64_t(0))}};
-    auto at_first_lane = [&](const Expr& e) { return index_code(simplify(substitute(e, first_lane))); };
-    auto address = [&](const Expr& bf16_value) {
-      const BufferLoadNode* load = bf16_value_load(bf16_value);
-      return "&" + lookup(load->buffer).c_name + "[" + at_first_lane(load->index) + "]";
-    };
+    auto address = [&](const Expr& bf16_value) { return bf16_value_address(tile, bf16_value); };
     const PairOperands o = pair_operands(tile);
     const std::optional<AmxPairTile> amx = amx_pair_tile(tile, o);
     if (amx) {
@@ -1645,7 +1646,8 @@ class CppPrinter {
     open("{");
     for (size_t n = 0; n < tile.indices.size(); ++n)
       emit("ingot_f32xN " + accumulator(n) + " = " +
-           vector_load(kAvx512VectorLanes, tile.lanes_of(n), "&" + acc + "[" + at_first_lane(tile.indices[n]) + "]") +
+           vector_load(kAvx512VectorLanes, tile.lanes_of(n),
+                       "&" + acc + "[" + at_first_lane(tile, tile.indices[n]) + "]") +
            ";");
     std::vector<std::unique_ptr<VarScope>> scopes;
     for (const ForNode* r : tile.reduction) {
@@ -1679,7 +1681,7 @@ class CppPrinter {
     scopes.clear();
     for (size_t n = 0; n < tile.indices.size(); ++n)
       emit("ingot_store_masked_f32xN(" + lane_mask(kAvx512VectorLanes, tile.lanes_of(n)) + ", &" + acc + "[" +
-           at_first_lane(tile.indices[n]) + "], " + accumulator(n) + ");");
+           at_first_lane(tile, tile.indices[n]) + "], " + accumulator(n) + ");");
     close();
     print_spatial_fallback(s);
     if (amx) close();
@@ -2534,6 +2536,7 @@ class CppPrinter {
       }
       if (amx_pair_tiles_) {
         head.push_back(kAmxGuard);
+        head.push_back("#include <cpuid.h>");
         head.push_back("#include <sys/syscall.h>");
         head.push_back("#include <unistd.h>");
         head.push_back(
@@ -2544,10 +2547,14 @@ class CppPrinter {
         head.push_back("  uint8_t rows[16];");
         head.push_back("};");
         head.push_back(
-            "// Whether Linux lets this process use AMX's tile data (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA, "
-            "once).");
+            "// Whether the CPU has AMX-BF16 and Linux lets this process use AMX's tile data (ARCH_REQ_XCOMP_PERM for "
+            "XFEATURE_XTILEDATA), asked once.");
         head.push_back("static bool ingot_amx_ready() {");
-        head.push_back("  static const bool ready = syscall(SYS_arch_prctl, 0x1023, 18) == 0;");
+        head.push_back("  static const bool ready = [] {");
+        head.push_back("    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;  // CPUID.(7, 0):EDX bit 22: AMX-BF16");
+        head.push_back("    return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && ((edx >> 22) & 1u) &&");
+        head.push_back("           syscall(SYS_arch_prctl, 0x1023, 18) == 0;");
+        head.push_back("  }();");
         head.push_back("  return ready;");
         head.push_back("}");
         head.push_back(

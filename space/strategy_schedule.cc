@@ -1130,7 +1130,8 @@ class StrategyScheduler {
       budget = outer_product_accumulators(tile.panel / lanes) / (tile.panel / lanes);
       // Bf16 products with AMX: an AMX tile's 16 rows (the printer's AMX pair tile), 1.5x the 8 rows that the
       // registers hold in a 128 x 768 x 3072 GEMM alone, one core.
-      if (bf16_products && options_.amx_bf16) budget = kAmxTileRows;
+      if (bf16_products && options_.amx_bf16)
+        budget = std::min(kAmxTileRows, kMaxPairTileAccumulators / (tile.panel / lanes));
     }
     if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {  // packed, not copied
       const size_t rank = program_.find(tile.packed)->shape.size();
