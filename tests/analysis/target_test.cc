@@ -166,34 +166,33 @@ TEST(Target, ParsesACompleteCpuFile) {
   EXPECT_EQ(t.cpu, (CpuLimits{4, 8, 8, 32768, 262144, 0, CpuIsa::kAvx2}));  // the ISA of 8 lanes
 }
 
+// A 2-core CPU's file with these lanes and, where not empty, one more line of its cpu section (line 12).
+std::string box_cpu_file(const std::string& lanes, const std::string& line12) {
+  std::vector<std::string> lines{
+      "name: box",    "kind: cpu",    "peak_fp32_gflops: 100",       "memory_bandwidth_gb_s: 20", "cpu:",
+      "  cores: 2",   "  threads: 2", "  simd_fp32_lanes: " + lanes, "  l1d_bytes: 32768",        "  l2_bytes: 1048576",
+      "  l3_bytes: 0"};
+  if (!line12.empty()) lines.push_back("  " + line12);
+  return yaml(lines);
+}
+
+std::string error_of_file(const std::string& text) {
+  try {
+    parse_target(text, "t.yaml");
+  } catch (const TargetError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 TEST(Target, CpuFilesNameAnIsaThatAgreesWithTheirLanes) {
   auto cpu_file = [](const std::string& lanes, const std::string& isa) {
-    std::vector<std::string> lines{"name: box",
-                                   "kind: cpu",
-                                   "peak_fp32_gflops: 100",
-                                   "memory_bandwidth_gb_s: 20",
-                                   "cpu:",
-                                   "  cores: 2",
-                                   "  threads: 2",
-                                   "  simd_fp32_lanes: " + lanes,
-                                   "  l1d_bytes: 32768",
-                                   "  l2_bytes: 1048576",
-                                   "  l3_bytes: 0"};
-    if (!isa.empty()) lines.push_back("  isa: " + isa);
-    return yaml(lines);
+    return box_cpu_file(lanes, isa.empty() ? "" : "isa: " + isa);
   };
   EXPECT_EQ(parse_target(cpu_file("16", ""), "t.yaml").cpu.isa, CpuIsa::kAvx512);
   EXPECT_EQ(parse_target(cpu_file("8", "avx2"), "t.yaml").cpu.isa, CpuIsa::kAvx2);
   EXPECT_EQ(parse_target(cpu_file("4", ""), "t.yaml").cpu.isa, CpuIsa::kGeneric);
   EXPECT_EQ(parse_target(cpu_file("16", "generic"), "t.yaml").cpu.isa, CpuIsa::kGeneric);
-  auto error_of_file = [](const std::string& text) {
-    try {
-      parse_target(text, "t.yaml");
-    } catch (const TargetError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(error_of_file(cpu_file("16", "avx2")),
             "t.yaml:12:8: cpu.isa: avx2 has 8 fp32 lanes, but cpu.simd_fp32_lanes is 16");
   EXPECT_EQ(error_of_file(cpu_file("16", "sse9")),
@@ -206,23 +205,13 @@ TEST(Target, CpuFilesNameAnIsaThatAgreesWithTheirLanes) {
 // on another ISA's file with where it is written.
 TEST(Target, AmxBf16IsAKeyOfAvx512CpuTargets) {
   auto cpu_file = [](const std::string& lanes, const std::string& amx) {
-    return yaml({"name: box", "kind: cpu", "peak_fp32_gflops: 100", "memory_bandwidth_gb_s: 20", "cpu:", "  cores: 2",
-                 "  threads: 2", "  simd_fp32_lanes: " + lanes, "  l1d_bytes: 32768", "  l2_bytes: 1048576",
-                 "  l3_bytes: 0", "  amx_bf16: " + amx});
+    return box_cpu_file(lanes, "amx_bf16: " + amx);
   };
   Target amx = parse_target(cpu_file("16", "true"), "t.yaml");
   EXPECT_TRUE(amx.cpu.amx_bf16);
   EXPECT_FALSE(parse_target(cpu_file("16", "false"), "t.yaml").cpu.amx_bf16);
   EXPECT_EQ(parse_target(format_target(amx), "t.yaml"), amx);
   EXPECT_FALSE(with_cpu_isa(amx, CpuIsa::kAvx2).cpu.amx_bf16);
-  auto error_of_file = [](const std::string& text) {
-    try {
-      parse_target(text, "t.yaml");
-    } catch (const TargetError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   EXPECT_EQ(error_of_file(cpu_file("8", "true")),
             "t.yaml:12:3: cpu.amx_bf16: AMX needs an avx512 target, and this one is avx2");
   EXPECT_EQ(error_of_file(cpu_file("16", "yes")), "t.yaml:12:13: cpu.amx_bf16: expected true or false, got 'yes'");
