@@ -149,7 +149,12 @@ INSTANTIATE_TEST_SUITE_P(
         Bf16Shape{64, 192, 256, true, true, "{64, 64, 64, 64, 64, 64, 64, 0}, {16, 16, 16, 16, 16, 16, 16, 0}"},
         Bf16Shape{40, 192, 256, true, false, "{64, 64, 64, 64, 64, 64, 64, 0}, {8, 8, 8, 8, 16, 16, 16, 0}"},
         Bf16Shape{64, 1024, 256, true, true, "{64, 64, 64, 64, 64, 64, 64, 64}, {8, 8, 8, 8, 8, 16, 16, 16}"},
-        Bf16Shape{64, 192, 48, false, false, ""}, Bf16Shape{1, 192, 256, false, false, ""}));
+        Bf16Shape{64, 192, 48, false, false, ""}, Bf16Shape{1, 192, 256, false, false, ""}),
+    [](const testing::TestParamInfo<Bf16Shape>& info) {  // rows x columns x k, and whether the target has AMX
+      const Bf16Shape& shape = info.param;
+      return std::to_string(shape.rows) + "x" + std::to_string(shape.columns) + "x" + std::to_string(shape.k) +
+             (shape.amx_target ? "_amx_target" : "");
+    });
 
 }  // namespace
 }  // namespace ingot
