@@ -615,12 +615,16 @@ class Lowering {
         fail("stage '" + name + "': parallel loop '" + l.name + "' must be the outermost loop");
       // A register tile: unrolled spatial loops inside a vectorized reduction loop fold into one accumulator per
       // element, the printer's multi-accumulator simd reduction.
-      bool register_tile = l.reduce && std::all_of(s.leaves.begin() + p + 1, s.leaves.end(), [](const Leaf& inner) {
+      // So do the unrolled spatial loops inside a vectorized spatial loop of a stage without reduction: each lane
+      // writes those elements (a tensor of bf16 pairs writes each pixel's pair of channels side by side).
+      bool register_tile = (l.reduce || !s.tensor->reduction()) &&
+                           std::all_of(s.leaves.begin() + p + 1, s.leaves.end(), [](const Leaf& inner) {
                              return !inner.reduce && inner.kind == LoopKind::kUnrolled;
                            });
       if (l.kind == LoopKind::kVectorized && p + 1 != s.leaves.size() && !register_tile)
         fail("stage '" + name + "': vectorized loop '" + l.name +
-             "' must be the innermost loop (or a reduction loop with only unrolled spatial loops inside)");
+             "' must be the innermost loop (or a loop with only unrolled spatial loops inside: a reduction loop, or "
+             "any loop of a stage without reduction)");
       if (is_gpu_thread(l.kind)) {
         bool block_before = false;
         for (size_t q = 0; q < p; ++q) block_before |= is_gpu_block(s.leaves[q].kind);

@@ -99,10 +99,11 @@ struct SpatialTile {
 };
 // Of the vector registers, all but 4 (those hold operands): 28 with AVX-512, 12 with AVX2.
 int64_t max_tile_accumulators(int64_t lanes);
-// A tile of bf16 products may have up to AMX's tiles: 16 rows (an AMX tile's) x 3 chunks, whose vdpbf16ps form (where
-// AMX is not there) keeps some accumulators on the stack.
-constexpr int64_t kAmxTileRows = 16;
-constexpr int64_t kMaxPairTileAccumulators = kAmxTileRows * 3;
+// A tile of bf16 products may have up to AMX's tiles: 16 rows (an AMX tile's) x 5 chunks (the printer's AMX pair tile:
+// 8 tile registers hold the chunks' accumulators, the rows and the weight tiles), whose vdpbf16ps form (where AMX is
+// not there) keeps some accumulators on the stack.
+constexpr int64_t kAmxTileRows = 16, kMaxAmxTileChunks = 5;
+constexpr int64_t kMaxPairTileAccumulators = kAmxTileRows * kMaxAmxTileChunks;
 // The tile that starts at `loop` (its outermost serial loop), or std::nullopt.
 std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes);
 

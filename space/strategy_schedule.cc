@@ -204,6 +204,9 @@ class StrategyScheduler {
   // (pure data movement, a transpose or a reshape, is still folded into its readers' indices) or leaves a
   // reduction loading through a non-affine index.
   bool kept_fused(const Tensor& t) {
+    // A tensor of bf16 pairs (workloads/bf16_products.h) is what its reader's pair tiles load: folded, the reader
+    // would round x lane by lane instead.
+    if (t->dtype == DType::kBFloat16) return false;
     bool moves_only = !t->reduction() && flops_per_element(t) == 0;
     bool recomputed = !moves_only && reread_by_a_reader(t);
     return fused_into_its_stage(t) && !recomputed && !(moves_only && breaks_a_reduction_load(t));
@@ -338,7 +341,8 @@ class StrategyScheduler {
 
   Tensor hosted_reduction_along_memory(const Tensor& t) { return hosted_reduction(t, InnerLoops::kVectorizeReduction); }
 
-  // The elementwise TEs of t's stage that t reads (a bias add under a residual add), folded as inlining would.
+  // The elementwise TEs of t's stage that t reads (a bias add under a residual add), folded as inlining would (not a
+  // tensor of bf16 pairs, which kept_fused stores).
   std::set<std::string> folded_into(const Tensor& t) {
     std::set<std::string> folded;
     std::vector<Tensor> frontier{t};
@@ -347,7 +351,7 @@ class StrategyScheduler {
       frontier.pop_back();
       for_each_node(cur->body, [&](const Expr& node) {
         auto* read = node.as<TensorReadNode>();
-        if (!read || read->tensor->is_placeholder() || read->tensor->reduction() ||
+        if (!read || read->tensor->is_placeholder() || read->tensor->reduction() || is_bf16_pairs(read->tensor) ||
             stage_of_.at(read->tensor->name) != stage_of_.at(t->name) || !folded.insert(read->tensor->name).second)
           return;
         frontier.push_back(read->tensor);
@@ -574,6 +578,9 @@ class StrategyScheduler {
     for (auto [tensor, indices] : reads) {
       for (Expr& index : indices) index = simplify(substitute(index, single));
       if (std::none_of(indices.begin(), indices.end(), uses_plane)) continue;
+      // A tensor of bf16 pairs ([.., h, w, 2], workloads/bf16_products.h): its pixels are pairs side by side.
+      const bool pairs = is_bf16_pairs(tensor) && !uses_plane(indices.back());
+      if (pairs) indices.pop_back();
       size_t d = indices.size() - 1;
       if (d == 0 || !structural_equal(indices[d], t->axes[n - 1].var) || tensor->shape[d] != t->axes[n - 1].extent ||
           uses_plane(simplify(indices[d - 1] - t->axes[n - 2].var)))
@@ -582,6 +589,37 @@ class StrategyScheduler {
         if (uses_plane(indices[other])) return false;
     }
     return true;
+  }
+
+  // A tensor of bf16 pairs of a 1 x 1 convolution's input channels (workloads/bf16_products.h): a bf16 compute whose
+  // last dimension is a pair.
+  static bool is_bf16_pairs(const Tensor& t) {
+    return !t->is_placeholder() && t->dtype == DType::kBFloat16 && !t->shape.empty() && t->shape.back() == 2;
+  }
+  static bool reads_bf16_pairs(const Tensor& r) {
+    bool pairs = false;
+    for_each_node(r->body, [&](const Expr& e) {
+      if (auto* read = e.as<TensorReadNode>()) pairs = pairs || is_bf16_pairs(read->tensor);
+    });
+    return pairs;
+  }
+
+  // The whole rows of a plane of height x width pixels that an AMX pair tile's columns take (the printer's AMX tile:
+  // at most kMaxAmxTileChunks chunks of 16 pixels, the last one partial or not): the most of its chunks' columns used,
+  // then the most pixels. 56 x 56 and 28 x 28 maps: 56 pixels (3.5 chunks); 14 x 14: 28; 7 x 7: 49.
+  static int64_t amx_plane_rows(int64_t height, int64_t width) {
+    int64_t best = 0;
+    double best_use = 0;
+    for (int64_t rows = 1; rows <= height; ++rows) {
+      const int64_t pixels = rows * width, chunks = (pixels + kAvx512VectorLanes - 1) / kAvx512VectorLanes;
+      if (height % rows != 0 || chunks > kMaxAmxTileChunks) continue;
+      const double use = double(pixels) / double(chunks * kAvx512VectorLanes);
+      if (use > best_use + 1e-9 || (use > best_use - 1e-9 && pixels > best * width)) {
+        best = rows;
+        best_use = use;
+      }
+    }
+    return best;
   }
 
   // Whether a hosted reduction r has its host t's axes: a tile splits both alike, and a larger r (read through a
@@ -603,7 +641,10 @@ class StrategyScheduler {
     // Elsewhere half, so that two rows fit. knobs.plane_row_share, when set, instead.
     const int64_t share = knobs().plane_row_share > 0 ? knobs().plane_row_share : lanes >= 16 ? 4 : 2;
     const int64_t cap = accumulator_vectors() / share * lanes;
-    int64_t plane_rows = 0;
+    // A 1 x 1 convolution in bf16 on AMX: 16 output channels (an AMX tile's rows) times whole rows of the plane (its
+    // columns), each step of 32 input channels one tdpbf16ps per 16 pixels.
+    const bool amx = options_.amx_bf16 && lanes == kAvx512VectorLanes && reads_bf16_pairs(r);
+    int64_t plane_rows = amx ? amx_plane_rows(height, width) : 0;
     for (int64_t d = height; d >= 1 && !plane_rows; --d)
       if (height % d == 0 && d * width <= cap) plane_rows = d;
     if (plane_rows == 0 || plane_rows * width < lanes || !plane_is_contiguous(t) ||
@@ -643,8 +684,9 @@ class StrategyScheduler {
         return !on_plane || !on_axis;
       });
       int64_t vectors = (tile.lanes + lanes - 1) / lanes;
-      int64_t rows = largest_divisor_up_to(t->axes[d].extent,
-                                           std::min<int64_t>(knobs().register_tile, accumulator_vectors() / vectors));
+      int64_t rows = largest_divisor_up_to(
+          t->axes[d].extent,
+          amx ? kAmxTileRows : std::min<int64_t>(knobs().register_tile, accumulator_vectors() / vectors));
       if (shared && rows > 1 && rows < t->axes[d].extent) {
         tile.row_axis = d;
         tile.rows = rows;
@@ -720,7 +762,8 @@ class StrategyScheduler {
       return std::nullopt;
     int64_t reduction = 1;
     for (const IterVar& k : r->reduction()->axes) reduction *= k.extent;
-    if (reduction < min_reduction) return std::nullopt;
+    // Its lanes are output channels; a tensor of bf16 pairs holds pixels side by side (a plane tile's lanes).
+    if (reduction < min_reduction || reads_bf16_pairs(r)) return std::nullopt;
     const std::string& c = r->axes[n - 3].name();
     auto is_plane = [&](const std::string& v) { return v == r->axes[n - 2].name() || v == r->axes[n - 1].name(); };
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
@@ -1131,8 +1174,8 @@ class StrategyScheduler {
       // Bf16 products with AMX: an AMX tile's 16 rows (the printer's AMX pair tile) where 16 rows of the panel's
       // vectors fit a pair tile. 16 rows ran 1.5x the registers' 8 in a hand-written 128 x 768 x 3072 AMX GEMM (one
       // core), and BERT's bf16 export 1.10x (36.1 -> 32.7 ms).
-      if (bf16_products && options_.amx_bf16)
-        budget = std::min(kAmxTileRows, kMaxPairTileAccumulators / (tile.panel / lanes));
+      // A 4-vector panel keeps 8 rows (12 of 16 would not divide BERT's 128 tokens evenly into AMX tiles).
+      if (bf16_products && options_.amx_bf16) budget = std::min(kAmxTileRows, kAmxTileRows * 3 / (tile.panel / lanes));
     }
     if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {  // packed, not copied
       const size_t rank = program_.find(tile.packed)->shape.size();
@@ -1312,6 +1355,16 @@ class StrategyScheduler {
 
   void cpu_root(const Tensor& t, Schedule& s) {
     const std::string& name = t->name;
+    // A tensor of bf16 pairs: each pixel's pair of channels written together, the pixels of a row vectorized.
+    if (is_bf16_pairs(t) && t->axes.size() >= 3) {
+      const size_t n = t->axes.size();
+      std::vector<std::string> outer;
+      for (size_t d = 0; d + 2 < n; ++d) outer.push_back(t->axes[d].name());
+      fused_parallel_loop(name, outer, s);
+      s.vectorize(name, t->axes[n - 2].name());
+      s.unroll(name, t->axes[n - 1].name());
+      return;
+    }
     // A reduction along memory whose weight is read along w in another dimension than its last (a linear layer's
     // [out, in]): the panels' outer products with the weight packed, where its stencil tile packs it (else dot
     // products along k, below).

@@ -1,5 +1,6 @@
 #include "workloads/bf16_products.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -7,7 +8,9 @@
 #include <unordered_map>
 
 #include "ir/functor.h"
+#include "ir/simplify.h"
 #include "ir/tensor_copier.h"
+#include "ops/op_conventions.h"
 
 namespace ingot {
 
@@ -50,19 +53,93 @@ std::optional<Bf16Sum> bf16_sum(const Tensor& t, const std::set<std::string>& we
   return std::nullopt;
 }
 
+// A 1 x 1 convolution whose W the rewrite holds in bf16: sum_{rc, ry, rx} x[.., rc, ..] * W[c, rc, ry, rx] (either
+// order) with W a 4-D [O, I, 1, 1] placeholder of `weights` read at one of t's axes (c, the channel axis), the
+// reduction variable rc of even extent and loops of one iteration (ry, rx) or 0; x an f32 read at rc in one dimension,
+// at no c and at no rc elsewhere (no group, no padding), of a map of more than one pixel (not a squeeze-excitation's
+// GEMV). Its x is read through a tensor of bf16 pairs of input channels, [.., I / 2, .., 2] (t's axes with c's
+// replaced), so that a spatial tile over pixels reads each pixel's pair of rc side by side, as vdpbf16ps and AMX's B
+// tiles want them.
+struct Bf16Conv {
+  const TensorNode* weight = nullptr;
+  bool weight_first = false;
+  size_t channel_axis = 0;  // of t, the one W's first dimension reads
+  IterVar rc;
+};
+
+std::optional<Bf16Conv> bf16_conv(const Tensor& t, const std::set<std::string>& weights) {
+  const ReduceNode* reduction = t->reduction();
+  if (!reduction || reduction->op != ReduceOp::kSum || reduction->dtype != DType::kFloat32) return std::nullopt;
+  auto* product = reduction->source.as<BinaryNode>();
+  if (!product || product->op != BinaryOp::kMul) return std::nullopt;
+  auto single_step = [&](const Expr& index) {
+    if (auto* imm = index.as<IntImmNode>()) return imm->value == 0;
+    auto* v = index.as<VarNode>();
+    return v && std::any_of(reduction->axes.begin(), reduction->axes.end(),
+                            [&](const IterVar& a) { return a.name() == v->name && a.extent == 1; });
+  };
+  for (bool weight_first : {false, true}) {
+    auto* w = (weight_first ? product->a : product->b).as<TensorReadNode>();
+    auto* x = (weight_first ? product->b : product->a).as<TensorReadNode>();
+    if (!w || !x || !w->tensor->is_placeholder() || !weights.count(w->tensor->name) ||
+        w->tensor->dtype != DType::kFloat32 || w->tensor->shape.size() != 4 || w->tensor->shape[2] != 1 ||
+        w->tensor->shape[3] != 1 || x->dtype != DType::kFloat32 || weights.count(x->tensor->name) ||
+        !single_step(w->indices[2]) || !single_step(w->indices[3]))
+      continue;
+    auto* c = w->indices[0].as<VarNode>();
+    auto* k = w->indices[1].as<VarNode>();
+    if (!c || !k) continue;
+    Bf16Conv conv;
+    conv.weight = w->tensor.get();
+    conv.weight_first = weight_first;
+    bool found_c = false, found_k = false;
+    for (size_t d = 0; d < t->axes.size(); ++d)
+      if (t->axes[d].name() == c->name) {
+        conv.channel_axis = d;
+        found_c = true;
+      }
+    for (const IterVar& a : reduction->axes) {
+      if (a.name() == k->name && a.extent % 2 == 0) {
+        conv.rc = a;
+        found_k = true;
+      } else if (a.extent != 1) {
+        found_k = false;
+        break;
+      }
+    }
+    if (!found_c || !found_k || conv.rc.name() != k->name) continue;
+    int64_t pixels = 1;
+    for (size_t d = 0; d < t->axes.size(); ++d)
+      if (d != conv.channel_axis) pixels *= t->axes[d].extent;
+    int rc_dims = 0;
+    bool plain = pixels > 1;
+    for (const Expr& index : x->indices) {
+      plain = plain && !uses_var(index, c->name);
+      if (auto* v = index.as<VarNode>(); v && v->name == k->name)
+        ++rc_dims;
+      else
+        plain = plain && !uses_var(index, k->name);
+    }
+    if (plain && rc_dims == 1) return conv;
+  }
+  return std::nullopt;
+}
+
 // Rebuilds the program over the rewritten weights: the sums of `sums` multiply in bf16, every other read goes to the
 // rebuilt tensor it read.
 class Bf16Rewriter final : public TensorCopier {
  public:
   Bf16Rewriter(const std::unordered_map<const TensorNode*, Bf16Sum>& sums,
+               const std::unordered_map<const TensorNode*, Bf16Conv>& convs,
                const std::unordered_map<const TensorNode*, Tensor>& weights)
-      : sums_(sums) {
+      : sums_(sums), convs_(convs) {
     copies_.insert(weights.begin(), weights.end());
   }
 
  private:
   Tensor make_copy(const Tensor& t) override {
     if (t->is_placeholder()) return t;
+    if (auto conv = convs_.find(t.get()); conv != convs_.end()) return conv_copy(t, conv->second);
     auto sum = sums_.find(t.get());
     if (sum == sums_.end()) return with_body(t, t->name, mutate(t->body));
     const ReduceNode* reduction = t->reduction();
@@ -75,7 +152,43 @@ class Bf16Rewriter final : public TensorCopier {
     return with_body(t, t->name, reduce(ReduceOp::kSum, bf16_x * bf16_w, reduction->axes));
   }
 
+  // sum_rc f32(W[c, rc, 0, 0]) * f32(pairs[.., rc / 2, .., rc % 2]) (in the product's order), over rc alone, with
+  // pairs[.., c2, .., p] = bf16(x[.. at rc = 2 c2 + p ..]), the loops of one iteration at 0.
+  Tensor conv_copy(const Tensor& t, const Bf16Conv& conv) {
+    const ReduceNode* reduction = t->reduction();
+    auto* product = reduction->source.as<BinaryNode>();
+    auto* w = (conv.weight_first ? product->a : product->b).as<TensorReadNode>();
+    const Expr x = mutate(conv.weight_first ? product->b : product->a);
+    std::unordered_map<std::string, Expr> single;
+    for (const IterVar& a : reduction->axes)
+      if (a.name() != conv.rc.name()) single[a.name()] = Expr(int64_t(0));
+    std::vector<int64_t> shape = t->shape;
+    shape[conv.channel_axis] = conv.rc.extent / 2;
+    shape.push_back(2);
+    Tensor pairs = compute(t->name + "_pairs", shape, [&](const std::vector<Expr>& i) {
+      std::unordered_map<std::string, Expr> at = single;
+      for (size_t d = 0; d < t->axes.size(); ++d)
+        if (d != conv.channel_axis) at[t->axes[d].name()] = i[d];
+      at[conv.rc.name()] = i[conv.channel_axis] * int64_t(2) + i.back();
+      auto* element = x.as<TensorReadNode>();
+      std::vector<Expr> index;
+      for (const Expr& e : element->indices) index.push_back(simplify(substitute(e, at)));
+      return cast(DType::kBFloat16, read(element->tensor, index));
+    });
+    std::vector<Expr> pair_index;
+    for (const IterVar& a : t->axes) pair_index.push_back(a.var);
+    pair_index[conv.channel_axis] = conv.rc.var / int64_t(2);
+    pair_index.push_back(conv.rc.var % int64_t(2));
+    std::vector<Expr> weight_index;
+    for (const Expr& index : w->indices) weight_index.push_back(substitute(index, single));
+    const Expr bf16_x = cast(DType::kFloat32, read(pairs, pair_index));
+    const Expr bf16_w = cast(DType::kFloat32, read(copies_.at(conv.weight), weight_index));
+    return with_body(t, t->name,
+                     reduce(ReduceOp::kSum, conv.weight_first ? bf16_w * bf16_x : bf16_x * bf16_w, {conv.rc}));
+  }
+
   const std::unordered_map<const TensorNode*, Bf16Sum>& sums_;
+  const std::unordered_map<const TensorNode*, Bf16Conv>& convs_;
 };
 
 }  // namespace
@@ -84,14 +197,18 @@ Bf16Program bf16_products(const Program& program, const std::vector<std::string>
   const std::set<std::string> weight_set(weights.begin(), weights.end());
   std::unordered_map<const TensorNode*, Bf16Sum> sums;
   std::map<const TensorNode*, int64_t> dims;  // per weight: the k dimension of every qualifying read, -1 if they differ
+  std::unordered_map<const TensorNode*, Bf16Conv> convs;
   std::set<const TensorNode*> read_otherwise;
   for (const Tensor& t : program.computes()) {
     std::optional<Bf16Sum> sum = bf16_sum(t, weight_set);
-    const TensorNode* qualified = sum ? sum->weight : nullptr;
-    if (sum) {
-      sums.emplace(t.get(), *sum);
-      auto [it, first] = dims.emplace(sum->weight, sum->dim);
-      if (!first && it->second != sum->dim) it->second = -1;
+    std::optional<Bf16Conv> conv = sum ? std::nullopt : bf16_conv(t, weight_set);
+    const TensorNode* qualified = sum ? sum->weight : conv ? conv->weight : nullptr;
+    if (sum || conv) {
+      const int64_t dim = sum ? sum->dim : 1;
+      if (sum) sums.emplace(t.get(), *sum);
+      if (conv) convs.emplace(t.get(), *conv);
+      auto [it, first] = dims.emplace(qualified, dim);
+      if (!first && it->second != dim) it->second = -1;
     }
     int reads_of_qualified = 0;
     for_each_node(t->body, [&](const Expr& e) {
@@ -113,7 +230,9 @@ Bf16Program bf16_products(const Program& program, const std::vector<std::string>
   }
   for (auto it = sums.begin(); it != sums.end();)
     it = rewritten.count(it->second.weight) ? std::next(it) : sums.erase(it);
-  Bf16Rewriter rewriter(sums, rewritten);
+  for (auto it = convs.begin(); it != convs.end();)
+    it = rewritten.count(it->second.weight) ? std::next(it) : convs.erase(it);
+  Bf16Rewriter rewriter(sums, convs, rewritten);
   std::vector<Tensor> outputs;
   for (const Tensor& t : program.outputs()) outputs.push_back(rewriter.copy_of(t));
   out.program = Program(std::move(outputs), program.name() + "@bf16");
@@ -128,8 +247,7 @@ TensorMap bf16_inputs(const Bf16Program& bf16, const TensorMap& f32_inputs) {
     const HostTensor& f32 = it->second;
     if (f32.dtype() != DType::kFloat32 || f32.shape() != w.shape)
       throw std::invalid_argument("bf16 weights: weight '" + w.name + "' is not the f32 tensor of shape " +
-                                  std::to_string(w.shape[0]) + " x " + std::to_string(w.shape[1]) +
-                                  " that the program reads");
+                                  shape_to_string(w.shape) + " that the program reads");
     HostTensor rounded(DType::kBFloat16, w.shape);
     for (int64_t i = 0; i < f32.num_elements(); ++i) rounded.set(i, f32.get(i));
     out[w.name] = std::move(rounded);

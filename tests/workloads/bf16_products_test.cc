@@ -9,6 +9,7 @@
 
 #include "analysis/target.h"
 #include "codegen/pipeline.h"
+#include "ops/conv.h"
 #include "ops/linear.h"
 #include "runtime/local_run.h"
 #include "space/strategy_schedule.h"
@@ -75,6 +76,46 @@ TEST(Bf16Products, InputsAreTheWeightsRoundedToNearestEven) {
   inputs.erase("w");
   EXPECT_THAT([&] { bf16_inputs(bf16, inputs); },
               testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("no data for weight 'w'")));
+}
+
+// A 1 x 1 convolution over a map reads its input through bf16 pairs of input channels, strided or not; other
+// convolutions (3 x 3, grouped, padded) and a 1 x 1 map (a squeeze-excitation's GEMV) keep f32.
+TEST(Bf16Products, OneByOneConvolutionsReadPairsOfInputChannels) {
+  Tensor x = placeholder("x", {1, 8, 4, 4}), w = placeholder("w", {6, 8, 1, 1});
+  Tensor down_w = placeholder("down_w", {6, 8, 1, 1}), w3 = placeholder("w3", {6, 8, 3, 3});
+  Tensor grouped_w = placeholder("grouped_w", {6, 4, 1, 1}), padded_w = placeholder("padded_w", {6, 8, 1, 1});
+  Tensor pooled = placeholder("pooled", {1, 8, 1, 1}), gate_w = placeholder("gate_w", {6, 8, 1, 1});
+  Conv2dAttrs stride2, grouped, padded;
+  stride2.stride = {2, 2};
+  grouped.groups = 2;
+  padded.padding = {1, 1, 1, 1};
+  Program f32({conv2d("conv", x, w), conv2d("down", x, down_w, Tensor(), stride2), conv2d("conv3", x, w3),
+               conv2d("grouped", x, grouped_w, Tensor(), grouped), conv2d("padded", x, padded_w, Tensor(), padded),
+               conv2d("gate", pooled, gate_w)},
+              "convs");
+  Bf16Program bf16 = bf16_products(f32, {"w", "down_w", "w3", "grouped_w", "padded_w", "gate_w"});
+  EXPECT_EQ(bf16.weights, (std::vector<Bf16Weight>{{"w", {6, 8, 1, 1}, 1}, {"down_w", {6, 8, 1, 1}, 1}}));
+  EXPECT_EQ(tensor_definition(bf16.program.find("conv_pairs")),
+            "conv_pairs: bf16[1, 4, 4, 4, 2] = compute(i, j, l, m, n) bf16(x[i, ((j * 2) + n), l, m])");
+  EXPECT_EQ(tensor_definition(bf16.program.find("conv")),
+            "conv: f32[1, 6, 4, 4] = compute(i, j, l, m) sum((f32(conv_pairs[i, (rc / 2), l, m, (rc % 2)]) * "
+            "f32(w[j, rc, 0, 0])), axes=[rc:8])");
+  EXPECT_EQ(tensor_definition(bf16.program.find("down_pairs")),
+            "down_pairs: bf16[1, 4, 2, 2, 2] = compute(i, j, l, m, n) bf16(x[i, ((j * 2) + n), (l * 2), (m * 2)])");
+  for (const char* kept : {"conv3", "grouped", "padded", "gate"})
+    EXPECT_EQ(tensor_definition(bf16.program.find(kept)), tensor_definition(f32.find(kept))) << kept;
+  EXPECT_FALSE(bf16.program.find("gate_pairs"));
+  // The interpreter's reference: products of the rounded values, summed in f32.
+  TensorMap inputs = random_inputs(f32, 4);
+  TensorMap out = interpret(bf16.program, bf16_inputs(bf16, inputs));
+  for (int64_t c = 0; c < 6; ++c)
+    for (int64_t p = 0; p < 16; ++p) {
+      double sum = 0;
+      for (int64_t k = 0; k < 8; ++k)
+        sum += double(round_to_bf16(float(inputs.at("x").get(k * 16 + p)))) *
+               double(round_to_bf16(float(inputs.at("w").get(c * 8 + k))));
+      EXPECT_NEAR(out.at("conv").get(c * 16 + p), sum, 1e-5 * (1 + std::fabs(sum)));
+    }
 }
 
 // The interpreter's reference of the bf16 program: products of the rounded values, summed in f32.
@@ -154,6 +195,72 @@ INSTANTIATE_TEST_SUITE_P(
       const Bf16Shape& shape = info.param;
       return std::to_string(shape.rows) + "x" + std::to_string(shape.columns) + "x" + std::to_string(shape.k) +
              (shape.amx_target ? "_amx_target" : "");
+    });
+
+// A 1 x 1 convolution in bf16 under its batch norm and ReLU, in the fixed global schedule: where the target has AMX,
+// 16 output channels (rows) times whole rows of the map (the columns: at most 5 chunks of 16 pixels, the last one
+// partial or not), the weight's rows loaded as the rows' tile in place, the input's pairs as the chunks' tiles; without
+// AMX in the target the registers' tile (vdpbf16ps), too wide for AMX tiles. Where the CPU has AVX-512 BF16 each
+// matches the interpreter (on an AMX CPU, the AMX tiles).
+struct Bf16ConvShape {
+  int64_t in, out, map, stride;
+  bool amx_target;
+  std::string tile_shape;  // LDTILECFG's bytes and rows of its 8 tiles; empty: no AMX tile
+};
+class Bf16ConvKernels : public testing::TestWithParam<Bf16ConvShape> {};
+
+TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
+  const Bf16ConvShape shape = GetParam();
+  Tensor x = placeholder("x", {1, shape.in, shape.map, shape.map}), w = placeholder("w", {shape.out, shape.in, 1, 1});
+  Tensor scale = placeholder("scale", {shape.out});
+  Conv2dAttrs attrs;
+  attrs.stride = {shape.stride, shape.stride};
+  Tensor conv = conv2d("conv", x, w, Tensor(), attrs);
+  Tensor relu = compute("relu", conv->shape,
+                        [&](const std::vector<Expr>& i) { return maximum(conv(i) * scale(i[1]), float_imm(0.0)); });
+  Program f32({relu}, "conv1x1");
+  Bf16Program bf16 = bf16_products(f32, {"w"});
+  ASSERT_EQ(bf16.weights.size(), 1u);
+  FixedScheduleOptions options;
+  options.weights = {"w"};
+  Target target = test_support::avx512_cpu();
+  target.cpu.amx_bf16 = shape.amx_target;
+  StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+  const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
+  EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
+  EXPECT_EQ(source.find("_tile_dpbf16ps(") != std::string::npos, !shape.tile_shape.empty());
+  if (!shape.tile_shape.empty()) {
+    EXPECT_THAT(source, testing::HasSubstr("ingot_amx_shape = {1, 0, {}, " + shape.tile_shape + "};"));
+    EXPECT_THAT(source, testing::HasSubstr("&w[conv_rc + "));              // the rows' tile, in place
+    EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_rows")));   // no copy
+    EXPECT_THAT(source, testing::HasSubstr("_tile_loadd(0, &conv[0], "));  // the first chunk's accumulators
+  }
+  if (!host_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: the tiles were printed, not run";
+  TensorMap inputs = bf16_inputs(bf16, random_inputs(f32, 9));
+  TensorMap expected = interpret(bf16.program, inputs);
+  LocalRunOptions run;
+  run.min_repeat_ms = 0;
+  run.min_repeats = 1;
+  LocalRunResult r = local_run(bf16.program, s.schedule, inputs, expected, run);
+  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_TRUE(r.correct);
+}
+
+// 14 x 14: two rows, 28 pixels (a chunk of 16 and one of 12, whose weight tile is the last register); 7 x 7 (or a
+// stride-2 1 x 1 convolution from 14 x 14): the plane, 49 pixels (3 chunks and 1 pixel); 8 x 8: 64 pixels, 4 chunks
+// of 16 sharing weight tiles 5-7.
+INSTANTIATE_TEST_SUITE_P(
+    OneByOne, Bf16ConvKernels,
+    testing::Values(
+        Bf16ConvShape{64, 32, 14, 1, true, "{64, 48, 64, 64, 0, 0, 0, 48}, {16, 16, 16, 16, 0, 0, 0, 16}"},
+        Bf16ConvShape{64, 32, 7, 1, true, "{64, 64, 64, 4, 64, 64, 64, 4}, {16, 16, 16, 16, 16, 16, 16, 16}"},
+        Bf16ConvShape{64, 32, 14, 2, true, "{64, 64, 64, 4, 64, 64, 64, 4}, {16, 16, 16, 16, 16, 16, 16, 16}"},
+        Bf16ConvShape{96, 48, 8, 1, true, "{64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}"},
+        Bf16ConvShape{64, 32, 14, 1, false, ""}),
+    [](const testing::TestParamInfo<Bf16ConvShape>& info) {  // in x out channels, map, stride, AMX in the target
+      const Bf16ConvShape& shape = info.param;
+      return std::to_string(shape.in) + "x" + std::to_string(shape.out) + "_map" + std::to_string(shape.map) +
+             "_stride" + std::to_string(shape.stride) + (shape.amx_target ? "_amx_target" : "");
     });
 
 }  // namespace
