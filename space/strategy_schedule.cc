@@ -604,6 +604,22 @@ class StrategyScheduler {
     return pairs;
   }
 
+  // Whether a tensor of bf16 pairs [.., h, w, 2] reads its input's pixels at [.., h, w] of a map as wide as w (not a
+  // strided convolution's [.., 2 h, 2 w]): the plane is one loop.
+  static bool pairs_plane_is_contiguous(const Tensor& pairs) {
+    const size_t n = pairs->axes.size();
+    bool contiguous = false;
+    for_each_node(pairs->body, [&](const Expr& e) {
+      auto* read = e.as<TensorReadNode>();
+      if (!read || read->indices.size() < 2) return;
+      const size_t d = read->indices.size();
+      contiguous = structural_equal(read->indices[d - 2], pairs->axes[n - 3].var) &&
+                   structural_equal(read->indices[d - 1], pairs->axes[n - 2].var) &&
+                   read->tensor->shape[d - 1] == pairs->axes[n - 2].extent;
+    });
+    return contiguous;
+  }
+
   // The whole rows of a plane of height x width pixels that an AMX pair tile's columns take (the printer's AMX tile:
   // at most kMaxAmxTileChunks chunks of 16 pixels, the last one partial or not): the most of its chunks' columns used,
   // then the most pixels. 56 x 56 and 28 x 28 maps: 56 pixels (3.5 chunks); 14 x 14: 28; 7 x 7: 49.
@@ -1355,13 +1371,22 @@ class StrategyScheduler {
 
   void cpu_root(const Tensor& t, Schedule& s) {
     const std::string& name = t->name;
-    // A tensor of bf16 pairs: each pixel's pair of channels written together, the pixels of a row vectorized.
+    // A tensor of bf16 pairs: each pixel's pair of channels written together, the pixels of a row vectorized, or of
+    // the whole plane where the input's plane is contiguous: ResNeXt's 66 pair stages in bf16 took 6.6 ms so by rows,
+    // 4.3 so by planes (a 14 x 14 map's pairs 0.085 -> 0.045 ms).
     if (is_bf16_pairs(t) && t->axes.size() >= 3) {
       const size_t n = t->axes.size();
       std::vector<std::string> outer;
-      for (size_t d = 0; d + 2 < n; ++d) outer.push_back(t->axes[d].name());
+      std::string pixels = t->axes[n - 2].name();
+      if (n >= 4 && pairs_plane_is_contiguous(t)) {
+        s.fuse(name, t->axes[n - 3].name(), pixels);
+        pixels = t->axes[n - 3].name() + "+" + pixels;
+      } else if (n >= 4) {
+        outer.push_back(t->axes[n - 3].name());
+      }
+      for (size_t d = n - 3; d-- > 0;) outer.insert(outer.begin(), t->axes[d].name());
       fused_parallel_loop(name, outer, s);
-      s.vectorize(name, t->axes[n - 2].name());
+      s.vectorize(name, pixels);
       s.unroll(name, t->axes[n - 1].name());
       return;
     }

@@ -229,6 +229,8 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
   EXPECT_EQ(source.find("_tile_dpbf16ps(") != std::string::npos, !shape.tile_shape.empty());
+  // The pairs' stage runs over the plane as one loop where the convolution reads it whole, else row by row.
+  EXPECT_EQ(source.find("for (int64_t conv_pairs_l_m = 0;") != std::string::npos, shape.stride == 1);
   if (!shape.tile_shape.empty()) {
     EXPECT_THAT(source, testing::HasSubstr("ingot_amx_shape = {1, 0, {}, " + shape.tile_shape + "};"));
     EXPECT_THAT(source, testing::HasSubstr("&w[conv_rc + "));              // the rows' tile, in place
