@@ -116,6 +116,10 @@ TEST(Bf16Products, OneByOneConvolutionsReadPairsOfInputChannels) {
                double(round_to_bf16(float(inputs.at("w").get(c * 8 + k))));
       EXPECT_NEAR(out.at("conv").get(c * 16 + p), sum, 1e-5 * (1 + std::fabs(sum)));
     }
+  inputs.at("w") = HostTensor(DType::kFloat32, {6, 8});
+  EXPECT_THAT([&] { bf16_inputs(bf16, inputs); },
+              testing::ThrowsMessage<std::invalid_argument>(
+                  testing::HasSubstr("weight 'w' is not the f32 tensor of shape [6,8,1,1] that the program reads")));
 }
 
 // The interpreter's reference of the bf16 program: products of the rounded values, summed in f32.
