@@ -38,7 +38,7 @@ constexpr const char* kAmxGuard =
     "defined(__linux__)";
 constexpr int64_t kCacheLineBytes = 64;  // x86-64 and most AArch64 cores
 // AMX: 8 tile registers of up to 16 rows (kAmxTileRows) of 64 bytes; a bf16 tile's row is 32 values of k.
-constexpr int64_t kAmxTiles = 8, kAmxRowBytes = 64, kAmxStepK = kAmxRowBytes / 2;
+constexpr int64_t kAmxTiles = 8, kAmxRowBytes = 64, kAmxStepK = kAmxTileK;
 // Thread-local arrays up to this size live on the stack; larger ones on the heap, because OpenMP worker
 // threads may have small stacks.
 constexpr int64_t kMaxStackArrayBytes = 64 * 1024;
@@ -1531,9 +1531,10 @@ class CppPrinter {
   // tile loads from there; elsewhere each row's 32 values are copied (rounded from f32) into a buffer first.
   struct AmxPairTile {
     int64_t rows = 0, accumulator_row_stride = 0;
+    int64_t row_tiles = 1;                    // tiles of rows / row_tiles rows each (2: rows that load in place)
     int64_t last_lanes = kAvx512VectorLanes;  // of the last chunk
-    int64_t scalar_row_stride = 0;            // elements between two rows' scalars where the rows load in place; 0
-    std::vector<int64_t> pair_strides;        // per chunk: elements between the pairs of k and k + 2 of its vector
+    int64_t scalar_row_stride = 0;      // elements between two rows' scalars where the rows load in place; 0: copied
+    std::vector<int64_t> pair_strides;  // per chunk: elements between the pairs of k and k + 2 of its vector
   };
   static std::optional<AmxPairTile> amx_pair_tile(const SpatialTile& tile, const PairOperands& o) {
     const ForNode* k = tile.reduction.back();
@@ -1541,10 +1542,14 @@ class CppPrinter {
     AmxPairTile amx;
     amx.last_lanes = tile.lanes_of(tile.indices.size() - 1);
     const bool partial = amx.last_lanes < kAvx512VectorLanes;
-    if (tile.accumulator_stride != 1 || k->extent % kAmxStepK != 0 || chunks > kAmxTiles - (partial ? 3 : 2))
-      return std::nullopt;
+    if (tile.accumulator_stride != 1 || k->extent % kAmxStepK != 0) return std::nullopt;
     amx.rows = int64_t(tile.indices.size()) / chunks;
-    if (amx.rows > kAmxTileRows || int64_t(o.scalars.size()) != amx.rows || int64_t(o.vectors.size()) != chunks)
+    amx.row_tiles = (amx.rows + kAmxTileRows - 1) / kAmxTileRows;
+    // Registers: a C tile per row tile and chunk, the row tiles, a weight tile for the full chunks (if any) and one
+    // for a narrower last chunk.
+    const int64_t registers = amx.row_tiles * (chunks + 1) + (partial ? 1 : 0) + (chunks > 1 || !partial ? 1 : 0);
+    if (amx.row_tiles > 2 || amx.rows % amx.row_tiles != 0 || registers > kAmxTiles ||
+        int64_t(o.scalars.size()) != amx.rows || int64_t(o.vectors.size()) != chunks)
       return std::nullopt;
     const std::unordered_map<std::string, Expr> first_lane{{tile.lanes->name(), Expr(int64_t(0))}};
     auto constant = [](const Expr& e) -> std::optional<int64_t> {
@@ -1569,11 +1574,16 @@ class CppPrinter {
     auto scalar_at = [&](size_t m) { return bf16_value_load(o.scalars[m])->index; };
     if (amx.rows > 1 &&
         std::none_of(o.scalars.begin(), o.scalars.end(), [](const Expr& e) { return e.as<CastNode>(); }))
-      if (const auto stride = constant(scalar_at(1) - scalar_at(0)); stride && *stride >= kAmxStepK) {
+      if (const auto stride = constant(scalar_at(1) - scalar_at(0));
+          stride && *stride >= kAmxStepK &&
+          bf16_value_load(o.scalars[1])->buffer->name == bf16_value_load(o.scalars[0])->buffer->name) {
         amx.scalar_row_stride = *stride;
         for (int64_t m = 2; m < amx.rows; ++m)
-          if (constant(scalar_at(size_t(m)) - scalar_at(0)) != m * *stride) amx.scalar_row_stride = 0;
+          if (constant(scalar_at(size_t(m)) - scalar_at(0)) != m * *stride ||
+              bf16_value_load(o.scalars[size_t(m)])->buffer->name != bf16_value_load(o.scalars[0])->buffer->name)
+            amx.scalar_row_stride = 0;
       }
+    if (amx.row_tiles > 1 && !amx.scalar_row_stride) return std::nullopt;  // one buffer of rows
     // Each step's 16 pairs of k (k = 32 s + 2 p, any s) a constant apart: rows of one weight tile.
     const Expr step_var = var(k->name() + ".step");
     for (const Expr& vector : o.vectors) {
@@ -1592,35 +1602,38 @@ class CppPrinter {
   // use AMX's tile data (ingot_amx_ready); the caller prints `else` and the other forms after it.
   void print_amx_pair_tile(const SpatialTile& tile, const PairOperands& o, const AmxPairTile& amx) {
     amx_pair_tiles_ = true;
-    // Tiles: the chunks' accumulators, the rows, the full chunks' weight tiles in turn, the last chunk's own where it
-    // has fewer lanes (the last register).
+    // Tiles: the accumulators (row tile r, chunk c: r * chunks + c), the row tiles, the full chunks' weight tiles in
+    // turn, the last chunk's own where it has fewer lanes (the last register).
     const bool partial = amx.last_lanes < kAvx512VectorLanes;
-    const int64_t chunks = tile.chunks, a_tile = chunks, first_b_tile = chunks + 1,
-                  full_chunks = partial ? chunks - 1 : chunks, narrow_b_tile = partial ? kAmxTiles - 1 : -1,
-                  b_tiles = std::min<int64_t>(full_chunks, kAmxTiles - first_b_tile - (partial ? 1 : 0));
+    const int64_t chunks = tile.chunks, c_tiles = amx.row_tiles * chunks, a_tile = c_tiles,
+                  first_b_tile = c_tiles + amx.row_tiles, full_chunks = partial ? chunks - 1 : chunks,
+                  narrow_b_tile = partial ? kAmxTiles - 1 : -1,
+                  b_tiles = std::min<int64_t>(full_chunks, kAmxTiles - first_b_tile - (partial ? 1 : 0)),
+                  tile_rows = amx.rows / amx.row_tiles;
     auto bytes_of_chunk = [&](int64_t c) {
       return std::to_string((c + 1 == chunks ? amx.last_lanes : kAvx512VectorLanes) * 4);
     };
     const std::string acc = lookup(tile.fold->buffer).c_name;
     auto address = [&](const Expr& bf16_value) { return bf16_value_address(tile, bf16_value); };
-    auto accumulators = [&](int64_t chunk) {
-      return "&" + acc + "[" + at_first_lane(tile, tile.indices[size_t(chunk)]) + "]";
+    auto accumulators = [&](int64_t c_tile) {  // of row tile c_tile / chunks, chunk c_tile % chunks
+      const int64_t n = c_tile / chunks * tile_rows * chunks + c_tile % chunks;
+      return "&" + acc + "[" + at_first_lane(tile, tile.indices[size_t(n)]) + "]";
     };
     std::string colsb, rows;
     for (int64_t t = 0; t < kAmxTiles; ++t) {
-      const bool c = t < chunks, a = t == a_tile,
+      const bool c = t < c_tiles, a = t >= a_tile && t < first_b_tile,
                  b = (t >= first_b_tile && t < first_b_tile + b_tiles) || t == narrow_b_tile;
-      colsb += (t ? ", " : "") + (c                    ? bytes_of_chunk(t)
+      colsb += (t ? ", " : "") + (c                    ? bytes_of_chunk(t % chunks)
                                   : t == narrow_b_tile ? bytes_of_chunk(chunks - 1)
                                                        : std::to_string(a || b ? kAmxRowBytes : 0));
-      rows += (t ? ", " : "") + std::to_string(c || a ? amx.rows : b ? kAmxStepK / 2 : 0);
+      rows += (t ? ", " : "") + std::to_string(c || a ? tile_rows : b ? kAmxStepK / 2 : 0);
     }
     emit(kAmxGuard);
     open("if (ingot_amx_ready()) {");
     emit("static const ingot_amx_tiles ingot_amx_shape = {1, 0, {}, {" + colsb + "}, {" + rows + "}};");
     emit("ingot_amx_configure(&ingot_amx_shape);");
     const std::string c_stride = std::to_string(amx.accumulator_row_stride * 4);
-    for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t c = 0; c < c_tiles; ++c)
       emit("_tile_loadd(" + std::to_string(c) + ", " + accumulators(c) + ", " + c_stride + ");");
     if (!amx.scalar_row_stride) emit("alignas(64) uint16_t ingot_rows[" + std::to_string(amx.rows * kAmxStepK) + "];");
     std::vector<std::unique_ptr<VarScope>> scopes;
@@ -1634,14 +1647,15 @@ class CppPrinter {
     }
     if (amx.scalar_row_stride) {
       // Each row's 64 bytes of a step lie a row apart (a weight's rows, 2 KB apart for 1024 input channels), which the
-      // hardware prefetchers do not follow: ResNeXt in bf16 ran 69.7 ms with the rows of the step 4 ahead
-      // prefetched, 75.5 without (two runs each, in turn); 8 steps ahead 62.4-68.5 ms (4 runs), 4, 6, 10, 12 and 16
-      // steps 64.9-69.1 (2 runs each).
+      // hardware prefetchers do not follow: ResNeXt in bf16 ran 69.7 ms with the rows of the step 4 steps ahead
+      // prefetched, 75.5 without (two runs each, in turn). The distance is weakly supported: later, with other
+      // changes, 8 steps ahead ran 62.4-68.5 ms (4 runs), 6, 10, 12 and 16 steps and 4 again 64.9-69.1 (2 runs each).
       for (int64_t m = 0; m < amx.rows; ++m)
         emit("_mm_prefetch(reinterpret_cast<const char*>(" + address(o.scalars[size_t(m)]) + " + " +
              std::to_string(8 * kAmxStepK) + "), _MM_HINT_T0);");
-      emit("_tile_loadd(" + std::to_string(a_tile) + ", " + address(o.scalars[0]) + ", " +
-           std::to_string(amx.scalar_row_stride * 2) + ");");
+      for (int64_t r = 0; r < amx.row_tiles; ++r)
+        emit("_tile_loadd(" + std::to_string(a_tile + r) + ", " + address(o.scalars[size_t(r * tile_rows)]) + ", " +
+             std::to_string(amx.scalar_row_stride * 2) + ");");
     } else {
       for (int64_t m = 0; m < amx.rows; ++m) {
         const bool from_f32 = o.scalars[size_t(m)].as<CastNode>() != nullptr;
@@ -1654,11 +1668,12 @@ class CppPrinter {
       const std::string b = std::to_string(c < full_chunks ? first_b_tile + c % b_tiles : narrow_b_tile);
       emit("_tile_loadd(" + b + ", " + address(o.vectors[size_t(c)]) + ", " +
            std::to_string(amx.pair_strides[size_t(c)] * 2) + ");");
-      emit("_tile_dpbf16ps(" + std::to_string(c) + ", " + std::to_string(a_tile) + ", " + b + ");");
+      for (int64_t r = 0; r < amx.row_tiles; ++r)
+        emit("_tile_dpbf16ps(" + std::to_string(r * chunks + c) + ", " + std::to_string(a_tile + r) + ", " + b + ");");
     }
     for (size_t n = 0; n < tile.reduction.size(); ++n) close();
     scopes.clear();
-    for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t c = 0; c < c_tiles; ++c)
       emit("_tile_stored(" + std::to_string(c) + ", " + accumulators(c) + ", " + c_stride + ");");
     close("} else");
     emit("#endif");

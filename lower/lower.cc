@@ -614,17 +614,18 @@ class Lowering {
       if (l.kind == LoopKind::kParallel && p != 0)
         fail("stage '" + name + "': parallel loop '" + l.name + "' must be the outermost loop");
       // A register tile: unrolled spatial loops inside a vectorized reduction loop fold into one accumulator per
-      // element, the printer's multi-accumulator simd reduction.
-      // So do the unrolled spatial loops inside a vectorized spatial loop of a stage without reduction: each lane
-      // writes those elements (a tensor of bf16 pairs writes each pixel's pair of channels side by side).
-      bool register_tile = (l.reduce || !s.tensor->reduction()) &&
-                           std::all_of(s.leaves.begin() + p + 1, s.leaves.end(), [](const Leaf& inner) {
-                             return !inner.reduce && inner.kind == LoopKind::kUnrolled;
-                           });
-      if (l.kind == LoopKind::kVectorized && p + 1 != s.leaves.size() && !register_tile)
+      // element, the printer's multi-accumulator simd reduction. A bf16 stage without reduction (a tensor of bf16
+      // pairs, workloads/bf16_products.h) may vectorize a loop around unrolled spatial loops too: each lane writes
+      // their elements, a pixel's pair of channels side by side.
+      const bool only_unrolled_inside = std::all_of(s.leaves.begin() + p + 1, s.leaves.end(), [](const Leaf& inner) {
+        return !inner.reduce && inner.kind == LoopKind::kUnrolled;
+      });
+      const bool bf16_elementwise = !s.tensor->reduction() && s.tensor->dtype == DType::kBFloat16;
+      if (l.kind == LoopKind::kVectorized && p + 1 != s.leaves.size() &&
+          !(only_unrolled_inside && (l.reduce || bf16_elementwise)))
         fail("stage '" + name + "': vectorized loop '" + l.name +
              "' must be the innermost loop (or a loop with only unrolled spatial loops inside: a reduction loop, or "
-             "any loop of a stage without reduction)");
+             "any loop of a bf16 stage without reduction)");
       if (is_gpu_thread(l.kind)) {
         bool block_before = false;
         for (size_t q = 0; q < p; ++q) block_before |= is_gpu_block(s.leaves[q].kind);

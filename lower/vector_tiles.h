@@ -103,6 +103,8 @@ int64_t max_tile_accumulators(int64_t lanes);
 // 8 tile registers hold the chunks' accumulators, the rows and the weight tiles), whose vdpbf16ps form (where AMX is
 // not there) keeps some accumulators on the stack.
 constexpr int64_t kAmxTileRows = 16, kMaxAmxTileChunks = 5;
+// An AMX bf16 tile's row: 32 values of k (64 bytes). A pair tile's k must be a multiple of it.
+constexpr int64_t kAmxTileK = 32;
 constexpr int64_t kMaxPairTileAccumulators = kAmxTileRows * kMaxAmxTileChunks;
 // The tile that starts at `loop` (its outermost serial loop), or std::nullopt.
 std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes);

@@ -206,7 +206,7 @@ class StrategyScheduler {
   bool kept_fused(const Tensor& t) {
     // A tensor of bf16 pairs (workloads/bf16_products.h) is what its reader's pair tiles load: folded, the reader
     // would round x lane by lane instead.
-    if (t->dtype == DType::kBFloat16) return false;
+    if (is_bf16_pairs(t)) return false;
     bool moves_only = !t->reduction() && flops_per_element(t) == 0;
     bool recomputed = !moves_only && reread_by_a_reader(t);
     return fused_into_its_stage(t) && !recomputed && !(moves_only && breaks_a_reduction_load(t));
@@ -594,7 +594,8 @@ class StrategyScheduler {
   // A tensor of bf16 pairs of a 1 x 1 convolution's input channels (workloads/bf16_products.h): a bf16 compute whose
   // last dimension is a pair.
   static bool is_bf16_pairs(const Tensor& t) {
-    return !t->is_placeholder() && t->dtype == DType::kBFloat16 && !t->shape.empty() && t->shape.back() == 2;
+    return !t->is_placeholder() && !t->reduction() && t->dtype == DType::kBFloat16 && !t->shape.empty() &&
+           t->shape.back() == 2;
   }
   static bool reads_bf16_pairs(const Tensor& r) {
     bool pairs = false;
@@ -602,6 +603,15 @@ class StrategyScheduler {
       if (auto* read = e.as<TensorReadNode>()) pairs = pairs || is_bf16_pairs(read->tensor);
     });
     return pairs;
+  }
+
+  // Output channels of an AMX plane tile of `chunks` chunks of pixels over `channels`: two AMX tiles of rows (32)
+  // where their accumulators fit the 8 tile registers beside both row tiles and the weight tiles (2 chunks), else one
+  // (16); fewer than all channels (a tile splits them). ResNeXt's 1024 -> 1024 convolutions on 14 x 14 maps (2 chunks
+  // of 28 pixels) ran 0.39 -> 0.29 ms alone so, the model (bf16) about 64 -> 60 ms (3 runs).
+  static int64_t amx_tile_rows(int64_t chunks, int64_t channels) {
+    const int64_t rows = largest_divisor_up_to(channels, chunks <= 2 ? 2 * kAmxTileRows : kAmxTileRows);
+    return rows < channels ? rows : largest_divisor_up_to(channels, kAmxTileRows);
   }
 
   // Whether a tensor of bf16 pairs [.., h, w, 2] reads its input's pixels at [.., h, w] of a map as wide as w (not a
@@ -657,9 +667,11 @@ class StrategyScheduler {
     // Elsewhere half, so that two rows fit. knobs.plane_row_share, when set, instead.
     const int64_t share = knobs().plane_row_share > 0 ? knobs().plane_row_share : lanes >= 16 ? 4 : 2;
     const int64_t cap = accumulator_vectors() / share * lanes;
-    // A 1 x 1 convolution in bf16 on AMX: 16 output channels (an AMX tile's rows) times whole rows of the plane (its
-    // columns), each step of 32 input channels one tdpbf16ps per 16 pixels.
-    const bool amx = options_.amx_bf16 && lanes == kAvx512VectorLanes && reads_bf16_pairs(r);
+    // A 1 x 1 convolution in bf16 on AMX: 16 or 32 output channels (one or two AMX tiles of rows) times whole rows of
+    // the plane (the columns), each step of 32 input channels one tdpbf16ps per 16 pixels, where the printer's AMX
+    // tile takes it (input channels a multiple of 32, rows of at most 5 chunks); else the registers' tile below.
+    const bool amx = options_.amx_bf16 && lanes == kAvx512VectorLanes && r->reduction() && reads_bf16_pairs(r) &&
+                     r->reduction()->axes.back().extent % kAmxTileK == 0 && amx_plane_rows(height, width) > 0;
     int64_t plane_rows = amx ? amx_plane_rows(height, width) : 0;
     for (int64_t d = height; d >= 1 && !plane_rows; --d)
       if (height % d == 0 && d * width <= cap) plane_rows = d;
@@ -701,8 +713,8 @@ class StrategyScheduler {
       });
       int64_t vectors = (tile.lanes + lanes - 1) / lanes;
       int64_t rows = largest_divisor_up_to(
-          t->axes[d].extent,
-          amx ? kAmxTileRows : std::min<int64_t>(knobs().register_tile, accumulator_vectors() / vectors));
+          t->axes[d].extent, amx ? amx_tile_rows(vectors, t->axes[d].extent)
+                                 : std::min<int64_t>(knobs().register_tile, accumulator_vectors() / vectors));
       if (shared && rows > 1 && rows < t->axes[d].extent) {
         tile.row_axis = d;
         tile.rows = rows;
@@ -1190,7 +1202,8 @@ class StrategyScheduler {
       // Bf16 products with AMX: an AMX tile's 16 rows (the printer's AMX pair tile) where 16 rows of the panel's
       // vectors fit a pair tile. 16 rows ran 1.5x the registers' 8 in a hand-written 128 x 768 x 3072 AMX GEMM (one
       // core), and BERT's bf16 export 1.10x (36.1 -> 32.7 ms).
-      // A 4-vector panel keeps 8 rows (12 of 16 would not divide BERT's 128 tokens evenly into AMX tiles).
+      // At most 48 accumulators (16 rows x 3 vectors), as before pair tiles could hold 5 chunks of 16 rows for
+      // convolutions: a 4-vector panel keeps 8 rows (the largest divisor of BERT's 128 tokens up to 12).
       if (bf16_products && options_.amx_bf16) budget = std::min(kAmxTileRows, kAmxTileRows * 3 / (tile.panel / lanes));
     }
     if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {  // packed, not copied
@@ -1374,14 +1387,14 @@ class StrategyScheduler {
     // A tensor of bf16 pairs: each pixel's pair of channels written together, the pixels of a row vectorized, or of
     // the whole plane where the input's plane is contiguous: ResNeXt's 66 pair stages in bf16 took 6.6 ms so by rows,
     // 4.3 so by planes (a 14 x 14 map's pairs 0.085 -> 0.045 ms).
-    if (is_bf16_pairs(t) && t->axes.size() >= 3) {
+    if (is_bf16_pairs(t) && t->axes.size() >= 4) {
       const size_t n = t->axes.size();
       std::vector<std::string> outer;
       std::string pixels = t->axes[n - 2].name();
-      if (n >= 4 && pairs_plane_is_contiguous(t)) {
+      if (pairs_plane_is_contiguous(t)) {
         s.fuse(name, t->axes[n - 3].name(), pixels);
         pixels = t->axes[n - 3].name() + "+" + pixels;
-      } else if (n >= 4) {
+      } else {
         outer.push_back(t->axes[n - 3].name());
       }
       for (size_t d = n - 3; d-- > 0;) outer.insert(outer.begin(), t->axes[d].name());

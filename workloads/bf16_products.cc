@@ -108,9 +108,8 @@ std::optional<Bf16Conv> bf16_conv(const Tensor& t, const std::set<std::string>& 
       }
     }
     if (!found_c || !found_k || conv.rc.name() != k->name) continue;
-    int64_t pixels = 1;
-    for (size_t d = 0; d < t->axes.size(); ++d)
-      if (d != conv.channel_axis) pixels *= t->axes[d].extent;
+    int64_t pixels = 1;  // of the map: the axes after the channels'
+    for (size_t d = conv.channel_axis + 1; d < t->axes.size(); ++d) pixels *= t->axes[d].extent;
     int rc_dims = 0;
     bool plain = pixels > 1;
     for (const Expr& index : x->indices) {

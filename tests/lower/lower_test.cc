@@ -175,18 +175,19 @@ TEST(Lower, VectorizedReductionAroundAnUnrolledTile) {
                         "or a loop with only unrolled spatial loops inside: a reduction loop");
 }
 
-// A stage without reduction may vectorize a loop around unrolled spatial loops: each lane writes their elements (a
-// tensor of bf16 pairs writes a pixel's two channels side by side).
+// A bf16 stage without reduction may vectorize a loop around unrolled spatial loops: each lane writes their elements
+// (a tensor of bf16 pairs writes a pixel's two channels side by side). An f32 one may not.
 TEST(Lower, VectorizedSpatialLoopAroundUnrolledLoops) {
   Tensor x = placeholder("x", {4, 6});
-  Tensor pairs =
-      compute("pairs", {2, 6, 2}, [&](const std::vector<Expr>& i) { return x(i[0] * int64_t(2) + i[2], i[1]); });
+  Tensor pairs = compute("pairs", {2, 6, 2}, [&](const std::vector<Expr>& i) {
+    return cast(DType::kBFloat16, x(i[0] * int64_t(2) + i[2], i[1]));
+  });
   EXPECT_EQ(lowered(Program({pairs}, "pairs"), Schedule().vectorize("pairs", "j").unroll("pairs", "l")),
-            R"(func pairs(x: f32[4, 6]) -> (pairs: f32[2, 6, 2]) {
+            R"(func pairs(x: f32[4, 6]) -> (pairs: bf16[2, 6, 2]) {
   for pairs.i in 0..2 {
     for pairs.j in 0..6 vectorized {
       for pairs.l in 0..2 unrolled {
-        pairs[(((pairs.i * 12) + (pairs.j * 2)) + pairs.l)] = x[(((pairs.i * 12) + pairs.j) + (pairs.l * 6))]
+        pairs[(((pairs.i * 12) + (pairs.j * 2)) + pairs.l)] = bf16(x[(((pairs.i * 12) + pairs.j) + (pairs.l * 6))])
       }
     }
   }
@@ -194,6 +195,11 @@ TEST(Lower, VectorizedSpatialLoopAroundUnrolledLoops) {
 )");
   expect_schedule_error(small_matmul(), Schedule().split("C", "j", 3).vectorize("C", "j.o").unroll("C", "j.i"),
                         "vectorized loop 'j.o' must be the innermost loop");
+  Tensor f32_pairs =
+      compute("f32_pairs", {2, 6, 2}, [&](const std::vector<Expr>& i) { return x(i[0] * int64_t(2) + i[2], i[1]); });
+  expect_schedule_error(Program({f32_pairs}, "f32_pairs"),
+                        Schedule().vectorize("f32_pairs", "j").unroll("f32_pairs", "l"),
+                        "vectorized loop 'j' must be the innermost loop");
 }
 
 // A GEMV's register tile of four rows in explicit vectors: the decision marks the vectorized reduction loop, and

@@ -79,12 +79,12 @@ TEST(Bf16Products, InputsAreTheWeightsRoundedToNearestEven) {
 }
 
 // A 1 x 1 convolution over a map reads its input through bf16 pairs of input channels, strided or not; other
-// convolutions (3 x 3, grouped, padded) and a 1 x 1 map (a squeeze-excitation's GEMV) keep f32.
+// convolutions (3 x 3, grouped, padded) and a 1 x 1 map (a squeeze-excitation's GEMV, for any batch) keep f32.
 TEST(Bf16Products, OneByOneConvolutionsReadPairsOfInputChannels) {
   Tensor x = placeholder("x", {1, 8, 4, 4}), w = placeholder("w", {6, 8, 1, 1});
   Tensor down_w = placeholder("down_w", {6, 8, 1, 1}), w3 = placeholder("w3", {6, 8, 3, 3});
   Tensor grouped_w = placeholder("grouped_w", {6, 4, 1, 1}), padded_w = placeholder("padded_w", {6, 8, 1, 1});
-  Tensor pooled = placeholder("pooled", {1, 8, 1, 1}), gate_w = placeholder("gate_w", {6, 8, 1, 1});
+  Tensor pooled = placeholder("pooled", {2, 8, 1, 1}), gate_w = placeholder("gate_w", {6, 8, 1, 1});  // batch 2
   Conv2dAttrs stride2, grouped, padded;
   stride2.stride = {2, 2};
   grouped.groups = 2;
@@ -252,13 +252,17 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
   EXPECT_TRUE(r.correct);
 }
 
-// 14 x 14: two rows, 28 pixels (a chunk of 16 and one of 12, whose weight tile is the last register); 7 x 7 (or a
+// 14 x 14: two rows, 28 pixels (a chunk of 16 and one of 12, whose weight tile is the last register), 32 output
+// channels in two row tiles (tiles 4 and 5) where there are more than 32, else 16; 48 input channels (no multiple of
+// 32): no AMX tile, the registers' tile; 7 x 7 (or a
 // stride-2 1 x 1 convolution from 14 x 14): the plane, 49 pixels (3 chunks and 1 pixel); 8 x 8: 64 pixels, 4 chunks
 // of 16 sharing weight tiles 5-7.
 INSTANTIATE_TEST_SUITE_P(
     OneByOne, Bf16ConvKernels,
     testing::Values(
         Bf16ConvShape{64, 32, 14, 1, true, "{64, 48, 64, 64, 0, 0, 0, 48}, {16, 16, 16, 16, 0, 0, 0, 16}"},
+        Bf16ConvShape{64, 64, 14, 1, true, "{64, 48, 64, 48, 64, 64, 64, 48}, {16, 16, 16, 16, 16, 16, 16, 16}"},
+        Bf16ConvShape{48, 32, 14, 1, true, ""},
         Bf16ConvShape{64, 32, 7, 1, true, "{64, 64, 64, 4, 64, 64, 64, 4}, {16, 16, 16, 16, 16, 16, 16, 16}"},
         Bf16ConvShape{64, 32, 14, 2, true, "{64, 64, 64, 4, 64, 64, 64, 4}, {16, 16, 16, 16, 16, 16, 16, 16}"},
         Bf16ConvShape{96, 48, 8, 1, true, "{64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}"},
