@@ -141,6 +141,20 @@ TEST(Bf16Products, TheInterpreterMultipliesRoundedValues) {
   EXPECT_GT(largest_change, 1e-4);  // bf16 keeps 8 bits: the products moved
 }
 
+// Where the CPU has AVX-512 BF16, the bf16 program under `schedule` gives the bf16 interpreter's answer; elsewhere the
+// test is skipped (its code was printed and checked, not run).
+void expect_the_interpreters_answer(const Program& f32, const Bf16Program& bf16, const Schedule& schedule) {
+  if (!host_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: the tiles were printed, not run";
+  TensorMap inputs = bf16_inputs(bf16, random_inputs(f32, 9));
+  TensorMap expected = interpret(bf16.program, inputs);
+  LocalRunOptions run;
+  run.min_repeat_ms = 0;
+  run.min_repeats = 1;
+  LocalRunResult r = local_run(bf16.program, schedule, inputs, expected, run);
+  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_TRUE(r.correct);
+}
+
 // The fixed global schedule of a GEMM and of a GEMV (1 row, an LSTM cell's shape) print as vdpbf16ps: the GEMM's
 // register tiles over weights packed with their pairs of k together, the GEMV's reduction 32 elements of k at a time,
 // its row of x converted to bf16 on the way. A GEMM whose k is a multiple of 32 prints its tiles as AMX tiles too, run
@@ -174,15 +188,7 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
     EXPECT_THAT(source, testing::HasSubstr(" += 32) {"));
     EXPECT_THAT(source, testing::HasSubstr("ingot_amx_shape = {1, 0, {}, " + shape.tile_shape + "};"));
   }
-  if (!host_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: the tile was printed, not run";
-  TensorMap inputs = bf16_inputs(bf16, random_inputs(f32, 9));
-  TensorMap expected = interpret(bf16.program, inputs);
-  LocalRunOptions run;
-  run.min_repeat_ms = 0;
-  run.min_repeats = 1;
-  LocalRunResult r = local_run(bf16.program, s.schedule, inputs, expected, run);
-  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << c.message;
-  EXPECT_TRUE(r.correct);
+  expect_the_interpreters_answer(f32, bf16, s.schedule);
 }
 
 // 3 chunks of 16 columns, each one C tile (tiles 0-2), the rows' tile 3, weight tiles 4-6: 8 rows where the registers
@@ -241,22 +247,13 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
     EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_rows")));   // no copy
     EXPECT_THAT(source, testing::HasSubstr("_tile_loadd(0, &conv[0], "));  // the first chunk's accumulators
   }
-  if (!host_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: the tiles were printed, not run";
-  TensorMap inputs = bf16_inputs(bf16, random_inputs(f32, 9));
-  TensorMap expected = interpret(bf16.program, inputs);
-  LocalRunOptions run;
-  run.min_repeat_ms = 0;
-  run.min_repeats = 1;
-  LocalRunResult r = local_run(bf16.program, s.schedule, inputs, expected, run);
-  for (const Comparison& c : r.checks) EXPECT_TRUE(c.ok) << c.message;
-  EXPECT_TRUE(r.correct);
+  expect_the_interpreters_answer(f32, bf16, s.schedule);
 }
 
 // 14 x 14: two rows, 28 pixels (a chunk of 16 and one of 12, whose weight tile is the last register), 32 output
 // channels in two row tiles (tiles 4 and 5) where there are more than 32, else 16; 48 input channels (no multiple of
-// 32): no AMX tile, the registers' tile; 7 x 7 (or a
-// stride-2 1 x 1 convolution from 14 x 14): the plane, 49 pixels (3 chunks and 1 pixel); 8 x 8: 64 pixels, 4 chunks
-// of 16 sharing weight tiles 5-7.
+// 32): no AMX tile, the registers' tile; 7 x 7 (or a stride-2 1 x 1 convolution from 14 x 14): the plane, 49 pixels
+// (3 chunks and 1 pixel); 8 x 8: 64 pixels, 4 chunks of 16 sharing weight tiles 5-7.
 INSTANTIATE_TEST_SUITE_P(
     OneByOne, Bf16ConvKernels,
     testing::Values(
