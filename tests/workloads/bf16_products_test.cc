@@ -24,6 +24,15 @@ float round_to_bf16(float f) {
   return float(t.get(0));
 }
 
+// sum_k bf16(a[a0 + k a_step]) * bf16(b[b0 + k b_step]) for k < n, in double: the products of the rounded values.
+double rounded_dot(const HostTensor& a, int64_t a0, int64_t a_step, const HostTensor& b, int64_t b0, int64_t b_step,
+                   int64_t n) {
+  double sum = 0;
+  for (int64_t k = 0; k < n; ++k)
+    sum += double(round_to_bf16(float(a.get(a0 + k * a_step)))) * double(round_to_bf16(float(b.get(b0 + k * b_step))));
+  return sum;
+}
+
 // y = x * w^T (PyTorch Linear: w is [out, in]) and z = a * v (v is [in, out]).
 Program two_layers(int64_t in = 8) {
   Tensor x = placeholder("x", {4, in}), w = placeholder("w", {6, in});
@@ -110,10 +119,7 @@ TEST(Bf16Products, OneByOneConvolutionsReadPairsOfInputChannels) {
   TensorMap out = interpret(bf16.program, bf16_inputs(bf16, inputs));
   for (int64_t c = 0; c < 6; ++c)
     for (int64_t p = 0; p < 16; ++p) {
-      double sum = 0;
-      for (int64_t k = 0; k < 8; ++k)
-        sum += double(round_to_bf16(float(inputs.at("x").get(k * 16 + p)))) *
-               double(round_to_bf16(float(inputs.at("w").get(c * 8 + k))));
+      const double sum = rounded_dot(inputs.at("x"), p, 16, inputs.at("w"), c * 8, 1, 8);
       EXPECT_NEAR(out.at("conv").get(c * 16 + p), sum, 1e-5 * (1 + std::fabs(sum)));
     }
   inputs.at("w") = HostTensor(DType::kFloat32, {6, 8});
@@ -131,14 +137,20 @@ TEST(Bf16Products, TheInterpreterMultipliesRoundedValues) {
   double largest_change = 0;
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 6; ++j) {
-      double sum = 0;
-      for (int64_t k = 0; k < 64; ++k)
-        sum += double(round_to_bf16(float(inputs.at("x").get(i * 64 + k)))) *
-               double(round_to_bf16(float(inputs.at("w").get(j * 64 + k))));
+      const double sum = rounded_dot(inputs.at("x"), i * 64, 1, inputs.at("w"), j * 64, 1, 64);
       EXPECT_NEAR(out.at("y").get(i * 6 + j), sum, 1e-5 * (1 + std::fabs(sum)));
       largest_change = std::max(largest_change, std::fabs(out.at("y").get(i * 6 + j) - exact.at("y").get(i * 6 + j)));
     }
   EXPECT_GT(largest_change, 1e-4);  // bf16 keeps 8 bits: the products moved
+}
+
+// The fixed global schedule of a bf16 program whose weight is "w", for AVX-512 with AMX or without.
+StrategyProgram fixed_global_schedule(const Bf16Program& bf16, bool amx_target) {
+  FixedScheduleOptions options;
+  options.weights = {"w"};
+  Target target = test_support::avx512_cpu();
+  target.cpu.amx_bf16 = amx_target;
+  return make_strategy_program(bf16.program, "global", target, options);
 }
 
 // Where the CPU has AVX-512 BF16, the bf16 program under `schedule` gives the bf16 interpreter's answer; elsewhere the
@@ -173,11 +185,7 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
   Tensor x = placeholder("x", {shape.rows, shape.k}), w = placeholder("w", {shape.columns, shape.k});
   Program f32({dense("y", x, w)}, "gemm");
   Bf16Program bf16 = bf16_products(f32, {"w"});
-  FixedScheduleOptions options;
-  options.weights = {"w"};
-  Target target = test_support::avx512_cpu();
-  target.cpu.amx_bf16 = shape.amx_target;
-  StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+  StrategyProgram s = fixed_global_schedule(bf16, shape.amx_target);
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
   EXPECT_THAT(source, testing::HasSubstr(shape.rows > 1 ? "= ingot_pair_bf16_of_f32(&x["
@@ -231,11 +239,7 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
   Program f32({relu}, "conv1x1");
   Bf16Program bf16 = bf16_products(f32, {"w"});
   ASSERT_EQ(bf16.weights.size(), 1u);
-  FixedScheduleOptions options;
-  options.weights = {"w"};
-  Target target = test_support::avx512_cpu();
-  target.cpu.amx_bf16 = shape.amx_target;
-  StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+  StrategyProgram s = fixed_global_schedule(bf16, shape.amx_target);
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
   EXPECT_EQ(source.find("_tile_dpbf16ps(") != std::string::npos, !shape.tile_shape.empty());
