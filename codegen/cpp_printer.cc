@@ -1521,9 +1521,10 @@ class CppPrinter {
   // into a 16 x 16 f32 one, about 20x the products per cycle of vdpbf16ps): the register tile's rows are the rows of
   // its accumulator tiles, one per chunk of columns, and each step of 32 k loads the rows' 32 k (rounded from f32 into
   // a bf16 buffer) as one tile and each chunk's 16 pairs of k as another, where
-  // - the rows are the combos, one scalar operand each, at most 16, and each chunk reads one vector operand and has 16
-  //   lanes, the last one 16 or fewer (at most 6 chunks of 16: 8 tile registers hold the chunks' accumulators, the
-  //   rows and at least one weight tile; at most 5 with a last one of fewer lanes, whose weight tile is narrower);
+  // - the rows are the combos, one scalar operand each, at most 16 (or 32 in two tiles of rows that load in place,
+  //   where the registers hold both tiles' accumulators: at most 2 chunks), and each chunk reads one vector operand and
+  //   has 16 lanes, the last one 16 or fewer (at most 6 chunks of 16: 8 tile registers hold the chunks' accumulators,
+  //   the rows and at least one weight tile; at most 5 with a last one of fewer lanes, whose weight tile is narrower);
   // - the accumulators lie a constant stride apart from row to row and 16 elements apart from chunk to chunk;
   // - the scalars move by one element per k, the vectors by a constant per pair of k, and the innermost reduction's
   //   extent is a multiple of 32.

@@ -99,9 +99,9 @@ struct SpatialTile {
 };
 // Of the vector registers, all but 4 (those hold operands): 28 with AVX-512, 12 with AVX2.
 int64_t max_tile_accumulators(int64_t lanes);
-// A tile of bf16 products may have up to AMX's tiles: 16 rows (an AMX tile's) x 5 chunks (the printer's AMX pair tile:
-// 8 tile registers hold the chunks' accumulators, the rows and the weight tiles), whose vdpbf16ps form (where AMX is
-// not there) keeps some accumulators on the stack.
+// A tile of bf16 products may have up to AMX's tiles: 16 rows (an AMX tile's) x 5 chunks or 32 rows x 2 chunks (the
+// printer's AMX pair tile: 8 tile registers hold the chunks' accumulators, the rows and the weight tiles), whose
+// vdpbf16ps form (where AMX is not there) keeps some accumulators on the stack.
 constexpr int64_t kAmxTileRows = 16, kMaxAmxTileChunks = 5;
 // An AMX bf16 tile's row: 32 values of k (64 bytes). A pair tile's k must be a multiple of it.
 constexpr int64_t kAmxTileK = 32;

@@ -610,8 +610,9 @@ class StrategyScheduler {
   // (16); fewer than all channels (a tile splits them). ResNeXt's 1024 -> 1024 convolutions on 14 x 14 maps (2 chunks
   // of 28 pixels) ran 0.39 -> 0.29 ms alone so, the model (bf16) about 64 -> 60 ms (3 runs).
   static int64_t amx_tile_rows(int64_t chunks, int64_t channels) {
-    const int64_t rows = largest_divisor_up_to(channels, chunks <= 2 ? 2 * kAmxTileRows : kAmxTileRows);
-    return rows < channels ? rows : largest_divisor_up_to(channels, kAmxTileRows);
+    const int64_t two_tiles = chunks <= 2 ? largest_divisor_up_to(channels, 2 * kAmxTileRows) : 0;
+    if (two_tiles > kAmxTileRows && two_tiles % 2 == 0 && two_tiles < channels) return two_tiles;
+    return largest_divisor_up_to(channels, kAmxTileRows);  // two tiles of equal rows, or one
   }
 
   // Whether a tensor of bf16 pairs [.., h, w, 2] reads its input's pixels at [.., h, w] of a map as wide as w (not a

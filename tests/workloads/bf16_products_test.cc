@@ -216,14 +216,15 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // A 1 x 1 convolution in bf16 under its batch norm and ReLU, in the fixed global schedule: where the target has AMX,
-// 16 output channels (rows) times whole rows of the map (the columns: at most 5 chunks of 16 pixels, the last one
+// 16 or 32 output channels (rows) times whole rows of the map (the columns: at most 5 chunks of 16 pixels, the last one
 // partial or not), the weight's rows loaded as the rows' tile in place, the input's pairs as the chunks' tiles; without
 // AMX in the target the registers' tile (vdpbf16ps), too wide for AMX tiles. Where the CPU has AVX-512 BF16 each
 // matches the interpreter (on an AMX CPU, the AMX tiles).
 struct Bf16ConvShape {
   int64_t in, out, map, stride;
   bool amx_target;
-  std::string tile_shape;  // LDTILECFG's bytes and rows of its 8 tiles; empty: no AMX tile
+  std::string tile_shape;      // LDTILECFG's bytes and rows of its 8 tiles; empty: no AMX tile
+  bool two_row_tiles = false;  // 32 output channels: the second row tile's products are printed
 };
 class Bf16ConvKernels : public testing::TestWithParam<Bf16ConvShape> {};
 
@@ -250,19 +251,28 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
     EXPECT_THAT(source, testing::HasSubstr("&w[conv_rc + "));              // the rows' tile, in place
     EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_rows")));   // no copy
     EXPECT_THAT(source, testing::HasSubstr("_tile_loadd(0, &conv[0], "));  // the first chunk's accumulators
+    // Row tile 1 (tiles 2, 3; rows 5) from the weight's row 16, times each chunk's pairs (tiles 6, 7).
+    const std::string second_rows = " + " + std::to_string(16 * shape.in) + "], " + std::to_string(2 * shape.in) + ");";
+    EXPECT_EQ(source.find("_tile_dpbf16ps(3, 5, 7);") != std::string::npos, shape.two_row_tiles);
+    EXPECT_EQ(source.find(second_rows) != std::string::npos, shape.two_row_tiles) << second_rows;
+  } else {  // the registers' tile: 4 channels x 98 pixels (7 vectors), 28 accumulators
+    EXPECT_THAT(source, testing::HasSubstr("ingot_t27 = "));
+    EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_t28 ")));
   }
   expect_the_interpreters_answer(f32, bf16, s.schedule);
 }
 
 // 14 x 14: two rows, 28 pixels (a chunk of 16 and one of 12, whose weight tile is the last register), 32 output
-// channels in two row tiles (tiles 4 and 5) where there are more than 32, else 16; 48 input channels (no multiple of
-// 32): no AMX tile, the registers' tile; 7 x 7 (or a stride-2 1 x 1 convolution from 14 x 14): the plane, 49 pixels
-// (3 chunks and 1 pixel); 8 x 8: 64 pixels, 4 chunks of 16 sharing weight tiles 5-7.
+// channels in two row tiles (tiles 4 and 5) where there are more than 32, else 16 or fewer (100 channels: one tile of
+// 10, since 25 rows would not split into two tiles); 48 input channels (no multiple of 32): no AMX tile, the
+// registers' tile; 7 x 7 (or a stride-2 1 x 1 convolution from 14 x 14): the plane, 49 pixels (3 chunks and 1 pixel);
+// 8 x 8: 64 pixels, 4 chunks of 16 sharing weight tiles 5-7.
 INSTANTIATE_TEST_SUITE_P(
     OneByOne, Bf16ConvKernels,
     testing::Values(
         Bf16ConvShape{64, 32, 14, 1, true, "{64, 48, 64, 64, 0, 0, 0, 48}, {16, 16, 16, 16, 0, 0, 0, 16}"},
-        Bf16ConvShape{64, 64, 14, 1, true, "{64, 48, 64, 48, 64, 64, 64, 48}, {16, 16, 16, 16, 16, 16, 16, 16}"},
+        Bf16ConvShape{64, 64, 14, 1, true, "{64, 48, 64, 48, 64, 64, 64, 48}, {16, 16, 16, 16, 16, 16, 16, 16}", true},
+        Bf16ConvShape{64, 100, 14, 1, true, "{64, 48, 64, 64, 0, 0, 0, 48}, {10, 10, 10, 16, 0, 0, 0, 16}"},
         Bf16ConvShape{48, 32, 14, 1, true, ""},
         Bf16ConvShape{64, 32, 7, 1, true, "{64, 64, 64, 4, 64, 64, 64, 4}, {16, 16, 16, 16, 16, 16, 16, 16}"},
         Bf16ConvShape{64, 32, 14, 2, true, "{64, 64, 64, 4, 64, 64, 64, 4}, {16, 16, 16, 16, 16, 16, 16, 16}"},
