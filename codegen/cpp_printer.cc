@@ -1548,7 +1548,8 @@ class CppPrinter {
     amx.row_tiles = (amx.rows + kAmxTileRows - 1) / kAmxTileRows;
     // Registers: a C tile per row tile and chunk, the row tiles, a weight tile for the full chunks (if any) and one
     // for a narrower last chunk.
-    const int64_t registers = amx.row_tiles * (chunks + 1) + (partial ? 1 : 0) + (chunks > 1 || !partial ? 1 : 0);
+    const int64_t full_chunks = partial ? chunks - 1 : chunks;
+    const int64_t registers = amx.row_tiles * (chunks + 1) + (full_chunks > 0 ? 1 : 0) + (partial ? 1 : 0);
     if (amx.row_tiles > 2 || amx.rows % amx.row_tiles != 0 || registers > kAmxTiles ||
         int64_t(o.scalars.size()) != amx.rows || int64_t(o.vectors.size()) != chunks)
       return std::nullopt;

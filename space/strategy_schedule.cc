@@ -671,9 +671,10 @@ class StrategyScheduler {
     // A 1 x 1 convolution in bf16 on AMX: 16 or 32 output channels (one or two AMX tiles of rows) times whole rows of
     // the plane (the columns), each step of 32 input channels one tdpbf16ps per 16 pixels, where the printer's AMX
     // tile takes it (input channels a multiple of 32, rows of at most 5 chunks); else the registers' tile below.
+    const int64_t amx_rows = amx_plane_rows(height, width);
     const bool amx = options_.amx_bf16 && lanes == kAvx512VectorLanes && r->reduction() && reads_bf16_pairs(r) &&
-                     r->reduction()->axes.back().extent % kAmxTileK == 0 && amx_plane_rows(height, width) > 0;
-    int64_t plane_rows = amx ? amx_plane_rows(height, width) : 0;
+                     r->reduction()->axes.back().extent % kAmxTileK == 0 && amx_rows > 0;
+    int64_t plane_rows = amx ? amx_rows : 0;
     for (int64_t d = height; d >= 1 && !plane_rows; --d)
       if (height % d == 0 && d * width <= cap) plane_rows = d;
     if (plane_rows == 0 || plane_rows * width < lanes || !plane_is_contiguous(t) ||

@@ -92,22 +92,20 @@ std::optional<Bf16Conv> bf16_conv(const Tensor& t, const std::set<std::string>& 
     Bf16Conv conv;
     conv.weight = w->tensor.get();
     conv.weight_first = weight_first;
-    bool found_c = false, found_k = false;
+    bool found_c = false, found_k = false, others_single = true;
     for (size_t d = 0; d < t->axes.size(); ++d)
       if (t->axes[d].name() == c->name) {
         conv.channel_axis = d;
         found_c = true;
       }
-    for (const IterVar& a : reduction->axes) {
-      if (a.name() == k->name && a.extent % 2 == 0) {
+    for (const IterVar& a : reduction->axes)
+      if (a.name() == k->name) {
         conv.rc = a;
-        found_k = true;
-      } else if (a.extent != 1) {
-        found_k = false;
-        break;
+        found_k = a.extent % 2 == 0;
+      } else {
+        others_single = others_single && a.extent == 1;
       }
-    }
-    if (!found_c || !found_k || conv.rc.name() != k->name) continue;
+    if (!found_c || !found_k || !others_single) continue;
     int64_t pixels = 1;  // of the map: the axes after the channels'
     for (size_t d = conv.channel_axis + 1; d < t->axes.size(); ++d) pixels *= t->axes[d].extent;
     int rc_dims = 0;
