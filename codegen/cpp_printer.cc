@@ -865,6 +865,14 @@ class CppPrinter {
     vector_map_ = false;
     vector_loop_var_.clear();
     const std::string at = address(map.store->buffer, map.store->index);
+    if (map.store_step != 1) {
+      scattering_vector_maps_ = true;
+      const std::string step = std::to_string(map.store_step);
+      emit(lanes == 0 ? map_helper("store_strided") + "(" + at + ", " + step + ", " + value + ");"
+                      : map_helper("store_first_strided") + "(" + std::to_string(lanes) + ", " + at + ", " + step +
+                            ", " + value + ");");
+      return;
+    }
     emit(lanes == 0 ? map_helper("store") + "(" + at + ", " + value + ");"
                     : map_helper("store_first") + "(" + std::to_string(lanes) + ", " + at + ", " + value + ");");
   }
@@ -2041,7 +2049,7 @@ class CppPrinter {
   // 2), r = x - n ln 2 in two parts, and vscalefps makes p 2^n, infinity past FLT_MAX; below ln(FLT_MIN) the result is
   // 0, as the scalar helper's. With AVX2 the scalar helper's steps on 8 lanes, NaN put back by a blend. tanh as the
   // scalar helper, the two forms blended by a mask.
-  static void push_vector_map_helpers(std::vector<std::string>& head, int64_t lanes) {
+  static void push_vector_map_helpers(std::vector<std::string>& head, int64_t lanes, bool scatters) {
     const bool avx512 = lanes == kAvx512VectorLanes;
     const std::string V = "ingot_f32x" + std::to_string(lanes), x = "_f32x" + std::to_string(lanes);
     const std::string R = avx512 ? "__m512" : "__m256", mm = avx512 ? "_mm512_" : "_mm256_",
@@ -2114,6 +2122,32 @@ class CppPrinter {
                        "}",
                    });
     }
+    if (scatters && avx512)
+      lines.insert(
+          lines.end(),
+          {
+              "static inline __m512i ingot_lane_offsets_x16(int step) {",
+              "  return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),",
+              "                            _mm512_set1_epi32(step));",
+              "}",
+              "static inline void ingot_store_strided_f32x16(float* p, int step, ingot_f32x16 v) {",
+              "  _mm512_i32scatter_ps(p, ingot_lane_offsets_x16(step), (__m512)v, 4);",
+              "}",
+              "static inline void ingot_store_first_strided_f32x16(int n, float* p, int step, ingot_f32x16 v) {",
+              "  _mm512_mask_i32scatter_ps(p, (__mmask16)((1u << n) - 1u), ingot_lane_offsets_x16(step), (__m512)v, "
+              "4);",
+              "}",
+          });
+    if (scatters && !avx512)
+      lines.insert(lines.end(),
+                   {
+                       "static inline void ingot_store_first_strided_f32x8(int n, float* p, int step, ingot_f32x8 v) {",
+                       "  for (int l = 0; l < n; ++l) p[l * step] = v[l];  // AVX2 has no scatter",
+                       "}",
+                       "static inline void ingot_store_strided_f32x8(float* p, int step, ingot_f32x8 v) {",
+                       "  ingot_store_first_strided_f32x8(8, p, step, v);",
+                       "}",
+                   });
     const std::string sign_mask = mm + "set1_epi32(int32_t(0x80000000u))";
     lines.insert(
         lines.end(),
@@ -2635,7 +2669,7 @@ class CppPrinter {
     } else if (vector_lanes_ == kAvx2VectorLanes) {
       push_avx2_helpers(head);
     }
-    if (vector_maps_) push_vector_map_helpers(head, map_lanes_);
+    if (vector_maps_) push_vector_map_helpers(head, map_lanes_, scattering_vector_maps_);
     if (!vector_math_.empty()) {
       // Without these declarations a simd loop that calls logf runs scalar. libmvec has logf since glibc 2.22, within
       // 4 ulp of glibc's scalar one (exp, tanh and erf are ingot's own helpers).
@@ -2713,6 +2747,7 @@ class CppPrinter {
   bool printing_spatial_fallback_ = false;  // the loops of a spatial tile, for machines without AVX-512
   int64_t map_lanes_ = kAvx512VectorLanes;  // vector maps' lanes: AVX2's where the register tiles are, else AVX-512's
   bool vector_maps_ = false;                // a vector map was printed: the head defines its helpers
+  bool scattering_vector_maps_ = false;     // ... and one scattered its store
   bool vector_map_ = false;                 // printing a vector map's value
   bool printing_vector_map_fallback_ = false;  // its `omp simd` loop, for machines without AVX-512
   int64_t vector_lanes_ = 0;                   // lanes of the explicit vectors printed so far; 0 = none

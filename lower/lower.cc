@@ -70,6 +70,8 @@ struct Stage {
   std::vector<CacheRead> cache_reads;
   std::vector<std::string> attached;  // stages computed inside this one's loops, producers first
   Buffer buffer;
+  std::vector<size_t>
+      storage_order;  // the buffer's dimension k holds domain dimension storage_order[k]; empty: in order
   std::vector<Decision> decisions;
   bool reduction() const { return body.as<ReduceNode>() != nullptr; }
 };
@@ -87,6 +89,15 @@ Expr flat_index(const std::vector<Expr>& index, const std::vector<int64_t>& shap
   Expr flat = index[0];
   for (size_t d = 1; d < index.size(); ++d) flat = flat * shape[d] + index[d];
   return flat;
+}
+
+// Index (or shape) `in_order` with its dimensions in `order`; in_order itself where order is empty.
+template <typename T>
+std::vector<T> in_storage_order(const std::vector<T>& in_order, const std::vector<size_t>& order) {
+  if (order.empty()) return in_order;
+  std::vector<T> stored;
+  for (size_t d : order) stored.push_back(in_order[d]);
+  return stored;
 }
 
 class Lowering {
@@ -746,17 +757,53 @@ class Lowering {
           if (c.tensor == name) return self.load_at(c.buffer, r->indices, c.lo);
         auto it = self.stages_.find(name);
         if (it != self.stages_.end() && !it->second.attach_stage.empty())
-          return self.load_at(it->second.buffer, r->indices, it->second.origin);
+          return self.load_at(it->second.buffer, r->indices, it->second.origin, it->second.storage_order);
         return self.load_input(self.buffers_.at(name), r->indices);
       }
     } rewriter(*this, s);
     return rewriter.mutate(e);
   }
 
-  Expr load_at(const Buffer& b, const std::vector<Expr>& index, const std::vector<Expr>& origin) const {
+  Expr load_at(const Buffer& b, const std::vector<Expr>& index, const std::vector<Expr>& origin,
+               const std::vector<size_t>& storage_order = {}) const {
     std::vector<Expr> local = index;
     for (size_t d = 0; d < origin.size(); ++d) local[d] = local[d] - origin[d];
-    return load(b, flat_index(local, b->shape));
+    return load(b, flat_index(in_storage_order(local, storage_order), b->shape));
+  }
+
+  // The flat index of domain coordinates in s's own buffer.
+  static Expr own_index(const Stage& s, const std::vector<Expr>& coords) {
+    return flat_index(in_storage_order(coords, s.storage_order), s.buffer->shape);
+  }
+
+  // The dimensions of s's domain that its vectorized loop moves (none without one).
+  std::set<size_t> vector_dims(const Stage& s, const std::vector<std::vector<Expr>>& indices) const {
+    std::set<size_t> dims;
+    for (const Leaf& leaf : s.leaves) {
+      if (leaf.kind != LoopKind::kVectorized) continue;
+      for (const std::vector<Expr>& index : indices)
+        for (size_t d = 0; d < index.size(); ++d)
+          if (uses_var(index[d], loop_var_name(s, leaf.name))) dims.insert(d);
+    }
+    return dims;
+  }
+
+  // How a stage computed at `reader` lays out its local buffer: in its dimensions' order, but for a dimension that both
+  // its own vectorized loop and the reader's move along alone, which goes innermost. A channel tile's accumulators
+  // are vectors of output channels; an epilogue that runs along the channels too then loads and stores whole vectors of
+  // [pixel][channel], where [channel][pixel] would scatter and gather them element by element.
+  std::vector<size_t> storage_order(const Stage& s, const Stage& reader) const {
+    const std::set<size_t> own = vector_dims(s, {domain_index(s)});
+    if (own.size() != 1 || vector_dims(reader, reads_in_loop_vars(reader, s.tensor->name)) != own) return {};
+    const size_t moving = *own.begin();
+    bool inner_dims = false;
+    for (size_t d = moving + 1; d < s.domain.size(); ++d) inner_dims = inner_dims || s.domain[d] > 1;
+    if (!inner_dims) return {};
+    std::vector<size_t> order;
+    for (size_t d = 0; d < s.domain.size(); ++d)
+      if (d != moving) order.push_back(d);
+    order.push_back(moving);
+    return order;
   }
 
   // A nest of serial loops over a box, innermost vectorizable, calling body(coordinates).
@@ -815,7 +862,9 @@ class Lowering {
       int p = leaf_position(s, child.attach_axis);
       MemoryScope scope =
           leaf_ctx[p].under_block && !leaf_ctx[p].under_thread ? MemoryScope::kShared : MemoryScope::kLocal;
-      child.buffer = make_buffer(child_name, child.tensor->dtype, child.domain, scope);
+      if (scope == MemoryScope::kLocal) child.storage_order = storage_order(child, s);
+      child.buffer =
+          make_buffer(child_name, child.tensor->dtype, in_storage_order(child.domain, child.storage_order), scope);
     }
     for (CacheRead& cr : s.cache_reads) {
       int p = leaf_position(s, cr.axis);
@@ -866,7 +915,7 @@ class Lowering {
         for (size_t d = 0; d < local.size(); ++d) local[d] = local[d] - acc_region.lo[d];
         return {acc, flat_index(local, acc->shape)};
       }
-      return {s.buffer, flat_index(dom, s.buffer->shape)};
+      return {s.buffer, own_index(s, dom)};
     };
 
     Stmt core;
@@ -900,7 +949,7 @@ class Lowering {
       }
       stmt = for_loop(loop_var(s, leaf.name), leaf.extent, leaf.kind, stmt, leaf.explicit_lanes);
       if (red && (write_at < 0 || accumulate) && p == first_reduce)
-        stmt = seq({init_nest(s, p, s.buffer, flat_index(dom, s.buffer->shape), red), stmt});
+        stmt = seq({init_nest(s, p, s.buffer, own_index(s, dom), red), stmt});
     }
     if (red && first_reduce == n) fail("internal: reduction '" + name + "' has no reduce loop");
     return guarded(nest_guards(s), stmt);
@@ -941,14 +990,14 @@ class Lowering {
         if (!accumulate) return store(acc, acc_index(r), identity);
         std::vector<Expr> coord;
         std::vector<Expr> conds = in_domain(r, coord);
-        Expr current = load(s.buffer, flat_index(coord, s.buffer->shape));
+        Expr current = load(s.buffer, own_index(s, coord));
         for (const Expr& c : conds) current = select(c, current, identity);
         return store(acc, acc_index(r), current);
       });
     Stmt writeback = box_nest(prefix + ".out", region.extent, true, [&](const std::vector<Expr>& r) {
       std::vector<Expr> coord;
       std::vector<Expr> conds = in_domain(r, coord);
-      return guarded(conds, store(s.buffer, flat_index(coord, s.buffer->shape), load(acc, acc_index(r))));
+      return guarded(conds, store(s.buffer, own_index(s, coord), load(acc, acc_index(r))));
     });
     return allocate(acc, seq({init, inner, writeback}));
   }
@@ -958,9 +1007,10 @@ class Lowering {
     Tensor t = program_.find(cr.tensor);
     const bool input = t->is_placeholder();
     Buffer source = buffers_.count(cr.tensor) ? buffers_.at(cr.tensor) : stages_.at(cr.tensor).buffer;
-    const std::vector<Expr> source_origin = stages_.count(cr.tensor) && !stages_.at(cr.tensor).attach_stage.empty()
-                                                ? stages_.at(cr.tensor).origin
-                                                : std::vector<Expr>{};
+    const bool attached_source = stages_.count(cr.tensor) && !stages_.at(cr.tensor).attach_stage.empty();
+    const std::vector<Expr> source_origin = attached_source ? stages_.at(cr.tensor).origin : std::vector<Expr>{};
+    const std::vector<size_t> source_order =
+        attached_source ? stages_.at(cr.tensor).storage_order : std::vector<size_t>{};
     bool any_guard =
         std::any_of(region.may_leave_bounds.begin(), region.may_leave_bounds.end(), [](bool b) { return b; });
     auto copy = [&](const std::vector<Expr>& r) {
@@ -972,8 +1022,9 @@ class Lowering {
           conds.push_back(lt(index.back(), t->shape[d]));
         }
       }
-      return guarded(conds, store(cr.buffer, flat_index(r, cr.buffer->shape),
-                                  input ? load_input(source, index) : load_at(source, index, source_origin)));
+      return guarded(conds,
+                     store(cr.buffer, flat_index(r, cr.buffer->shape),
+                           input ? load_input(source, index) : load_at(source, index, source_origin, source_order)));
     };
     std::string prefix = cr.buffer->name;
     if (ctx.under_block && !ctx.under_thread)

@@ -9,6 +9,8 @@ namespace ingot {
 
 namespace {
 
+constexpr int64_t kMaxStoreStep = int64_t(1) << 24;
+
 // Whether e, which moves with `lanes`, is made of what an explicit vector map prints (vector_map); collects its
 // moving loads and notes a moving exp, sigmoid or tanh.
 bool mappable(const Expr& e, const std::string& lanes, const StoreNode* store, VectorMap& map, bool& calls) {
@@ -51,9 +53,11 @@ std::optional<VectorMap> vector_map(const ForNode* loop) {
     body = single_statement(condition->then_case);
   }
   auto* store = as<StoreNode>(body);
-  if (!store || store->buffer->dtype != DType::kFloat32 || lane_step(store->index, loop->name()) != 1)
-    return std::nullopt;
-  VectorMap map{store, {}, guard};
+  if (!store || store->buffer->dtype != DType::kFloat32) return std::nullopt;
+  const int64_t store_step = lane_step(store->index, loop->name());
+  // A scatter's lane offsets are 32-bit.
+  if (store_step < 1 || store_step > kMaxStoreStep) return std::nullopt;
+  VectorMap map{store, {}, guard, store_step};
   bool calls = false;
   if (!mappable(store->value, loop->name(), store, map, calls) || !calls) return std::nullopt;
   return map;

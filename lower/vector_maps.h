@@ -17,14 +17,16 @@ struct VectorMap {
   const StoreNode* store = nullptr;
   std::vector<Expr> lane_loads;
   Expr guard;  // the condition around the store that does not use the loop's variable (a halo row's), or null
+  int64_t store_step = 1;  // elements between the stores of two lanes (a channel tile's epilogue: a plane)
 };
 
 // The loop's VectorMap when: the loop is vectorized, not marked explicit, and its body is one store to an f32 buffer
-// (or one such store under a condition that does not use the loop's variable) whose index moves by one element per
-// iteration; every load in the value that moves with the loop moves by one element (loads of the stored buffer only at
-// the store's own index); what moves with the loop is f32 and made of such loads, constants, +, -, *, /, min, max and
-// the calls exp, sigmoid and tanh; and one of those calls moves with the loop. Anything else (a select, a comparison or
-// a cast that moves, another math function) leaves the loop to `omp simd`. std::nullopt otherwise.
+// (or one such store under a condition that does not use the loop's variable) whose index moves by a positive constant
+// per iteration (one element, or a scatter's stride); every load in the value that moves with the loop moves by one
+// element (loads of the stored buffer only at the store's own index); what moves with the loop is f32 and made of such
+// loads, constants, +, -, *, /, min, max and the calls exp, sigmoid and tanh; and one of those calls moves with the
+// loop. Anything else (a select, a comparison or a cast that moves, another math function) leaves the loop to `omp
+// simd`. std::nullopt otherwise.
 std::optional<VectorMap> vector_map(const ForNode* loop);
 
 }  // namespace ingot

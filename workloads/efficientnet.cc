@@ -57,7 +57,7 @@ class EfficientnetBuilder {
                 int64_t out_channels) {
     const int64_t in_channels = input->shape[1], expanded = in_channels * expand_ratio;
     Tensor x = input;
-    if (expand_ratio != 1) x = silu(p + "expand_silu", weights_.conv_bn(p + "expand", x, expanded, 1, 1, 1));
+    if (expand_ratio != 1) x = efficientnet_expansion(weights_, p, x, expanded);
     x = efficientnet_depthwise(weights_, p, x, kernel, stride);
     x = efficientnet_squeeze_excitation(weights_, p, x, std::max<int64_t>(1, in_channels / 4));
     Tensor y = weights_.conv_bn(p + "project", x, out_channels, 1, 1, 1);
@@ -75,6 +75,10 @@ Tensor efficientnet_depthwise(ModelWeights& weights, const std::string& prefix, 
                               int64_t stride) {
   const int64_t channels = x->shape[1];
   return silu(prefix + "dw_silu", weights.conv_bn(prefix + "dw", x, channels, kernel, stride, channels));
+}
+
+Tensor efficientnet_expansion(ModelWeights& weights, const std::string& prefix, const Tensor& x, int64_t expanded) {
+  return silu(prefix + "expand_silu", weights.conv_bn(prefix + "expand", x, expanded, 1, 1, 1));
 }
 
 Tensor efficientnet_squeeze_excitation(ModelWeights& weights, const std::string& prefix, const Tensor& x,

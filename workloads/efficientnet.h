@@ -54,6 +54,9 @@ InputRanges efficientnet_input_ranges(const EfficientnetSizes& sizes);
 // folded batch norm and SiLU; computes `<prefix>dw`, `<prefix>dw_bn`, `<prefix>dw_silu`.
 Tensor efficientnet_depthwise(ModelWeights& weights, const std::string& prefix, const Tensor& x, int64_t kernel,
                               int64_t stride);
+// The expansion of x [1, C, H, W] to `expanded` channels: a 1 x 1 convolution `<prefix>expand`, folded batch norm and
+// SiLU `<prefix>expand_silu`.
+Tensor efficientnet_expansion(ModelWeights& weights, const std::string& prefix, const Tensor& x, int64_t expanded);
 // Squeeze-and-excitation of x [1, C, H, W] with `squeezed` hidden units: global average pool `<prefix>se_pool`,
 // Linear(C, squeezed) `<prefix>se_reduce`, SiLU `<prefix>se_silu`, Linear(squeezed, C) `<prefix>se_expand`, sigmoid
 // `<prefix>se_gate`, and x scaled per channel by the gate, `<prefix>se_scale` [1, C, H, W].

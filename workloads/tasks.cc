@@ -144,6 +144,17 @@ std::vector<TaskWorkload> efficientnet_tasks() {
       [](const WorkloadParams& p, ModelWeights& weights) -> std::vector<Tensor> {
         return {efficientnet_depthwise(weights, "", feature_map(p, "channels"), p.at("kernel"), p.at("stride"))};
       }));
+  // The paper model's block s4b1: 112 channels expanded to 672 on 14 x 14 maps. The small model's s1b0 expands the
+  // 2 channels of s0b0 to 12 on its 16 x 16 maps.
+  tasks.push_back(make_task(
+      "efficientnet_expansion", "EfficientNet-B0's 1x1 expansion convolution (112 -> 672, 14x14), batch norm, SiLU",
+      {{"in_channels", 112, "input channels"},
+       {"out_channels", 672, "output channels (the expanded width)"},
+       {"map_size", 14, "height and width of the feature map"}},
+      {{"in_channels", 2}, {"out_channels", 12}, {"map_size", 16}},
+      [](const WorkloadParams& p, ModelWeights& weights) -> std::vector<Tensor> {
+        return {efficientnet_expansion(weights, "", feature_map(p, "in_channels"), p.at("out_channels"))};
+      }));
   tasks.push_back(make_task(
       "efficientnet_se",
       "EfficientNet-B0's squeeze-and-excitation: global pool, two dense layers (144 -> 6 -> 144), SiLU, sigmoid, scale",

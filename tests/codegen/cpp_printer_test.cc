@@ -716,6 +716,49 @@ TEST(CppPrinter, AVectorMapPrintsWholeVectorsThenAMaskedOne) {
   }
 }
 
+// A vector map whose store moves by a plane per lane (a channel tile's epilogue along its channels) scatters each
+// vector: AVX-512's scatter, AVX2's lanes one by one, the last vector's first lanes alone. Both run against plain
+// arithmetic where this CPU has their ISA.
+TEST(CppPrinter, AVectorMapScattersAStoreAPlaneApart) {
+  const int64_t pixels = 5, channels = 44;
+  Buffer x = global_buffer("x", {pixels, channels}), y = global_buffer("y", {channels, pixels});
+  Expr p = var("p"), c = var("c");
+  Expr element = load(x, p * channels + c);
+  Stmt map = for_loop(
+      p, pixels, LoopKind::kSerial,
+      for_loop(c, channels, LoopKind::kVectorized, store(y, c * pixels + p, element * math::sigmoid(element))));
+  for (int64_t lanes : {kAvx512VectorLanes, kAvx2VectorLanes}) {
+    SCOPED_TRACE(lanes);
+    const bool avx512 = lanes == kAvx512VectorLanes;
+    LoopFunction f{"silu_scatter", {x}, {y}, {}, avx512 ? map : seq({with_an_avx2_register_tile(), map})};
+    PrintedCpp printed = print_cpp_with_lines(f);
+    const std::string V = avx512 ? "16" : "8", rest = avx512 ? "12" : "4";
+    const std::string silu = "ingot_v0 * (1.0f / (1.0f + ingot_exp_f32x" + V + "(-ingot_v0)))";
+    EXPECT_NE(printed.source.find("ingot_store_strided_f32x" + V + "(&y[c * 5 + p], 5, " + silu + ");"),
+              std::string::npos)
+        << printed.source;
+    EXPECT_NE(
+        printed.source.find("ingot_store_first_strided_f32x" + V + "(" + rest + ", &y[c * 5 + p], 5, " + silu + ");"),
+        std::string::npos)
+        << printed.source;
+    if (!(avx512 ? __builtin_cpu_supports("avx512f") : __builtin_cpu_supports("avx2"))) {
+      std::cout << "this CPU cannot run the vector map of " << lanes << " lanes: printed, not run\n";
+      continue;
+    }
+    HostTensor in(DType::kFloat32, {pixels, channels});
+    for (int64_t i = 0; i < pixels * channels; ++i) in.f32()[i] = float(i % 13) * 0.9f - 5.0f;
+    KernelModule module(compile_cpp(printed.source, CompileOptions{}).path, f);
+    HostTensor out(DType::kFloat32, {channels, pixels});
+    module.run({&in}, {&out});
+    for (int64_t pixel = 0; pixel < pixels; ++pixel)
+      for (int64_t channel = 0; channel < channels; ++channel) {
+        const double v = in.f32()[pixel * channels + channel], want = v / (1 + std::exp(-v));
+        EXPECT_NEAR(out.f32()[channel * pixels + pixel], want, 1e-6 * std::max(1.0, std::fabs(want)))
+            << pixel << ", " << channel;
+      }
+  }
+}
+
 // A guarded fold (splits with tail=guard): the guard on the element (r < rows) encloses the whole reduction, the
 // guard on the reduction (k < n) stays on each iteration, and the loop still vectorizes.
 TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {

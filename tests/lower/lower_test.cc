@@ -267,6 +267,63 @@ TEST(Lower, ComputeAt) {
 )");
 }
 
+// A stage computed at a reader whose vectorized loop moves along the same dimension as its own, and not its last,
+// lays its buffer out with that dimension innermost (a channel tile under an epilogue along the channels): B's
+// [1, 4, 6] region is stored [1][6][4], where both loops read and write whole vectors. A reader vectorized along l
+// keeps B in order.
+TEST(Lower, ALocalBufferLaysOutInnermostTheDimensionBothVectorsMoveAlong) {
+  Tensor A = placeholder("A", {2, 4, 6});
+  Tensor B = compute("B", {2, 4, 6}, [&](const std::vector<Expr>& i) { return A(i[0], i[1], i[2]) * 2.0; });
+  Tensor C = compute("C", {2, 4, 6}, [&](const std::vector<Expr>& i) { return B(i[0], i[1], i[2]) + 1.0; });
+  Program p({C}, "planes");
+  Schedule along_i = Schedule()
+                         .reorder("C", {"i", "l", "j"})
+                         .vectorize("C", "j")
+                         .compute_at("B", "C", "i")
+                         .reorder("B", {"i", "l", "j"})
+                         .vectorize("B", "j");
+  EXPECT_EQ(lowered(p, along_i), R"(func planes(A: f32[2, 4, 6]) -> (C: f32[2, 4, 6]) {
+  for C.i in 0..2 {
+    alloc B: f32[1, 6, 4] local {
+      for B.i in 0..1 {
+        for B.l in 0..6 {
+          for B.j in 0..4 vectorized {
+            B[(B.j + (B.l * 4))] = (A[(((B.j * 6) + B.l) + (C.i * 24))] * 2.0)
+          }
+        }
+      }
+      for C.l in 0..6 {
+        for C.j in 0..4 vectorized {
+          C[(((C.i * 24) + (C.j * 6)) + C.l)] = (B[(C.j + (C.l * 4))] + 1.0)
+        }
+      }
+    }
+  }
+}
+)");
+  Schedule reader_along_l =
+      Schedule().vectorize("C", "l").compute_at("B", "C", "i").reorder("B", {"i", "l", "j"}).vectorize("B", "j");
+  EXPECT_EQ(lowered(p, reader_along_l), R"(func planes(A: f32[2, 4, 6]) -> (C: f32[2, 4, 6]) {
+  for C.i in 0..2 {
+    alloc B: f32[1, 4, 6] local {
+      for B.i in 0..1 {
+        for B.l in 0..6 {
+          for B.j in 0..4 vectorized {
+            B[((B.j * 6) + B.l)] = (A[(((B.j * 6) + B.l) + (C.i * 24))] * 2.0)
+          }
+        }
+      }
+      for C.j in 0..4 {
+        for C.l in 0..6 vectorized {
+          C[(((C.i * 24) + (C.j * 6)) + C.l)] = (B[((C.j * 6) + C.l)] + 1.0)
+        }
+      }
+    }
+  }
+}
+)");
+}
+
 // A band with a halo: C is computed at Y's rows with the row above and below (Y sums three rows of C, zero past the
 // map's edges), and B at each of C's rows. The bound on C's rows moves with C's own loop and stays in C's store; B's
 // row does not move inside B's nest, so the bound is tested once around it, where the nest's loops stay bare (a

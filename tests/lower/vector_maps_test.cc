@@ -1,5 +1,6 @@
 // Which vectorized loops are vector maps (explicit AVX-512 vectors in the C++ printer): one f32 store moving by one
-// element, calling exp, sigmoid or tanh on loads that move by one element; and the loops that stay `omp simd`.
+// element or a constant stride, calling exp, sigmoid or tanh on loads that move by one element; and the loops that stay
+// `omp simd`.
 #include "lower/vector_maps.h"
 
 #include <gtest/gtest.h>
@@ -40,6 +41,7 @@ TEST(VectorMaps, ASiluWithABiasIsAMapOfOneMovingLoad) {
   ASSERT_EQ(map->lane_loads.size(), 1u);  // x's element, used twice; the bias does not move
   EXPECT_EQ(to_string(map->lane_loads[0]), to_string(load(x(), r * 64 + m)));
   EXPECT_FALSE(map->guard);
+  EXPECT_EQ(map->store_step, 1);
 
   // Under a condition that does not use m (a halo row's), which the map keeps.
   Stmt guarded = loop_over(m, if_then_else(lt(r, Expr(3)), silu));
@@ -51,6 +53,20 @@ TEST(VectorMaps, ASiluWithABiasIsAMapOfOneMovingLoad) {
   Expr own = load(y(), r * 64 + m);
   Stmt mixed = store(y(), r * 64 + m, minimum(math::exp(own - load(bias(), r)), math::tanh(own)) + Expr(1.0));
   EXPECT_TRUE(vector_map(as<ForNode>(loop_over(m, mixed))));
+}
+
+// A channel tile's epilogue along its channels (space/strategy_schedule.cc): each lane's result goes to another
+// channel's plane, a constant stride apart, which the printer scatters.
+TEST(VectorMaps, AStoreAPlaneApartPerLaneIsAScatter) {
+  Expr p = var("p"), c = var("c");
+  Stmt epilogue = store(y(), c * 4 + p, math::sigmoid(load(x(), p * 64 + c)));
+  std::optional<VectorMap> map = vector_map(as<ForNode>(loop_over(c, epilogue)));
+  ASSERT_TRUE(map);
+  EXPECT_EQ(map->store_step, 4);
+  ASSERT_EQ(map->lane_loads.size(), 1u);
+  // A scatter's offsets are 32-bit lanes.
+  Stmt far = store(y(), c * (int64_t(1) << 25) + p, math::sigmoid(load(x(), p * 64 + c)));
+  EXPECT_FALSE(vector_map(as<ForNode>(loop_over(c, far))));
 }
 
 TEST(VectorMaps, WhatTheVectorsCannotHoldStaysOmpSimd) {
@@ -65,9 +81,9 @@ TEST(VectorMaps, WhatTheVectorsCannotHoldStaysOmpSimd) {
   EXPECT_FALSE(is_map(store(y(), r * 64 + m, maximum(element, Expr(0.0)))));
   // A math function the maps do not have.
   EXPECT_FALSE(is_map(store(y(), r * 64 + m, math::exp(element) + math::log(element))));
-  // A load moving by two elements, a store moving by two, a load that moves by a division.
+  // A load moving by two elements, a store moving backwards, a load that moves by a division.
   EXPECT_FALSE(is_map(store(y(), r * 64 + m, math::exp(load(x(), m * 2)))));
-  EXPECT_FALSE(is_map(store(y(), m * 2, math::exp(element))));
+  EXPECT_FALSE(is_map(store(y(), Expr(63) - m, math::exp(element))));
   EXPECT_FALSE(is_map(store(y(), r * 64 + m, math::exp(load(x(), m / 2)))));
   // The stored buffer read at another element (the vector would read what the loop has not written yet).
   EXPECT_FALSE(is_map(store(y(), r * 64 + m, math::exp(load(y(), r * 64 + m + 1)))));

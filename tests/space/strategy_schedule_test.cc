@@ -601,8 +601,9 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
   Schedule eight = strategy_schedule(groups_of_8, make_plan("global", groups_of_8, cpu()), options);
   EXPECT_EQ(pack_of(eight).first, -1) << eight.to_json();
 
-  // On a 7 x 7 map a tile holds 7 pixels, fewer than the lanes its host's epilogue runs in: fine for a ReLU, not for
-  // a SiLU's exponential, which keeps the plane tile (49-pixel rows).
+  // On a 7 x 7 map a tile holds 7 pixels, fewer than the lanes: a ReLU's epilogue runs over them, a SiLU's (an
+  // exponential per element) along the tile's channels, as its accumulators do. Its local tile is then laid out
+  // [pixel][channel] and each vector of the result scattered into the output's planes.
   Tensor small_x = placeholder("x", {1, 256, 7, 7});
   Tensor small_conv = conv2d("c", small_x, w, b);
   Program relu7({relu("y", small_conv)}, "relu7");
@@ -613,7 +614,29 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
                          })},
                 "silu7");
   EXPECT_FALSE(plane_tiled(relu7, options));
-  EXPECT_TRUE(plane_tiled(silu7, options));
+  Schedule relu_tile = strategy_schedule(relu7, make_plan("global", relu7, cpu()), options);
+  EXPECT_TRUE(has_decision(relu_tile, DecisionKind::kVectorize, "y", "l+m.i")) << relu_tile.to_json();
+  Schedule silu_tile = strategy_schedule(silu7, make_plan("global", silu7, cpu()), options);
+  EXPECT_TRUE(has_decision(silu_tile, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << silu_tile.to_json();
+  EXPECT_TRUE(has_decision(silu_tile, DecisionKind::kVectorize, "y", "j.i")) << silu_tile.to_json();
+  const std::string source = compile_to_cpp_source(silu7, silu_tile).source;
+  EXPECT_NE(source.find("ingot_store_strided_f32x16(&y["), std::string::npos) << source;
+  EXPECT_EQ(source.find("ingot_store_strided_f32xN("), std::string::npos) << source;  // the accumulators stored whole
+  expect_matches_interpreter(silu7, silu_tile);
+  // AVX2's 12 accumulators hold one vector of channels x 7 pixels, too few to hide the FMAs' latency: a plane tile.
+  FixedScheduleOptions avx2 = options;
+  avx2.simd_fp32_lanes = 8;
+  Schedule avx2_silu = strategy_schedule(silu7, make_plan("global", silu7, test_support::avx2_cpu()), avx2);
+  EXPECT_FALSE(has_decision(avx2_silu, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << avx2_silu.to_json();
+  // A reduction of 96 or more input channels takes such a tile; 64 keep the plane tile.
+  Tensor short_conv = conv2d("c", placeholder("x", {1, 64, 7, 7}), short_w, b);
+  Program silu_short({compute("y", {1, 64, 7, 7},
+                              [&](const std::vector<Expr>& i) {
+                                Expr v = short_conv(i[0], i[1], i[2], i[3]);
+                                return v * math::sigmoid(v);
+                              })},
+                     "silu_short");
+  EXPECT_TRUE(plane_tiled(silu_short, options));
 }
 
 // A 1 x 1 convolution whose operands do not fit one core's L2 runs the plane's blocks outside the channels', so that

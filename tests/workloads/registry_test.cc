@@ -39,7 +39,7 @@ TEST(Registry, ListsEveryWorkloadSorted) {
   EXPECT_EQ(models_and_examples, (std::vector<std::string>{"bert", "efficientnet", "lstm", "matmul", "matmul_bias_relu",
                                                            "mlp", "mmoe", "resnext", "softmax", "swin", "two_gemm"}));
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  EXPECT_EQ(names.size(), models_and_examples.size() + 10);
+  EXPECT_EQ(names.size(), models_and_examples.size() + 11);
   for (const WorkloadInfo& w : list_workloads()) {
     EXPECT_FALSE(w.description.empty()) << w.name;
     EXPECT_FALSE(w.parameters.empty()) << w.name;
@@ -96,7 +96,8 @@ TEST(Registry, ErrorsNameTheProblemAndTheKnownChoices) {
   EXPECT_EQ(error_of("mlpp", {}),
             "unknown workload 'mlpp' (known: bert, efficientnet, lstm, matmul, matmul_bias_relu, mlp, mmoe, resnext, "
             "softmax, swin, task:bert_ffn, task:bert_layernorm, task:bert_qkv, task:bert_softmax, "
-            "task:efficientnet_depthwise, task:efficientnet_se, task:lstm_cell, task:resnext_conv1x1, "
+            "task:efficientnet_depthwise, task:efficientnet_expansion, task:efficientnet_se, task:lstm_cell, "
+            "task:resnext_conv1x1, "
             "task:resnext_conv3x3_grouped, task:swin_window_attention, two_gemm)");
   EXPECT_EQ(error_of("mlp", {{"batchh", 3}}),
             "workload 'mlp' has no parameter 'batchh' (known: batch, in, hidden, out)");

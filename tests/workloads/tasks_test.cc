@@ -28,6 +28,7 @@ const std::vector<std::string> kTaskNames = {"task:bert_ffn",
                                              "task:bert_qkv",
                                              "task:bert_softmax",
                                              "task:efficientnet_depthwise",
+                                             "task:efficientnet_expansion",
                                              "task:efficientnet_se",
                                              "task:lstm_cell",
                                              "task:resnext_conv1x1",
@@ -105,6 +106,7 @@ TEST(Tasks, ParameterCountsAddUpTheWeights) {
   EXPECT_EQ(parameters("task:resnext_conv3x3_grouped"), 256 * 4 * 9 + 2 * 256);
   EXPECT_EQ(parameters("task:resnext_conv1x1"), 256 * 256 + 2 * 256);
   EXPECT_EQ(parameters("task:efficientnet_depthwise"), 144 * 9 + 2 * 144);
+  EXPECT_EQ(parameters("task:efficientnet_expansion"), 112 * 672 + 2 * 672);
   EXPECT_EQ(parameters("task:efficientnet_se"), (144 * 6 + 6) + (6 * 144 + 144));
   EXPECT_EQ(parameters("task:lstm_cell"), 1024 * 256 + 1024 * 256 + 1024);
   EXPECT_EQ(parameters("task:swin_window_attention"), 13 * 13 * 4);
@@ -163,6 +165,9 @@ TEST(Tasks, DefaultsAreThePaperModelsBlocks) {
   expect_same_shapes(
       "task:efficientnet_depthwise", {}, efficientnet_model,
       {{"feature_map", "s1b1_expand_silu"}, {"dw_weight", "s1b1_dw_weight"}, {"dw_silu", "s1b1_dw_silu"}});
+  expect_same_shapes(
+      "task:efficientnet_expansion", {}, efficientnet_model,
+      {{"feature_map", "s4b0_project_bn"}, {"expand_weight", "s4b1_expand_weight"}, {"expand_silu", "s4b1_expand_silu"}});
   expect_same_shapes("task:efficientnet_se", {}, efficientnet_model,
                      {{"feature_map", "s1b1_dw_silu"},
                       {"se_reduce_weight", "s1b1_se_reduce_weight"},
@@ -244,6 +249,12 @@ TEST(Tasks, SmallTasksComputeTheSmallModelsTensors) {
                                   {"dw_bn_scale", "s0b0_dw_bn_scale"},
                                   {"dw_bn_shift", "s0b0_dw_bn_shift"}},
                                  {{"dw_silu", "s0b0_dw_silu"}});
+  expect_task_computes_the_model("task:efficientnet_expansion", efficientnet_model,
+                                 {{"feature_map", "s0b0_project_bn"},
+                                  {"expand_weight", "s1b0_expand_weight"},
+                                  {"expand_bn_scale", "s1b0_expand_bn_scale"},
+                                  {"expand_bn_shift", "s1b0_expand_bn_shift"}},
+                                 {{"expand_silu", "s1b0_expand_silu"}});
   expect_task_computes_the_model("task:efficientnet_se", efficientnet_model,
                                  {{"feature_map", "s0b0_dw_silu"},
                                   {"se_reduce_weight", "s0b0_se_reduce_weight"},
