@@ -94,6 +94,8 @@ CpuIsa host_cpu_isa() {
   return CpuIsa::kGeneric;
 }
 
+int64_t bf16_conv_channel_multiple(const Target& t) { return t.kind == TargetKind::kCpu && t.cpu.amx_bf16 ? 32 : 2; }
+
 Target with_cpu_isa(Target t, CpuIsa isa) {
   const int64_t lanes = cpu_isa_lanes(isa);
   if (t.cpu.simd_fp32_lanes > 0) t.peak_fp32_gflops *= double(lanes) / double(t.cpu.simd_fp32_lanes);

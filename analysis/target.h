@@ -98,6 +98,10 @@ Target detect_host_cpu();
 // cycle); AMX only with AVX-512. Caches, cores and bandwidth stay.
 Target with_cpu_isa(Target t, CpuIsa isa);
 
+// What a bf16 program pads its 1 x 1 convolutions' input channels to (workloads/bf16_products.h): 32, the values of k
+// one step of AMX's bf16 tiles takes (lower/vector_tiles.h, kAmxTileK), on a CPU target with AMX; else 2, no padding.
+int64_t bf16_conv_channel_multiple(const Target& t);
+
 // The compiler flags (g++ and clang) that select the target's ISA: "" where it is this machine's own (the compiler's
 // default flags, -march=native, apply), else the x86-64 level that has it (x86-64-v3 for AVX2 and FMA, x86-64-v4 for
 // AVX-512) tuned for this machine.

@@ -35,7 +35,7 @@ bool is_onnx_file(const std::string& workload);
 // as a run config's workload.onnx). An ONNX model's shapes are its file's, so size_given (the user passed --size) is
 // refused for one. Throws std::invalid_argument for an unknown workload or size, and what the importer throws.
 ConfiguredWorkload command_line_workload(const std::string& workload, const std::string& size, bool size_given,
-                                         const std::string& precision = "fp32");
+                                         const std::string& precision = "fp32", const std::string& isa = "native");
 // The workload's inputs as `ingot run` and the tuner feed it: random values of its ranges from seed, its fixed inputs
 // (an ONNX model's weights) as they are.
 TensorMap workload_inputs(const ConfiguredWorkload& workload, uint64_t seed);

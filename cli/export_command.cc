@@ -102,7 +102,7 @@ void add_export_command(CLI::App& app) {
       // The flags first: a bad one is refused before the workload is built.
       std::tie(p.tolerance.rtol, p.tolerance.atol) = verification_tolerance(
           precision, number_flag("--rtol", rtol, 0, false), number_flag("--atol", atol, 0, false));
-      ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0, precision);
+      ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0, precision, isa);
       Schedule s = schedule_from_spec(schedule, w.program, gpu, isa, w.weights, db);
       p.function = lower_program(w.program, s);
       p.inputs = workload_inputs(w, seed);
@@ -120,7 +120,7 @@ void add_export_command(CLI::App& app) {
       if (!run) throw std::runtime_error("the run of the best measurement is missing from " + db);
       RunConfig config = parse_run_config(run->config_text, db + ": run " + std::to_string(run->id) + " config");
       // An ONNX workload is imported again from the absolute path the config recorded.
-      ConfiguredWorkload w = make_configured_workload(config.workload);
+      ConfiguredWorkload w = configured_workload(config);
       if (workload_key(w.program) != best->candidate.workload_hash)
         throw std::runtime_error(
             "workload '" + w.name +

@@ -36,7 +36,7 @@ void add_lower_command(CLI::App& app) {
                 "Print the loop IR after each pass of codegen's pipeline before the output (loop: lower; cpp: lower, "
                 "merge_parallel_stages; cuda: lower, split_kernels)");
   cmd->callback([cmd] {
-    ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0, precision);
+    ConfiguredWorkload w = command_line_workload(workload, size, cmd->count("--size") > 0, precision, isa);
     const Program& program = w.program;
     Schedule s = schedule_from_spec(schedule, program, emit == "cuda", isa, w.weights, database);
     if (emit == "program") {

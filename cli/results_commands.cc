@@ -56,7 +56,7 @@ void add_results_commands(CLI::App& app) {
     std::string toolchain;
     if (!config_path.empty()) {
       RunConfig config = load_run_config(config_path);
-      workload = workload_key(make_configured_workload(config.workload).program);
+      workload = workload_key(configured_workload(config).program);
       if (best->count("--db") == 0) db = config.database;
       if (best->count("--threads") == 0) threads = config.target.threads;
       if (best->count("--isa") == 0) isa = config.target.isa;

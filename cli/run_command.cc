@@ -214,7 +214,7 @@ void add_run_command(CLI::App& app) {
     ConfiguredWorkload w = f32;
     if (bf16) {
       // The f32 run's inputs, its weights rounded: the error below is bf16's alone.
-      Bf16Program rewritten = bf16_products(f32.program, f32.weights);
+      Bf16Program rewritten = bf16_products(f32.program, f32.weights, bf16_conv_channel_multiple(cpu_target_for(isa)));
       inputs = bf16_inputs(rewritten, f32_inputs);
       w = bf16_workload(f32, rewritten);
     }

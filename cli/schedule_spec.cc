@@ -92,7 +92,7 @@ bool is_onnx_file(const std::string& workload) {
 }
 
 ConfiguredWorkload command_line_workload(const std::string& workload, const std::string& size, bool size_given,
-                                         const std::string& precision) {
+                                         const std::string& precision, const std::string& isa) {
   WorkloadConfig config;
   config.precision = precision;
   if (is_onnx_file(workload)) {
@@ -105,7 +105,7 @@ ConfiguredWorkload command_line_workload(const std::string& workload, const std:
     config.name = workload;
     config.params = workload_size_params(workload, size);
   }
-  return make_configured_workload(config);
+  return make_configured_workload(config, precision == "bf16" ? bf16_conv_channel_multiple(cpu_target_for(isa)) : 2);
 }
 
 std::string stored_workload_name(const std::string& workload) {

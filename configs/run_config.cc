@@ -502,12 +502,12 @@ ConfiguredWorkload make_f32_workload(const WorkloadConfig& workload) {
 
 }  // namespace
 
-ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload) {
+ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload, int64_t bf16_conv_channel_multiple) {
   ConfiguredWorkload f32 = make_f32_workload(workload);
   if (workload.precision == "fp32") return f32;
   if (workload.precision != "bf16")
     throw std::invalid_argument("unknown precision '" + workload.precision + "' (expected fp32 or bf16)");
-  return bf16_workload(f32, bf16_products(f32.program, f32.weights));
+  return bf16_workload(f32, bf16_products(f32.program, f32.weights, bf16_conv_channel_multiple));
 }
 
 ConfiguredWorkload bf16_workload(const ConfiguredWorkload& f32, const Bf16Program& rewritten) {

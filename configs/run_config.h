@@ -149,8 +149,10 @@ struct ConfiguredWorkload {
 };
 // Builds the program of a parsed config's workload (imports the ONNX model with its bound inputs, or
 // make_workload). Throws what those throw. A binding changes the program's name (onnx_import.h), so the
-// database keys each binding as a workload of its own; results are still stored under the file's stem.
-ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload);
+// database keys each binding as a workload of its own; results are still stored under the file's stem. In bf16 its
+// 1 x 1 convolutions' input channels pad to bf16_conv_channel_multiple (bf16_products; the target's:
+// analysis/target.h).
+ConfiguredWorkload make_configured_workload(const WorkloadConfig& workload, int64_t bf16_conv_channel_multiple = 2);
 
 // The bf16 form of an f32 workload (precision: bf16): `rewritten` (bf16_products of its program and weights) under
 // the name with "@bf16", an ONNX model's weights rounded; random weights keep their ranges (drawn as bf16).

@@ -636,21 +636,25 @@ class StrategyScheduler {
     return contiguous;
   }
 
-  // The whole rows of a plane of height x width pixels that an AMX pair tile's columns take (the printer's AMX tile:
-  // at most kMaxAmxTileChunks chunks of 16 pixels, the last one partial or not): the most of its chunks' columns used,
-  // then the most pixels. 56 x 56 and 28 x 28 maps: 56 pixels (3.5 chunks); 14 x 14: 28; 7 x 7: 49.
-  static int64_t amx_plane_rows(int64_t height, int64_t width) {
+  // The pixels of a plane of height x width that an AMX pair tile's columns take (the printer's AMX tile: at most
+  // kMaxAmxTileChunks chunks of 16 pixels, the last one partial or not): whole rows, the most of its chunks' columns
+  // used, then the most pixels; where a row is wider than that, the largest part of a row that fits. 56 x 56 and 28 x
+  // 28 maps: 56 pixels (3.5 chunks); 14 x 14: 28; 7 x 7: 49; 112 x 112: half rows of 56.
+  static int64_t amx_plane_pixels(int64_t height, int64_t width) {
+    auto chunks = [](int64_t pixels) { return (pixels + kAvx512VectorLanes - 1) / kAvx512VectorLanes; };
     int64_t best = 0;
     double best_use = 0;
     for (int64_t rows = 1; rows <= height; ++rows) {
-      const int64_t pixels = rows * width, chunks = (pixels + kAvx512VectorLanes - 1) / kAvx512VectorLanes;
-      if (height % rows != 0 || chunks > kMaxAmxTileChunks) continue;
-      const double use = double(pixels) / double(chunks * kAvx512VectorLanes);
-      if (use > best_use + 1e-9 || (use > best_use - 1e-9 && pixels > best * width)) {
-        best = rows;
+      const int64_t pixels = rows * width;
+      if (height % rows != 0 || chunks(pixels) > kMaxAmxTileChunks) continue;
+      const double use = double(pixels) / double(chunks(pixels) * kAvx512VectorLanes);
+      if (use > best_use + 1e-9 || (use > best_use - 1e-9 && pixels > best)) {
+        best = pixels;
         best_use = use;
       }
     }
+    for (int64_t part = width - 1; part > 1 && best == 0; --part)
+      if (width % part == 0 && chunks(part) <= kMaxAmxTileChunks) best = part;
     return best;
   }
 
@@ -676,17 +680,16 @@ class StrategyScheduler {
     // A 1 x 1 convolution in bf16 on AMX: 16 or 32 output channels (one or two AMX tiles of rows) times whole rows of
     // the plane (the columns), each step of 32 input channels one tdpbf16ps per 16 pixels, where the printer's AMX
     // tile takes it (input channels a multiple of 32, rows of at most 5 chunks); else the registers' tile below.
-    const int64_t amx_rows = amx_plane_rows(height, width);
+    const int64_t amx_pixels = amx_plane_pixels(height, width);
     const bool amx = options_.amx_bf16 && lanes == kAvx512VectorLanes && r->reduction() && reads_bf16_pairs(r) &&
-                     r->reduction()->axes.back().extent % kAmxTileK == 0 && amx_rows > 0;
-    int64_t plane_rows = amx ? amx_rows : 0;
-    for (int64_t d = height; d >= 1 && !plane_rows; --d)
-      if (height % d == 0 && d * width <= cap) plane_rows = d;
-    if (plane_rows == 0 || plane_rows * width < lanes || !plane_is_contiguous(t) ||
-        (!r.same_as(t) && !plane_is_contiguous(r)) || !same_extents(t, r))
+                     r->reduction()->axes.back().extent % kAmxTileK == 0 && amx_pixels > 0;
+    int64_t pixels = amx ? amx_pixels : 0;
+    for (int64_t d = height; d >= 1 && !pixels; --d)
+      if (height % d == 0 && d * width <= cap) pixels = d * width;
+    if (pixels < lanes || !plane_is_contiguous(t) || (!r.same_as(t) && !plane_is_contiguous(r)) || !same_extents(t, r))
       return std::nullopt;
     PlaneTile tile;
-    tile.lanes = plane_rows * width;
+    tile.lanes = pixels;
     // The channels: the innermost other axis that no read moving along the plane indexes, so rows share those loads.
     // Only a split one: all of its rows in one iteration would leave the parallel loop few iterations or one.
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;

@@ -7,6 +7,7 @@
 
 #include "configs/run_config.h"
 #include "tuner/candidate.h"
+#include "tuner/tune_job.h"
 
 namespace ingot {
 
@@ -72,7 +73,7 @@ std::optional<Program> rebuild_program(const Database& db, const WorkloadRecord&
     if (!run) continue;
     try {
       RunConfig config = parse_run_config(run->config_text, db.path() + ": run " + std::to_string(run->id));
-      ConfiguredWorkload rebuilt = make_configured_workload(config.workload);
+      ConfiguredWorkload rebuilt = configured_workload(config);
       if (workload_key(rebuilt.program) == workload.hash) return std::move(rebuilt.program);
       last_problem = "run " + std::to_string(run->id) + "'s config now builds a different program";
     } catch (const std::exception& e) {

@@ -115,6 +115,22 @@ std::string isa_flags_for(CpuIsa isa) {
   return flags.empty() ? default_isa_flags() : flags;
 }
 
+namespace {
+
+// The config's target: target.kind resolved, a CPU's code of target.isa.
+Target config_target(const RunConfig& config) {
+  Target target = resolve_target(config.target.kind);
+  if (target.kind == TargetKind::kCpu && target.cpu.isa != target_isa(config.target.isa))
+    target = with_cpu_isa(target, target_isa(config.target.isa));
+  return target;
+}
+
+}  // namespace
+
+ConfiguredWorkload configured_workload(const RunConfig& config) {
+  return make_configured_workload(config.workload, bf16_conv_channel_multiple(config_target(config)));
+}
+
 JobStart start_job(const RunConfig& config, const std::string& config_path) {
   const std::string where = config_path.empty() ? "" : config_path + ": ";
   Target target = resolve_target(config.target.kind);
@@ -147,7 +163,7 @@ JobStart start_job(const RunConfig& config, const std::string& config_path) {
     check_toolchain(options.builder.compile);
     target_key = cpu_target_key(options.threads, options.target_isa, options.toolchain);
   }
-  ConfiguredWorkload workload = make_configured_workload(config.workload);
+  ConfiguredWorkload workload = make_configured_workload(config.workload, bf16_conv_channel_multiple(target));
   // Before the database is opened too: a workload too large for this machine leaves no run behind.
   check_program_fits_memory(workload.program);
   options.input_ranges = std::move(workload.input_ranges);

@@ -127,10 +127,16 @@ std::optional<Bf16Conv> bf16_conv(const Tensor& t, const std::set<std::string>& 
 class Bf16Rewriter final : public TensorCopier {
  public:
   Bf16Rewriter(const std::unordered_map<const TensorNode*, Bf16Sum>& sums,
-               const std::unordered_map<const TensorNode*, Bf16Conv>& convs,
-               const std::unordered_map<const TensorNode*, Tensor>& weights)
-      : sums_(sums), convs_(convs) {
+               const std::unordered_map<const TensorNode*, Bf16Conv>& convs, int64_t conv_channel_multiple)
+      : sums_(sums), convs_(convs), conv_channel_multiple_(conv_channel_multiple) {}
+
+  // The bf16 weights, which every read of their f32 placeholders reads instead.
+  void add_weights(const std::unordered_map<const TensorNode*, Tensor>& weights) {
     copies_.insert(weights.begin(), weights.end());
+  }
+
+  int64_t padded_channels(int64_t channels) const {
+    return (channels + conv_channel_multiple_ - 1) / conv_channel_multiple_ * conv_channel_multiple_;
   }
 
  private:
@@ -150,7 +156,9 @@ class Bf16Rewriter final : public TensorCopier {
   }
 
   // sum_rc f32(W[c, rc, 0, 0]) * f32(pairs[.., rc / 2, .., rc % 2]) (in the product's order), over rc alone, with
-  // pairs[.., c2, .., p] = bf16(x[.. at rc = 2 c2 + p ..]), the loops of one iteration at 0.
+  // pairs[.., c2, .., p] = bf16(x[.. at rc = 2 c2 + p ..]), the loops of one iteration at 0. rc runs over the input
+  // channels padded to the multiple, where the pairs are zero (and so is the padded weight, though any finite value
+  // would do).
   Tensor conv_copy(const Tensor& t, const Bf16Conv& conv) {
     const ReduceNode* reduction = t->reduction();
     auto* product = reduction->source.as<BinaryNode>();
@@ -159,18 +167,22 @@ class Bf16Rewriter final : public TensorCopier {
     std::unordered_map<std::string, Expr> single;
     for (const IterVar& a : reduction->axes)
       if (a.name() != conv.rc.name()) single[a.name()] = Expr(int64_t(0));
+    const int64_t channels = conv.rc.extent, padded = padded_channels(channels);
     std::vector<int64_t> shape = t->shape;
-    shape[conv.channel_axis] = conv.rc.extent / 2;
+    shape[conv.channel_axis] = padded / 2;
     shape.push_back(2);
     Tensor pairs = compute(t->name + "_pairs", shape, [&](const std::vector<Expr>& i) {
       std::unordered_map<std::string, Expr> at = single;
       for (size_t d = 0; d < t->axes.size(); ++d)
         if (d != conv.channel_axis) at[t->axes[d].name()] = i[d];
-      at[conv.rc.name()] = i[conv.channel_axis] * int64_t(2) + i.back();
+      const Expr channel = i[conv.channel_axis] * int64_t(2) + i.back();
+      // A padded channel reads the last real one (in bounds) and gives zero.
+      at[conv.rc.name()] = padded == channels ? channel : minimum(channel, Expr(channels - 1));
       auto* element = x.as<TensorReadNode>();
       std::vector<Expr> index;
       for (const Expr& e : element->indices) index.push_back(simplify(substitute(e, at)));
-      return cast(DType::kBFloat16, read(element->tensor, index));
+      const Expr value = read(element->tensor, index);
+      return cast(DType::kBFloat16, padded == channels ? value : select(lt(channel, Expr(channels)), value, Expr(0.0)));
     });
     std::vector<Expr> pair_index;
     for (const IterVar& a : t->axes) pair_index.push_back(a.var);
@@ -180,17 +192,29 @@ class Bf16Rewriter final : public TensorCopier {
     for (const Expr& index : w->indices) weight_index.push_back(substitute(index, single));
     const Expr bf16_x = cast(DType::kFloat32, read(pairs, pair_index));
     const Expr bf16_w = cast(DType::kFloat32, read(copies_.at(conv.weight), weight_index));
-    return with_body(t, t->name,
-                     reduce(ReduceOp::kSum, conv.weight_first ? bf16_w * bf16_x : bf16_x * bf16_w, {conv.rc}));
+    return with_body(
+        t, t->name,
+        reduce(ReduceOp::kSum, conv.weight_first ? bf16_w * bf16_x : bf16_x * bf16_w, {IterVar{conv.rc.var, padded}}));
   }
 
   const std::unordered_map<const TensorNode*, Bf16Sum>& sums_;
   const std::unordered_map<const TensorNode*, Bf16Conv>& convs_;
+  const int64_t conv_channel_multiple_;
 };
 
 }  // namespace
 
-Bf16Program bf16_products(const Program& program, const std::vector<std::string>& weights) {
+std::vector<int64_t> Bf16Weight::bf16_shape() const {
+  std::vector<int64_t> padded = shape;
+  padded[dim] += padding;
+  return padded;
+}
+
+Bf16Program bf16_products(const Program& program, const std::vector<std::string>& weights,
+                          int64_t conv_channel_multiple) {
+  if (conv_channel_multiple < 2 || conv_channel_multiple % 2 != 0)
+    throw std::invalid_argument("bf16 products: a convolution's channels pad to an even multiple, not " +
+                                std::to_string(conv_channel_multiple));
   const std::set<std::string> weight_set(weights.begin(), weights.end());
   std::unordered_map<const TensorNode*, Bf16Sum> sums;
   std::map<const TensorNode*, int64_t> dims;  // per weight: the k dimension of every qualifying read, -1 if they differ
@@ -217,19 +241,24 @@ Bf16Program bf16_products(const Program& program, const std::vector<std::string>
   }
   Bf16Program out{program, {}};
   std::unordered_map<const TensorNode*, Tensor> rewritten;
+  std::set<const TensorNode*> conv_weights;
+  for (const auto& [t, conv] : convs) conv_weights.insert(conv.weight);
+  Bf16Rewriter rewriter(sums, convs, conv_channel_multiple);
   for (const std::string& name : weights) {
     Tensor w = program.find(name);
     if (!w) continue;
     auto dim = dims.find(w.get());
     if (dim == dims.end() || dim->second < 0 || read_otherwise.count(w.get())) continue;
-    rewritten[w.get()] = placeholder(w->name, w->shape, DType::kBFloat16);
-    out.weights.push_back({w->name, w->shape, dim->second});
+    Bf16Weight weight{w->name, w->shape, dim->second};
+    if (conv_weights.count(w.get())) weight.padding = rewriter.padded_channels(w->shape[1]) - w->shape[1];
+    rewritten[w.get()] = placeholder(w->name, weight.bf16_shape(), DType::kBFloat16);
+    out.weights.push_back(weight);
   }
   for (auto it = sums.begin(); it != sums.end();)
     it = rewritten.count(it->second.weight) ? std::next(it) : sums.erase(it);
   for (auto it = convs.begin(); it != convs.end();)
     it = rewritten.count(it->second.weight) ? std::next(it) : convs.erase(it);
-  Bf16Rewriter rewriter(sums, convs, rewritten);
+  rewriter.add_weights(rewritten);
   std::vector<Tensor> outputs;
   for (const Tensor& t : program.outputs()) outputs.push_back(rewriter.copy_of(t));
   out.program = Program(std::move(outputs), program.name() + "@bf16");
@@ -245,8 +274,15 @@ TensorMap bf16_inputs(const Bf16Program& bf16, const TensorMap& f32_inputs) {
     if (f32.dtype() != DType::kFloat32 || f32.shape() != w.shape)
       throw std::invalid_argument("bf16 weights: weight '" + w.name + "' is not the f32 tensor of shape " +
                                   shape_to_string(w.shape) + " that the program reads");
-    HostTensor rounded(DType::kBFloat16, w.shape);
-    for (int64_t i = 0; i < f32.num_elements(); ++i) rounded.set(i, f32.get(i));
+    // Element by element in the bf16 shape: those past the f32 extent along dim are the padding's zeros.
+    const std::vector<int64_t> shape = w.bf16_shape();
+    HostTensor rounded(DType::kBFloat16, shape);
+    int64_t inner = 1;  // elements per step of dim
+    for (size_t d = size_t(w.dim) + 1; d < shape.size(); ++d) inner *= shape[d];
+    for (int64_t i = 0; i < rounded.num_elements(); ++i) {
+      const int64_t outer = i / (inner * shape[w.dim]), along = i / inner % shape[w.dim], rest = i % inner;
+      rounded.set(i, along < w.shape[w.dim] ? f32.get((outer * w.shape[w.dim] + along) * inner + rest) : 0.0);
+    }
     out[w.name] = std::move(rounded);
   }
   return out;

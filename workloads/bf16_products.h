@@ -16,11 +16,14 @@
 
 namespace ingot {
 
-// A weight the rewrite holds in bf16: its name (kept), its f32 shape and the dimension k indexes.
+// A weight the rewrite holds in bf16: its name (kept), its f32 shape, the dimension k indexes, and the zeros appended
+// along it in the bf16 weight (a 1 x 1 convolution's input channels padded to the AMX tile's k).
 struct Bf16Weight {
   std::string name;
   std::vector<int64_t> shape;
   int64_t dim = 0;
+  int64_t padding = 0;
+  std::vector<int64_t> bf16_shape() const;
   bool operator==(const Bf16Weight&) const = default;
 };
 
@@ -30,11 +33,15 @@ struct Bf16Program {
 };
 
 // The rewrite of `program`, whose placeholders named in `weights` hold weights. A weight read any other way keeps
-// f32 (and its products too). The program's name gets "@bf16", so that its results are labelled.
-Bf16Program bf16_products(const Program& program, const std::vector<std::string>& weights);
+// f32 (and its products too). The program's name gets "@bf16", so that its results are labelled. A 1 x 1
+// convolution's input channels are padded with zero pairs (and its weight with zeros) to a multiple of
+// `conv_channel_multiple`: 32 where AMX's tiles, which take 32 values of k per step, are to run them
+// (configs/run_config.h, configured_bf16_products); 2 pads nothing.
+Bf16Program bf16_products(const Program& program, const std::vector<std::string>& weights,
+                          int64_t conv_channel_multiple = 2);
 
-// The bf16 program's inputs from the f32 program's: each rewritten weight rounded to bf16 (to nearest even), every
-// other input as it is. Throws std::invalid_argument for a weight whose data is missing or
+// The bf16 program's inputs from the f32 program's: each rewritten weight rounded to bf16 (to nearest even) and padded
+// with zeros, every other input as it is. Throws std::invalid_argument for a weight whose data is missing or
 // has another shape or dtype than the f32 program's.
 TensorMap bf16_inputs(const Bf16Program& bf16, const TensorMap& f32_inputs);
 

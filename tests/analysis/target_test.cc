@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "lower/vector_tiles.h"
+
 namespace ingot {
 namespace {
 
@@ -219,6 +221,11 @@ TEST(Target, AmxBf16IsAKeyOfAvx512CpuTargets) {
   Target eight = parse_target(yaml({"name: eight", "base: cpu", "cpu:", "  simd_fp32_lanes: 8"}), "t.yaml");
   EXPECT_FALSE(eight.cpu.amx_bf16);
   EXPECT_EQ(find_target("cpu")->cpu.amx_bf16, host_has_amx_bf16());
+  // A bf16 program pads its 1 x 1 convolutions' input channels to AMX's k per step where the target has AMX.
+  EXPECT_EQ(bf16_conv_channel_multiple(amx), kAmxTileK);
+  EXPECT_EQ(bf16_conv_channel_multiple(parse_target(cpu_file("16", "false"), "t.yaml")), 2);
+  EXPECT_EQ(bf16_conv_channel_multiple(with_cpu_isa(amx, CpuIsa::kAvx2)), 2);
+  EXPECT_EQ(bf16_conv_channel_multiple(*find_target("sm_80")), 2);
 }
 
 TEST(Target, AnotherIsaKeepsTheMachineAndScalesLanesAndPeak) {

@@ -128,6 +128,38 @@ TEST(Bf16Products, OneByOneConvolutionsReadPairsOfInputChannels) {
                   testing::HasSubstr("weight 'w' is not the f32 tensor of shape [6,8,1,1] that the program reads")));
 }
 
+// For AMX's tiles (32 values of k a step), a 1 x 1 convolution's input channels pad to a multiple of 32: zero pairs
+// past the real channels (which read the last real one, in bounds), the weight padded with zeros by bf16_inputs. The
+// padded program computes what the unpadded one does; a GEMM's weight is not padded.
+TEST(Bf16Products, OneByOneConvolutionsPadTheirInputChannelsToTheMultiple) {
+  Tensor x = placeholder("x", {1, 24, 4, 4}), w = placeholder("w", {6, 24, 1, 1});
+  Tensor y = placeholder("y", {4, 24}), v = placeholder("v", {8, 24});
+  Program f32({conv2d("conv", x, w), dense("d", y, v)}, "padded");
+  Bf16Program bf16 = bf16_products(f32, {"w", "v"}, 32);
+  EXPECT_EQ(bf16.weights, (std::vector<Bf16Weight>{{"w", {6, 24, 1, 1}, 1, 8}, {"v", {8, 24}, 1}}));
+  EXPECT_EQ(bf16.weights[0].bf16_shape(), (std::vector<int64_t>{6, 32, 1, 1}));
+  EXPECT_EQ(bf16.program.find("w")->shape, (std::vector<int64_t>{6, 32, 1, 1}));
+  EXPECT_EQ(tensor_definition(bf16.program.find("conv_pairs")),
+            "conv_pairs: bf16[1, 16, 4, 4, 2] = compute(i, j, l, m, n) bf16(select((((j * 2) + n) < 24), x[i, "
+            "min(((j * 2) + n), 23), l, m], 0.0))");
+  EXPECT_EQ(tensor_definition(bf16.program.find("conv")),
+            "conv: f32[1, 6, 4, 4] = compute(i, j, l, m) sum((f32(conv_pairs[i, (rc / 2), l, m, (rc % 2)]) * "
+            "f32(w[j, rc, 0, 0])), axes=[rc:32])");
+  Bf16Program unpadded = bf16_products(f32, {"w", "v"});
+  TensorMap inputs = random_inputs(f32, 6), padded_inputs = bf16_inputs(bf16, inputs);
+  TensorMap unpadded_inputs = bf16_inputs(unpadded, inputs);
+  const HostTensor &padded_w = padded_inputs.at("w"), &rounded_w = unpadded_inputs.at("w");
+  ASSERT_EQ(padded_w.shape(), (std::vector<int64_t>{6, 32, 1, 1}));
+  for (int64_t o = 0; o < 6; ++o)
+    for (int64_t i = 0; i < 32; ++i)
+      EXPECT_EQ(padded_w.get(o * 32 + i), i < 24 ? rounded_w.get(o * 24 + i) : 0.0) << o << ", " << i;
+  TensorMap out = interpret(bf16.program, padded_inputs), expected = interpret(unpadded.program, unpadded_inputs);
+  for (int64_t i = 0; i < out.at("conv").num_elements(); ++i)
+    EXPECT_EQ(out.at("conv").get(i), expected.at("conv").get(i)) << i;
+  EXPECT_THAT([&] { bf16_products(f32, {"w"}, 3); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("an even multiple, not 3")));
+}
+
 // The interpreter's reference of the bf16 program: products of the rounded values, summed in f32.
 TEST(Bf16Products, TheInterpreterMultipliesRoundedValues) {
   Program f32 = two_layers(64);
@@ -225,6 +257,7 @@ struct Bf16ConvShape {
   bool amx_target;
   std::string tile_shape;      // LDTILECFG's bytes and rows of its 8 tiles; empty: no AMX tile
   bool two_row_tiles = false;  // 32 output channels: the second row tile's products are printed
+  int64_t pad_to = 2;          // the input channels' multiple (bf16_products)
 };
 class Bf16ConvKernels : public testing::TestWithParam<Bf16ConvShape> {};
 
@@ -238,8 +271,9 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
   Tensor relu = compute("relu", conv->shape,
                         [&](const std::vector<Expr>& i) { return maximum(conv(i) * scale(i[1]), float_imm(0.0)); });
   Program f32({relu}, "conv1x1");
-  Bf16Program bf16 = bf16_products(f32, {"w"});
+  Bf16Program bf16 = bf16_products(f32, {"w"}, shape.pad_to);
   ASSERT_EQ(bf16.weights.size(), 1u);
+  const int64_t in = bf16.weights[0].bf16_shape()[1];
   StrategyProgram s = fixed_global_schedule(bf16, shape.amx_target);
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
@@ -252,7 +286,7 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
     EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_rows")));   // no copy
     EXPECT_THAT(source, testing::HasSubstr("_tile_loadd(0, &conv[0], "));  // the first chunk's accumulators
     // Row tile 1 (tiles 2, 3; rows 5) from the weight's row 16, times each chunk's pairs (tiles 6, 7).
-    const std::string second_rows = " + " + std::to_string(16 * shape.in) + "], " + std::to_string(2 * shape.in) + ");";
+    const std::string second_rows = " + " + std::to_string(16 * in) + "], " + std::to_string(2 * in) + ");";
     EXPECT_EQ(source.find("_tile_dpbf16ps(3, 5, 7);") != std::string::npos, shape.two_row_tiles);
     EXPECT_EQ(source.find(second_rows) != std::string::npos, shape.two_row_tiles) << second_rows;
   } else {  // the registers' tile: 4 channels x 98 pixels (7 vectors), 28 accumulators
@@ -266,7 +300,9 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
 // channels in two row tiles (tiles 4 and 5) where there are more than 32, else 16 or fewer (100 channels: one tile of
 // 10, since 25 rows would not split into two tiles); 48 input channels (no multiple of 32): no AMX tile, the
 // registers' tile; 7 x 7 (or a stride-2 1 x 1 convolution from 14 x 14): the plane, 49 pixels (3 chunks and 1 pixel);
-// 8 x 8: 64 pixels, 4 chunks of 16 sharing weight tiles 5-7.
+// 8 x 8: 64 pixels, 4 chunks of 16 sharing weight tiles 5-7. Padded to a multiple of 32, 48 input channels take AMX
+// tiles (64 channels, the last 16 zero pairs); a 112 x 112 map, whose rows are wider than 5 chunks, half rows of 56
+// pixels (3 chunks of 16 and one of 8).
 INSTANTIATE_TEST_SUITE_P(
     OneByOne, Bf16ConvKernels,
     testing::Values(
@@ -277,11 +313,15 @@ INSTANTIATE_TEST_SUITE_P(
         Bf16ConvShape{64, 32, 7, 1, true, "{64, 64, 64, 4, 64, 64, 64, 4}, {16, 16, 16, 16, 16, 16, 16, 16}"},
         Bf16ConvShape{64, 32, 14, 2, true, "{64, 64, 64, 4, 64, 64, 64, 4}, {16, 16, 16, 16, 16, 16, 16, 16}"},
         Bf16ConvShape{96, 48, 8, 1, true, "{64, 64, 64, 64, 64, 64, 64, 64}, {16, 16, 16, 16, 16, 16, 16, 16}"},
-        Bf16ConvShape{64, 32, 14, 1, false, ""}),
+        Bf16ConvShape{64, 32, 14, 1, false, ""},
+        Bf16ConvShape{48, 32, 14, 1, true, "{64, 48, 64, 64, 0, 0, 0, 48}, {16, 16, 16, 16, 0, 0, 0, 16}", false, 32},
+        Bf16ConvShape{32, 32, 112, 1, true, "{64, 64, 64, 32, 64, 64, 64, 32}, {16, 16, 16, 16, 16, 16, 16, 16}", false,
+                      32}),
     [](const testing::TestParamInfo<Bf16ConvShape>& info) {  // in x out channels, map, stride, AMX in the target
       const Bf16ConvShape& shape = info.param;
       return std::to_string(shape.in) + "x" + std::to_string(shape.out) + "_map" + std::to_string(shape.map) +
-             "_stride" + std::to_string(shape.stride) + (shape.amx_target ? "_amx_target" : "");
+             "_stride" + std::to_string(shape.stride) + (shape.amx_target ? "_amx_target" : "") +
+             (shape.pad_to > 2 ? "_padded_to" + std::to_string(shape.pad_to) : "");
     });
 
 }  // namespace
