@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "ir/functor.h"
+#include "ir/simplify.h"
 #include "lower/vector_tiles.h"
 
 namespace ingot {
@@ -60,6 +61,36 @@ std::optional<VectorMap> vector_map(const ForNode* loop) {
   VectorMap map{store, {}, guard, store_step};
   bool calls = false;
   if (!mappable(store->value, loop->name(), store, map, calls) || !calls) return std::nullopt;
+  return map;
+}
+
+std::optional<PairMap> pair_map(const ForNode* loop) {
+  if (loop->loop_kind != LoopKind::kVectorized || loop->explicit_lanes > 0) return std::nullopt;
+  auto* pair_loop = as<ForNode>(single_statement(loop->body));
+  if (!pair_loop || pair_loop->extent != 2 || is_gpu_thread(pair_loop->loop_kind)) return std::nullopt;
+  auto* store = as<StoreNode>(single_statement(pair_loop->body));
+  if (!store || store->buffer->dtype != DType::kBFloat16 || lane_step(store->index, loop->name()) != 2 ||
+      lane_step(store->index, pair_loop->name()) != 1)
+    return std::nullopt;
+  auto* rounded = store->value.as<CastNode>();
+  if (!rounded || rounded->dtype != DType::kBFloat16 || rounded->value.dtype() != DType::kFloat32) return std::nullopt;
+  PairMap map{store, pair_loop, {}};
+  auto moving_load = [&](const Expr& e) {
+    auto* load = e.as<BufferLoadNode>();
+    return load && load->dtype == DType::kFloat32 && lane_step(load->index, loop->name()) == 1;
+  };
+  for (int64_t n = 0; n < 2; ++n) {
+    Expr value = simplify(substitute(rounded->value, {{pair_loop->name(), Expr(n)}}));
+    bool mappable = moving_load(value);
+    if (auto* choice = value.as<SelectNode>()) {
+      const int64_t* zero = as_const_int(choice->false_value);
+      auto* zero_f = choice->false_value.as<FloatImmNode>();
+      mappable = !uses_var(choice->cond, loop->name()) && moving_load(choice->true_value) &&
+                 ((zero_f && zero_f->value == 0.0) || (zero && *zero == 0));
+    }
+    if (!mappable) return std::nullopt;
+    map.values.push_back(value);
+  }
   return map;
 }
 

@@ -29,4 +29,15 @@ struct VectorMap {
 // simd`. std::nullopt otherwise.
 std::optional<VectorMap> vector_map(const ForNode* loop);
 
+// A vectorized loop that writes a tensor of bf16 pairs (workloads/bf16_products.h, `<conv>_pairs`) from two f32
+// rows: pairs[2 p + n] = bf16(value_n) for the pair's n = 0, 1 (a loop of 2 inside), where each value is a load moving
+// by one element per p, or a select between such a load and zero on a condition that does not move with p (a padded
+// channel's). The printer converts 16 pixels of both rows at once and interleaves them (print_pair_map).
+struct PairMap {
+  const StoreNode* store = nullptr;  // inside the loop of 2, its index moving by 2 per p and 1 per n
+  const ForNode* pair_loop = nullptr;
+  std::vector<Expr> values;  // f32, the pair's n substituted: 0, then 1
+};
+std::optional<PairMap> pair_map(const ForNode* loop);
+
 }  // namespace ingot

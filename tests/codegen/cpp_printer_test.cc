@@ -759,6 +759,49 @@ TEST(CppPrinter, AVectorMapScattersAStoreAPlaneApart) {
   }
 }
 
+// A pair map (lower/vector_maps.h): each pixel's pair of channels rounded and interleaved 16 pixels at a time, the
+// rest of the row masked, a padded channel's zero chosen per pair; the plain loops where AVX-512 BF16 is not. Both
+// forms round as a bf16 tensor holds its values (to nearest even).
+TEST(CppPrinter, APairMapInterleavesTwoRoundedRows) {
+  const int64_t channels = 3, pixels = 20;  // two pairs of channels, the last one padded
+  Buffer x = global_buffer("x", {channels, pixels}), pairs = global_buffer("pairs", {2, pixels, 2}, DType::kBFloat16);
+  Expr c = var("c"), p = var("p"), n = var("n");
+  const Expr channel = c * 2 + n;
+  Expr value =
+      select(lt(channel, Expr(channels)), load(x, minimum(channel, Expr(channels - 1)) * pixels + p), Expr(0.0));
+  Stmt body = for_loop(c, 2, LoopKind::kSerial,
+                       for_loop(p, pixels, LoopKind::kVectorized,
+                                for_loop(n, 2, LoopKind::kUnrolled,
+                                         store(pairs, c * (2 * pixels) + p * 2 + n, cast(DType::kBFloat16, value)))));
+  LoopFunction f{"pairs", {x}, {pairs}, {}, body};
+  const std::string source = print_cpp_with_lines(f).source;
+  EXPECT_NE(source.find("ingot_store_bf16_pairs(&pairs[c * 40 + p * 2], (c * 2 < 3) ? _mm512_loadu_ps(&x["),
+            std::string::npos)
+      << source;
+  EXPECT_NE(source.find("ingot_store_first_bf16_pairs(4, &pairs[c * 40 + p * 2], "), std::string::npos) << source;
+  HostTensor in(DType::kFloat32, {channels, pixels}), expected(DType::kBFloat16, {2, pixels, 2});
+  for (int64_t i = 0; i < channels * pixels; ++i) in.f32()[i] = float(i) * 1.001f - 17.3f;
+  for (int64_t pair = 0; pair < 2; ++pair)
+    for (int64_t pixel = 0; pixel < pixels; ++pixel)
+      for (int64_t element = 0; element < 2; ++element) {
+        const int64_t at = pair * 2 * pixels + pixel * 2 + element, from = pair * 2 + element;
+        expected.set(at, from < channels ? in.f32()[from * pixels + pixel] : 0.0);
+      }
+  for (const std::string& flags : {std::string(" -mno-avx512bf16"), std::string()}) {
+    SCOPED_TRACE(flags.empty() ? "pair map" : "plain loops");
+    if (flags.empty() && !host_has_avx512_bf16()) {
+      std::cout << "this CPU has no AVX-512 BF16: the pair map was printed, not run\n";
+      continue;
+    }
+    CompileOptions options;
+    options.flags += flags;
+    KernelModule module(compile_cpp(source, options).path, f);
+    HostTensor out(DType::kBFloat16, {2, pixels, 2});
+    module.run({&in}, {&out});
+    for (int64_t i = 0; i < out.num_elements(); ++i) EXPECT_EQ(out.get(i), expected.get(i)) << i;
+  }
+}
+
 // A guarded fold (splits with tail=guard): the guard on the element (r < rows) encloses the whole reduction, the
 // guard on the reduction (k < n) stays on each iteration, and the loop still vectorizes.
 TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {

@@ -69,6 +69,38 @@ TEST(VectorMaps, AStoreAPlaneApartPerLaneIsAScatter) {
   EXPECT_FALSE(vector_map(as<ForNode>(loop_over(c, far))));
 }
 
+// A tensor of bf16 pairs (workloads/bf16_products.h): two rows of x, 8 elements apart, rounded and interleaved;
+// with a padded channel, the second element zero past the real rows.
+TEST(VectorMaps, PairsOfTwoRowsAreAPairMap) {
+  Buffer pairs = cpu_test::global_buffer("pairs", {4, 8, 2}, DType::kBFloat16);
+  Expr c = var("c"), p = var("p"), n = var("n");
+  auto pair_loop = [&](const Expr& value, const Expr& index) {
+    return for_loop(p, 8, LoopKind::kVectorized,
+                    for_loop(n, 2, LoopKind::kUnrolled, store(pairs, index, cast(DType::kBFloat16, value))));
+  };
+  const Expr at = c * 16 + p * 2 + n;
+  Stmt plain = pair_loop(load(x(), c * 16 + p + n * 8), at);
+  std::optional<PairMap> map = pair_map(as<ForNode>(plain));
+  ASSERT_TRUE(map);
+  ASSERT_EQ(map->values.size(), 2u);
+  EXPECT_EQ(to_string(map->values[0]), "x[((c * 16) + p)]");
+  EXPECT_EQ(to_string(map->values[1]), "x[(((c * 16) + p) + 8)]");
+  const Expr channel = c * 2 + n;
+  Stmt padded = pair_loop(select(lt(channel, Expr(7)), load(x(), minimum(channel, Expr(6)) * 8 + p), Expr(0.0)), at);
+  map = pair_map(as<ForNode>(padded));
+  ASSERT_TRUE(map);
+  EXPECT_TRUE(map->values[1].as<SelectNode>());
+  EXPECT_FALSE(vector_map(as<ForNode>(plain)));  // no f32 store
+  // Not pairs: a condition that moves with p, a row read every other element (a stride-2 convolution's), pairs not
+  // side by side, an f32 store.
+  EXPECT_FALSE(pair_map(as<ForNode>(pair_loop(select(lt(p, Expr(4)), load(x(), p), Expr(0.0)), at))));
+  EXPECT_FALSE(pair_map(as<ForNode>(pair_loop(load(x(), p * 2 + n * 16), at))));
+  EXPECT_FALSE(pair_map(as<ForNode>(pair_loop(load(x(), p + n * 8), c * 16 + p + n * 8))));
+  Stmt f32_store = for_loop(p, 8, LoopKind::kVectorized,
+                            for_loop(n, 2, LoopKind::kUnrolled, store(y(), p * 2 + n, load(x(), p + n * 8))));
+  EXPECT_FALSE(pair_map(as<ForNode>(f32_store)));
+}
+
 TEST(VectorMaps, WhatTheVectorsCannotHoldStaysOmpSimd) {
   Expr r = var("r"), m = var("m");
   Expr element = load(x(), r * 64 + m);
