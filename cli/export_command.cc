@@ -120,7 +120,7 @@ void add_export_command(CLI::App& app) {
       if (!run) throw std::runtime_error("the run of the best measurement is missing from " + db);
       RunConfig config = parse_run_config(run->config_text, db + ": run " + std::to_string(run->id) + " config");
       // An ONNX workload is imported again from the absolute path the config recorded.
-      ConfiguredWorkload w = configured_workload(config);
+      ConfiguredWorkload w = configured_workload(config, best->candidate.workload_hash);
       if (workload_key(w.program) != best->candidate.workload_hash)
         throw std::runtime_error(
             "workload '" + w.name +

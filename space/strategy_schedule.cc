@@ -802,7 +802,7 @@ class StrategyScheduler {
     for (const IterVar& k : r->reduction()->axes) reduction *= k.extent;
     // Its lanes are output channels; a tensor of bf16 pairs holds pixels side by side (a plane tile's lanes).
     // An epilogue along the channels (channel_root) stores the accumulators whole, so a shorter reduction pays.
-    if (!r.same_as(t) && calls_a_function(t))
+    if (!r.same_as(t) && epilogue_along_channels(t))
       min_reduction = std::min(min_reduction, kMinChannelTileReductionAlongChannels);
     if (reduction < min_reduction || reads_bf16_pairs(r)) return std::nullopt;
     const std::string& c = r->axes[n - 3].name();
@@ -862,6 +862,11 @@ class StrategyScheduler {
       tile.pixels = pixels;
     }
     if (best_accumulators < kMinChannelTileAccumulators) return std::nullopt;
+    // An epilogue over the tile's pixels (its channels are a plane apart) with fewer pixels than lanes leaves lanes
+    // idle: cheap for a batch norm and ReLU, not for a math function that does not run along the channels.
+    // EfficientNet's 192 -> 1152 expansions on 7 x 7 maps (7 of 16 lanes) took 0.103 ms each so, against 0.083 as plane
+    // tiles.
+    if (!r.same_as(t) && tile.pixels < lanes && calls_a_function(t) && !epilogue_along_channels(t)) return std::nullopt;
     // The larger operand's blocks outermost (by size alone; a plane tile weighs the bytes each order reads again,
     // reused_operand_axes, not measured for channel tiles), except for a grouped
     // convolution (loop order in channel_loops). ResNeXt's stride-2 256 -> 512 downsampling (X 3.2 MB, W 512 KB),
@@ -886,12 +891,32 @@ class StrategyScheduler {
   // Whether t, with the stages folded into it, calls a math function (an exponential, a tangent, ...) per element.
   bool calls_a_function(const Tensor& t) {
     bool calls = false;
+    for_each_call(t, [&](const CallNode*) { calls = true; });
+    return calls;
+  }
+
+  // Whether a channel tile's host t runs its epilogue along the channels (channel_root): with AVX-512, where it calls
+  // exp, sigmoid or tanh and nothing else, as a vector map (lower/vector_maps.h) scatters them. AVX2 would store each
+  // lane alone, and another function would leave the loop to `omp simd` with strided stores: neither was measured.
+  bool epilogue_along_channels(const Tensor& t) {
+    bool mapped = options_.simd_fp32_lanes == kAvx512VectorLanes, calls = false;
+    for_each_call(t, [&](const CallNode* call) {
+      calls = true;
+      mapped =
+          mapped && (call->func == MathFunc::kExp || call->func == MathFunc::kSigmoid || call->func == MathFunc::kTanh);
+    });
+    return calls && mapped;
+  }
+
+  // Each call of t's body and of the stages folded into it.
+  void for_each_call(const Tensor& t, const std::function<void(const CallNode*)>& visit) {
     auto scan = [&](const Expr& body) {
-      for_each_node(body, [&](const Expr& e) { calls = calls || e.as<CallNode>() != nullptr; });
+      for_each_node(body, [&](const Expr& e) {
+        if (auto* call = e.as<CallNode>()) visit(call);
+      });
     };
     scan(t->body);
     for (const std::string& name : folded_into(t)) scan(program_.find(name)->body);
-    return calls;
   }
 
   // The loops of a channel tile in t: the plane fused and split by the tile's pixels, the channels by its vectors and
@@ -943,7 +968,7 @@ class StrategyScheduler {
     // the channels' planes. Over pixels, a row of 14 or 7 pixels leaves 2 or 9 of 16 lanes idle in each exponential.
     hosted_channels_[r->name] = tile;
     const std::string& name = t->name;
-    const bool along_channels = calls_a_function(t);
+    const bool along_channels = epilogue_along_channels(t);
     std::vector<std::string> order = loops.outer;
     order.push_back(along_channels ? loops.tile[0] : loops.lanes);
     order.push_back(along_channels ? loops.lanes : loops.tile[0]);

@@ -73,7 +73,7 @@ std::optional<Program> rebuild_program(const Database& db, const WorkloadRecord&
     if (!run) continue;
     try {
       RunConfig config = parse_run_config(run->config_text, db.path() + ": run " + std::to_string(run->id));
-      ConfiguredWorkload rebuilt = configured_workload(config);
+      ConfiguredWorkload rebuilt = configured_workload(config, workload.hash);
       if (workload_key(rebuilt.program) == workload.hash) return std::move(rebuilt.program);
       last_problem = "run " + std::to_string(run->id) + "'s config now builds a different program";
     } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 #include "compile/cpp_compiler.h"
 #include "costmodel/features.h"
 #include "interp/interpreter.h"
+#include "lower/vector_tiles.h"
 #include "results/database.h"
 #include "space/sketch_space.h"
 #include "space/strategy_schedule.h"
@@ -127,8 +128,14 @@ Target config_target(const RunConfig& config) {
 
 }  // namespace
 
-ConfiguredWorkload configured_workload(const RunConfig& config) {
-  return make_configured_workload(config.workload, bf16_conv_channel_multiple(config_target(config)));
+ConfiguredWorkload configured_workload(const RunConfig& config, const std::string& measured_hash) {
+  const int64_t multiple = bf16_conv_channel_multiple(config_target(config));
+  ConfiguredWorkload w = make_configured_workload(config.workload, multiple);
+  if (measured_hash.empty() || config.workload.precision != "bf16" || workload_key(w.program) == measured_hash)
+    return w;
+  // Measured on a machine with AMX and read on one without, or the other way round: the other padding.
+  ConfiguredWorkload other = make_configured_workload(config.workload, multiple == 2 ? kAmxTileK : int64_t(2));
+  return workload_key(other.program) == measured_hash ? other : w;
 }
 
 JobStart start_job(const RunConfig& config, const std::string& config_path) {

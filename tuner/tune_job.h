@@ -77,7 +77,9 @@ struct JobStart {
 JobStart start_job(const RunConfig& config, const std::string& config_path);
 // The workload of a config as its tuning job builds it for the config's target (in bf16, its convolutions padded
 // for that target: bf16_conv_channel_multiple), without start_job's checks: to find the program a stored run measured.
-ConfiguredWorkload configured_workload(const RunConfig& config);
+// Given the measured program's key (workload_key), a bf16 workload whose padding depends on the machine (AMX or not)
+// is built with the other padding too, and the one with that key returned (else the target's).
+ConfiguredWorkload configured_workload(const RunConfig& config, const std::string& measured_hash = "");
 
 // Everything a config's run needs, checked before anything is built: what start_job checks (config_path, when given,
 // starts the messages and is recorded with the run); then throws what make_configured_workload and make_plan throw.

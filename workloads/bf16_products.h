@@ -35,8 +35,8 @@ struct Bf16Program {
 // The rewrite of `program`, whose placeholders named in `weights` hold weights. A weight read any other way keeps
 // f32 (and its products too). The program's name gets "@bf16", so that its results are labelled. A 1 x 1
 // convolution's input channels are padded with zero pairs (and its weight with zeros) to a multiple of
-// `conv_channel_multiple`: 32 where AMX's tiles, which take 32 values of k per step, are to run them
-// (configs/run_config.h, configured_bf16_products); 2 pads nothing.
+// `conv_channel_multiple`: 32 where AMX's tiles, which take 32 values of k per step, are to run them (the target's
+// bf16_conv_channel_multiple, analysis/target.h, as make_configured_workload is given it); 2 pads nothing.
 Bf16Program bf16_products(const Program& program, const std::vector<std::string>& weights,
                           int64_t conv_channel_multiple = 2);
 

@@ -44,7 +44,10 @@ struct TaskWorkload {
 //                          small: s0b0_conv1, the only first-stage block there)
 //   task:efficientnet_depthwise  a depthwise convolution with batch norm and SiLU (paper: s1b1_dw, small: s0b0_dw;
 //                          efficientnet_depthwise in workloads/efficientnet.h)
-//   task:efficientnet_se   the same block's squeeze-and-excitation (efficientnet_squeeze_excitation)
+//   task:efficientnet_expansion  a 1x1 expansion with batch norm and SiLU (paper: s4b1_expand, 112 -> 672 on 14 x
+//                          14; small: s1b0_expand; efficientnet_expansion)
+//   task:efficientnet_se   the same block's squeeze-and-excitation as task:efficientnet_depthwise's
+//                          (efficientnet_squeeze_excitation)
 //   task:lstm_cell         one cell of a layer above the first (ops/lstm_cell.h: workloads/lstm.cc's math): W x and
 //                          U h_prev over the four stacked gates, then c and h, both outputs
 //   task:swin_window_attention  s0b0's attention inside its windows (unshifted): q k^T, relative position bias,

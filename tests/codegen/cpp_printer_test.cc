@@ -761,7 +761,7 @@ TEST(CppPrinter, AVectorMapScattersAStoreAPlaneApart) {
 
 // A pair map (lower/vector_maps.h): each pixel's pair of channels rounded and interleaved 16 pixels at a time, the
 // rest of the row masked, a padded channel's zero chosen per pair; the plain loops where AVX-512 BF16 is not. Both
-// forms round as a bf16 tensor holds its values (to nearest even).
+// forms round as a bf16 tensor holds its values (to nearest even; the values here are normal floats).
 TEST(CppPrinter, APairMapInterleavesTwoRoundedRows) {
   const int64_t channels = 3, pixels = 20;  // two pairs of channels, the last one padded
   Buffer x = global_buffer("x", {channels, pixels}), pairs = global_buffer("pairs", {2, pixels, 2}, DType::kBFloat16);

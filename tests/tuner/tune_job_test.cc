@@ -8,6 +8,7 @@
 #include "analysis/strategies.h"
 #include "compile/cpp_compiler.h"
 #include "interp/interpreter.h"
+#include "lower/vector_tiles.h"
 #include "results/database.h"
 #include "space/strategy_schedule.h"
 #include "tests/tuner/test_directory.h"
@@ -147,6 +148,27 @@ TEST_F(TuneJobTest, Bf16IsTunedApartWhereTheCpuHasItAndRefusedElsewhere) {
   Database db = Database::open(config.database);
   EXPECT_TRUE(db.best("mlp@bf16", s.target).has_value());
   EXPECT_THROW(db.best("mlp", s.target), std::exception);  // no f32 mlp was measured
+}
+
+// A bf16 workload's 1 x 1 convolutions pad their input channels on a target with AMX (bf16_conv_channel_multiple):
+// the config builds the program of this machine's target, and given the key of a program measured with the other
+// padding (a database from a machine with AMX, read on one without, or the other way round), that program.
+TEST_F(TuneJobTest, ABf16ProgramMeasuredWithTheOtherPaddingIsFoundAgain) {
+  RunConfig config = parse_run_config(config_text(), "job.yaml");
+  config.workload.name = "task:efficientnet_expansion";
+  config.workload.params = {{"in_channels", 24}, {"out_channels", 32}, {"map_size", 4}};
+  config.workload.precision = "bf16";
+  const std::string padded = workload_key(make_configured_workload(config.workload, kAmxTileK).program);
+  const std::string unpadded = workload_key(make_configured_workload(config.workload, 2).program);
+  ASSERT_NE(padded, unpadded);
+  const std::string own = host_has_amx_bf16() ? padded : unpadded;
+  EXPECT_EQ(workload_key(configured_workload(config).program), own);
+  EXPECT_EQ(workload_key(configured_workload(config, padded).program), padded);
+  EXPECT_EQ(workload_key(configured_workload(config, unpadded).program), unpadded);
+  EXPECT_EQ(workload_key(configured_workload(config, "no such program").program), own);
+  config.workload.precision = "fp32";
+  EXPECT_EQ(workload_key(configured_workload(config, padded).program),
+            workload_key(make_configured_workload(config.workload).program));
 }
 
 // A GPU target's candidates are measured on this machine's GPU. Without one, the job is refused with the reason
