@@ -224,7 +224,8 @@ void add_run_command(CLI::App& app) {
               << "): interpreting for the reference output...\n";
     TensorMap expected = interpret(program, inputs);
     if (bf16) std::cout << bf16_error_text(f32.program, interpret(f32.program, f32_inputs), expected);
-    double flops = double(program_flops(program));
+    // The f32 program's: a bf16 program's padded channels (bf16_products) add products of zeros, not work.
+    double flops = double(program_flops(f32.program));
     LocalRunOptions options;
     options.threads = threads;
     options.min_repeat_ms = min_repeat_ms;

@@ -70,8 +70,8 @@ struct Stage {
   std::vector<CacheRead> cache_reads;
   std::vector<std::string> attached;  // stages computed inside this one's loops, producers first
   Buffer buffer;
-  std::vector<size_t>
-      storage_order;  // the buffer's dimension k holds domain dimension storage_order[k]; empty: in order
+  // The buffer's dimension k holds domain dimension storage_order[k]; empty: in order (Lowering::storage_order).
+  std::vector<size_t> storage_order;
   std::vector<Decision> decisions;
   bool reduction() const { return body.as<ReduceNode>() != nullptr; }
 };

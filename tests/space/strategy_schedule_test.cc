@@ -607,12 +607,15 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
   Tensor small_x = placeholder("x", {1, 256, 7, 7});
   Tensor small_conv = conv2d("c", small_x, w, b);
   Program relu7({relu("y", small_conv)}, "relu7");
-  Program silu7({compute("y", {1, 64, 7, 7},
-                         [&](const std::vector<Expr>& i) {
-                           Expr v = small_conv(i[0], i[1], i[2], i[3]);
-                           return v * math::sigmoid(v);
-                         })},
-                "silu7");
+  auto silu_of = [](const Tensor& conv, const std::string& name) {
+    return Program({compute("y", conv->shape,
+                            [&](const std::vector<Expr>& i) {
+                              Expr v = conv(i[0], i[1], i[2], i[3]);
+                              return v * math::sigmoid(v);
+                            })},
+                   name);
+  };
+  Program silu7 = silu_of(small_conv, "silu7");
   EXPECT_FALSE(plane_tiled(relu7, options));
   Schedule relu_tile = strategy_schedule(relu7, make_plan("global", relu7, cpu()), options);
   EXPECT_TRUE(has_decision(relu_tile, DecisionKind::kVectorize, "y", "l+m.i")) << relu_tile.to_json();
@@ -634,14 +637,7 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
                "erf7");
   EXPECT_TRUE(plane_tiled(erf7, options));
   // A reduction of 96 or more input channels takes such a tile; 64 keep the plane tile.
-  Tensor short_conv = conv2d("c", placeholder("x", {1, 64, 7, 7}), short_w, b);
-  Program silu_short({compute("y", {1, 64, 7, 7},
-                              [&](const std::vector<Expr>& i) {
-                                Expr v = short_conv(i[0], i[1], i[2], i[3]);
-                                return v * math::sigmoid(v);
-                              })},
-                     "silu_short");
-  EXPECT_TRUE(plane_tiled(silu_short, options));
+  EXPECT_TRUE(plane_tiled(silu_of(conv2d("c", placeholder("x", {1, 64, 7, 7}), short_w, b), "silu_short"), options));
 }
 
 // A 1 x 1 convolution whose operands do not fit one core's L2 runs the plane's blocks outside the channels', so that
