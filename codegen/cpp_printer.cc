@@ -193,7 +193,7 @@ std::string helper_definition(Helper h, DType t) {
              "}";
     // To nearest, ties to even, as AVX-512 BF16's conversions and HostTensor round; a NaN stays a quiet NaN. Selected
     // without a branch, so that a simd loop vectorizes it. (AVX-512 BF16's conversions also flush subnormals to zero,
-    // below 1.2e-38, where this rounds them: the programs flush them anyway, FTZ and DAZ.)
+    // where this rounds their bits: the two differ below 1.2e-38.)
     case Helper::kF32ToBf16:
       return "static inline uint16_t " + name +
              "(float f) {\n"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes the cost model's data set: builds ingot, then runs every config of configs/costmodel/ (random schedules of
 # each task workload under the unfused and the global plan, and the evolutionary search without the model under the
-# global plan: 3200 candidates, about 30 minutes on 2 cores) into one SQLite database. Measure on an idle machine.
+# global plan: 3500 candidates, about 30 minutes on 2 cores for the 3200 before task:efficientnet_expansion) into one
+# SQLite database. Measure on an idle machine.
 # Usage: scripts/make_costmodel_dataset.sh [DATABASE [SECOND_DATABASE]] (default: costmodel.db in the current
 # directory). With a second database every config runs again into it, a second measurement pass: read both with
 # `ingot costmodel eval --db DATABASE --db SECOND_DATABASE` (each candidate at its least median, less noisy labels;

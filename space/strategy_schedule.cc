@@ -964,9 +964,9 @@ class StrategyScheduler {
     if (r.same_as(t)) return channel_reduction_loops(t, loops, true, s);
     // The host (the convolution's epilogue): its tile's channels then pixels, the pixels vectorized; or, where the
     // epilogue calls exp, sigmoid or tanh (a SiLU's) with AVX-512 (epilogue_along_channels), its pixels then
-    // channels, the channels vectorized as the
-    // accumulators are (lowering then lays the tile out [pixel][channel]), each vector of the result scattered into
-    // the channels' planes. Over pixels, a row of 14 or 7 pixels leaves 2 or 9 of 16 lanes idle in each exponential.
+    // channels, the channels vectorized as the accumulators are (lowering then lays the tile out [pixel][channel]),
+    // each vector of the result scattered into the channels' planes. Over pixels, a row of 14 or 7 pixels leaves 2 or 9
+    // of 16 lanes idle in each exponential.
     hosted_channels_[r->name] = tile;
     const std::string& name = t->name;
     const bool along_channels = epilogue_along_channels(t);

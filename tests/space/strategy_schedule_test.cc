@@ -626,12 +626,17 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
   EXPECT_NE(source.find("ingot_store_strided_f32x16(&y["), std::string::npos) << source;
   EXPECT_EQ(source.find("ingot_store_strided_f32xN("), std::string::npos) << source;  // the accumulators stored whole
   expect_matches_interpreter(silu7, silu_tile);
-  // AVX2's scatter would store lane by lane: its tile runs along the rows (here a stencil tile's). A function no vector
-  // map prints (erf) keeps the plane tile.
+  // With AVX2 a scatter would store lane by lane: on a 6 x 6 map, where 2 vectors x 6 pixels fill 12 accumulators, a
+  // ReLU takes the channel tile and a SiLU does not. A function no vector map prints (erf) keeps the plane tile.
   FixedScheduleOptions avx2 = options;
   avx2.simd_fp32_lanes = 8;
-  Schedule avx2_silu = strategy_schedule(silu7, make_plan("global", silu7, test_support::avx2_cpu()), avx2);
-  EXPECT_TRUE(has_decision(avx2_silu, DecisionKind::kVectorize, "c_conv", "m")) << avx2_silu.to_json();
+  auto avx2_channel_tile = [&](const Program& p) {
+    Schedule s = strategy_schedule(p, make_plan("global", p, test_support::avx2_cpu()), avx2);
+    return has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i");
+  };
+  Tensor six_conv = conv2d("c", placeholder("x", {1, 256, 6, 6}), w, b);
+  EXPECT_TRUE(avx2_channel_tile(Program({relu("y", six_conv)}, "relu6")));
+  EXPECT_FALSE(avx2_channel_tile(silu_of(six_conv, "silu6")));
   Program erf7({compute("y", {1, 64, 7, 7},
                         [&](const std::vector<Expr>& i) { return math::erf(small_conv(i[0], i[1], i[2], i[3])); })},
                "erf7");
