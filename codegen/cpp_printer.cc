@@ -820,26 +820,35 @@ class CppPrinter {
   // EfficientNet's exported program ran 1.0 ms of its 7.6 (one thread) in exp.
   void print_vector_map(const Stmt& s, const ForNode* loop, const VectorMap& map) {
     vector_maps_ = true;
-    emit(isa_guard(map_lanes_));
-    if (map.guard) open("if (" + expr(map.guard).text + ") {");
+    print_in_vectors(s, loop, map_lanes_, isa_guard(map_lanes_), map.guard,
+                     [&](int64_t lanes) { print_vector_map_step(loop, map, lanes); });
+  }
+
+  // Loop s (`loop`) under `isa_if` as whole vectors of `lanes` (step(0) each), then the rest of its extent as one step
+  // of the first lanes (step(rest)), inside `guard` where one is given; the loop as it is (plain or `omp simd`) in the
+  // #else.
+  void print_in_vectors(const Stmt& s, const ForNode* loop, int64_t lanes, const std::string& isa_if, const Expr& guard,
+                        const std::function<void(int64_t)>& step) {
+    emit(isa_if);
+    if (guard) open("if (" + expr(guard).text + ") {");
     {
       VarScope scope(*this, loop);
       const std::string i = names_.loop_var(loop->name());
-      const int64_t whole = loop->extent / map_lanes_ * map_lanes_, rest = loop->extent - whole;
+      const int64_t whole = loop->extent / lanes * lanes, rest = loop->extent - whole;
       if (whole > 0) {
         open("for (int64_t " + i + " = 0; " + i + " < " + std::to_string(whole) + "; " + i +
-             " += " + std::to_string(map_lanes_) + ") {");
-        print_vector_map_step(loop, map, 0);
+             " += " + std::to_string(lanes) + ") {");
+        step(0);
         close();
       }
       if (rest > 0) {
         open("{");
         emit("const int64_t " + i + " = " + std::to_string(whole) + ";");
-        print_vector_map_step(loop, map, rest);
+        step(rest);
         close();
       }
     }
-    if (map.guard) close();
+    if (guard) close();
     emit("#else");
     printing_vector_map_fallback_ = true;
     print_serial(s);
@@ -886,46 +895,22 @@ class CppPrinter {
   // alone in cache (2 threads, Intel Xeon VM with AMX): 18 us so against 7.1 us.
   void print_pair_map(const Stmt& s, const ForNode* loop, const PairMap& map) {
     pair_maps_ = true;
-    emit(kBf16Guard);
-    {
-      VarScope scope(*this, loop);
-      const std::string i = names_.loop_var(loop->name());
-      const int64_t whole = loop->extent / kAvx512VectorLanes * kAvx512VectorLanes, rest = loop->extent - whole;
-      const Expr first_pair = simplify(substitute(map.store->index, {{map.pair_loop->name(), Expr(int64_t(0))}}));
-      auto step = [&](int64_t lanes) {
-        const std::string mask = lanes == 0 ? "" : "(__mmask16)((1u << " + std::to_string(lanes) + ") - 1u), ";
-        std::vector<std::string> rows;
-        for (const Expr& value : map.values) {
-          const SelectNode* choice = value.as<SelectNode>();
-          auto* load = (choice ? choice->true_value : value).as<BufferLoadNode>();
-          const std::string at = "&" + lookup(load->buffer).c_name + "[" + index_code(load->index) + "]";
-          const std::string row =
-              lanes == 0 ? "_mm512_loadu_ps(" + at + ")" : "_mm512_maskz_loadu_ps(" + mask + at + ")";
-          rows.push_back(choice ? "(" + expr(choice->cond).text + ") ? " + row + " : _mm512_setzero_ps()" : row);
-        }
-        const std::string at = "&" + lookup(map.store->buffer).c_name + "[" + index_code(first_pair) + "]";
-        emit(lanes == 0 ? "ingot_store_bf16_pairs(" + at + ", " + rows[0] + ", " + rows[1] + ");"
-                        : "ingot_store_first_bf16_pairs(" + std::to_string(lanes) + ", " + at + ", " + rows[0] + ", " +
-                              rows[1] + ");");
-      };
-      if (whole > 0) {
-        open("for (int64_t " + i + " = 0; " + i + " < " + std::to_string(whole) + "; " + i +
-             " += " + std::to_string(kAvx512VectorLanes) + ") {");
-        step(0);
-        close();
+    const Expr first_pair = simplify(substitute(map.store->index, {{map.pair_loop->name(), Expr(int64_t(0))}}));
+    print_in_vectors(s, loop, kAvx512VectorLanes, kBf16Guard, Expr(), [&](int64_t lanes) {
+      const std::string mask = lanes == 0 ? "" : "(__mmask16)((1u << " + std::to_string(lanes) + ") - 1u), ";
+      std::vector<std::string> rows;
+      for (const Expr& value : map.values) {
+        const SelectNode* choice = value.as<SelectNode>();
+        auto* load = (choice ? choice->true_value : value).as<BufferLoadNode>();
+        const std::string at = "&" + lookup(load->buffer).c_name + "[" + index_code(load->index) + "]";
+        const std::string row = lanes == 0 ? "_mm512_loadu_ps(" + at + ")" : "_mm512_maskz_loadu_ps(" + mask + at + ")";
+        rows.push_back(choice ? "(" + expr(choice->cond).text + ") ? " + row + " : _mm512_setzero_ps()" : row);
       }
-      if (rest > 0) {
-        open("{");
-        emit("const int64_t " + i + " = " + std::to_string(whole) + ";");
-        step(rest);
-        close();
-      }
-    }
-    emit("#else");
-    printing_vector_map_fallback_ = true;
-    print_serial(s);
-    printing_vector_map_fallback_ = false;
-    emit("#endif");
+      const std::string at = "&" + lookup(map.store->buffer).c_name + "[" + index_code(first_pair) + "]";
+      emit(lanes == 0 ? "ingot_store_bf16_pairs(" + at + ", " + rows[0] + ", " + rows[1] + ");"
+                      : "ingot_store_first_bf16_pairs(" + std::to_string(lanes) + ", " + at + ", " + rows[0] + ", " +
+                            rows[1] + ");");
+    });
   }
 
   // A vectorized loop whose one store chooses its value by a condition that does not move with the loop (a sequence
