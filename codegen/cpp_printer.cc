@@ -2017,13 +2017,31 @@ class CppPrinter {
   // of about a hundred cycles, and masked attention's softmax makes them (e^-100 in Swin's shifted windows, where the
   // products of P and V were the third-slowest stage of the model), while values under 1.2e-38 are far below any
   // tolerance.
-  static void push_denormal_flush(std::vector<std::string>& head) {
+  // Where AMX tiles run (amx), the thread also forgets the tile shape it last took (ingot_amx_configure): between two
+  // regions another program may have given its tiles another one.
+  static void push_denormal_flush(std::vector<std::string>& head, bool amx) {
     head.push_back("");
+    if (amx) {
+      head.push_back(kAmxGuard);
+      head.push_back("struct ingot_amx_tiles;");
+      head.push_back("// The shape this thread's tiles took since its parallel region began, if any.");
+      head.push_back("static thread_local const ingot_amx_tiles* ingot_amx_shape_taken = nullptr;");
+      head.push_back("#endif");
+    }
     head.push_back("#if defined(__SSE2__)");
     head.push_back("#include <xmmintrin.h>");
     head.push_back("struct ingot_flush_denormals {");
     head.push_back("  const unsigned saved = _mm_getcsr();");
-    head.push_back("  ingot_flush_denormals() { _mm_setcsr(saved | 0x8040u); }  // FTZ (bit 15) and DAZ (bit 6)");
+    if (amx) {
+      head.push_back("  ingot_flush_denormals() {");
+      head.push_back("    _mm_setcsr(saved | 0x8040u);  // FTZ (bit 15) and DAZ (bit 6)");
+      head.push_back(kAmxGuard);
+      head.push_back("    ingot_amx_shape_taken = nullptr;");
+      head.push_back("#endif");
+      head.push_back("  }");
+    } else {
+      head.push_back("  ingot_flush_denormals() { _mm_setcsr(saved | 0x8040u); }  // FTZ (bit 15) and DAZ (bit 6)");
+    }
     head.push_back("  ~ingot_flush_denormals() { _mm_setcsr(saved); }");
     head.push_back("};");
     head.push_back("#else");
@@ -2601,7 +2619,7 @@ class CppPrinter {
     head.push_back("");
     for (const char* inc : {"cmath", "cstdint", "cstdlib", "cstring", "omp.h"})
       head.push_back(std::string("#include <") + inc + ">");
-    push_denormal_flush(head);
+    push_denormal_flush(head, amx_pair_tiles_);
     if (options_.profile) push_profile_marks(head);
     bool any_vectorized = !vectorized_body_lines_.empty();
     for (const StageFunction& f : stage_functions_) any_vectorized |= !f.vectorized.empty();
@@ -2709,12 +2727,16 @@ class CppPrinter {
         head.push_back("  return ready;");
         head.push_back("}");
         head.push_back(
-            "// This thread's tiles take the shape unless they have it (STTILECFG and a compare cost about a tenth of "
-            "LDTILECFG).");
+            "// This thread's tiles take the shape unless they have it: taken in this region, or found by STTILECFG "
+            "and a "
+            "compare (about a tenth of LDTILECFG, but a tenth of a k-block's products: BERT's FFN GEMM spent 9% "
+            "there).");
         head.push_back("static inline void ingot_amx_configure(const ingot_amx_tiles* shape) {");
+        head.push_back("  if (ingot_amx_shape_taken == shape) return;");
         head.push_back("  ingot_amx_tiles now;");
         head.push_back("  _tile_storeconfig(&now);");
         head.push_back("  if (std::memcmp(&now, shape, sizeof now) != 0) _tile_loadconfig(shape);");
+        head.push_back("  ingot_amx_shape_taken = shape;");
         head.push_back("}");
         head.push_back("// 32 bf16 of a row: rounded from f32 (to nearest even, as ingot_f32_to_bf16), or as stored.");
         head.push_back("static inline void ingot_bf16x32_of_f32(uint16_t* to, const float* from) {");

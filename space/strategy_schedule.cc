@@ -209,9 +209,9 @@ class StrategyScheduler {
   // (pure data movement, a transpose or a reshape, is still folded into its readers' indices) or leaves a
   // reduction loading through a non-affine index.
   bool kept_fused(const Tensor& t) {
-    // A tensor of bf16 pairs (workloads/bf16_products.h) is what its reader's pair tiles load: folded, the reader
-    // would round x lane by lane instead.
-    if (is_bf16_pairs(t)) return false;
+    // A tensor of bf16 pairs or rows (workloads/bf16_products.h) is what its reader's pair tiles load: folded, the
+    // reader would round x lane by lane instead.
+    if (is_bf16_rounding(t)) return false;
     bool moves_only = !t->reduction() && flops_per_element(t) == 0;
     bool recomputed = !moves_only && reread_by_a_reader(t);
     return fused_into_its_stage(t) && !recomputed && !(moves_only && breaks_a_reduction_load(t));
@@ -279,7 +279,7 @@ class StrategyScheduler {
       return channel_reduction_loops(t, channel_loops(t, channel->second, s), false, s);
     if (auto stencil = hosted_stencils_.find(t->name); stencil != hosted_stencils_.end()) {
       TileLoops loops = stencil_loops(t, stencil->second, s);
-      hosted_tile_loops(t, loops, s);
+      hosted_tile_loops(t, loops, s, stencil->second.k_block);
       if (!stencil->second.packed.empty() && stencil->second.pack_dim < 0)
         s.cache_read(t->name, stencil->second.packed, MemoryScope::kLocal, loops.outer[0]);
       return;
@@ -347,7 +347,7 @@ class StrategyScheduler {
   Tensor hosted_reduction_along_memory(const Tensor& t) { return hosted_reduction(t, InnerLoops::kVectorizeReduction); }
 
   // The elementwise TEs of t's stage that t reads (a bias add under a residual add), folded as inlining would (not a
-  // tensor of bf16 pairs, which kept_fused stores).
+  // tensor of bf16 pairs or rows, which kept_fused stores).
   std::set<std::string> folded_into(const Tensor& t) {
     std::set<std::string> folded;
     std::vector<Tensor> frontier{t};
@@ -356,7 +356,7 @@ class StrategyScheduler {
       frontier.pop_back();
       for_each_node(cur->body, [&](const Expr& node) {
         auto* read = node.as<TensorReadNode>();
-        if (!read || read->tensor->is_placeholder() || read->tensor->reduction() || is_bf16_pairs(read->tensor) ||
+        if (!read || read->tensor->is_placeholder() || read->tensor->reduction() || is_bf16_rounding(read->tensor) ||
             stage_of_.at(read->tensor->name) != stage_of_.at(t->name) || !folded.insert(read->tensor->name).second)
           return;
         frontier.push_back(read->tensor);
@@ -601,6 +601,10 @@ class StrategyScheduler {
   static bool is_bf16_pairs(const Tensor& t) {
     return !t->is_placeholder() && !t->reduction() && t->dtype == DType::kBFloat16 && !t->shape.empty() &&
            t->shape.back() == 2;
+  }
+  // A tensor of values the bf16 rewrite rounds once for the products that read them: pairs, or a GEMM's rows.
+  static bool is_bf16_rounding(const Tensor& t) {
+    return !t->is_placeholder() && !t->reduction() && t->dtype == DType::kBFloat16;
   }
   static bool reads_bf16_pairs(const Tensor& r) {
     bool pairs = false;
@@ -1026,15 +1030,44 @@ class StrategyScheduler {
   }
 
   // A reduction computed inside a tiled root's loop: its outer loops (one iteration each), the reduction, the tile's
-  // loops unrolled, the lanes vectorized.
-  static void hosted_tile_loops(const Tensor& t, const TileLoops& loops, Schedule& s) {
+  // loops unrolled, the lanes vectorized. With a k_block (StencilTile), k's blocks right inside the first outer loop
+  // (the panel's), the rest of the outer loops (the rows') inside them.
+  static void hosted_tile_loops(const Tensor& t, const TileLoops& loops, Schedule& s, int64_t k_block = 0) {
     std::vector<std::string> order = loops.outer;
-    for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
+    push_reduction_loops(t, k_block, 1, order, s);
     for (const std::string& inner : loops.tile) order.push_back(inner);
     order.push_back(loops.lanes);
     s.reorder(t->name, order);
     for (const std::string& inner : loops.tile) s.unroll(t->name, inner);
     s.vectorize(t->name, loops.lanes);
+  }
+
+  // Values of k per block for an AMX GEMM tile over reduction r (StencilTile::k_block), or 0 for k whole: one reduction
+  // axis, more than a block and a multiple of it. A panel's 48 columns x 256 k (24 KB of bf16) stay in L1 while the
+  // rows' tiles pass, where a whole k (768 or 3072) streams the panel from L2 for each tile of rows, and AMX's tile
+  // loads wait on it: a 128 x 3072 x 768 GEMM alone (one core, its bf16 rows rounded once) ran 0.68 -> 0.52 ms so;
+  // 128 k per block was slower (0.54), 512 too (K = 3072). BERT in bf16: 1.06x (27.9 -> 26.5 ms, 7 rounds).
+  static int64_t amx_k_block(const Tensor& r) {
+    constexpr int64_t kAmxKBlock = 256;
+    const ReduceNode* reduction = r->reduction();
+    if (!reduction || reduction->axes.size() != 1) return 0;
+    const int64_t k = reduction->axes[0].extent;
+    return k > kAmxKBlock && k % kAmxKBlock == 0 ? kAmxKBlock : 0;
+  }
+
+  // Appends t's reduction loops to `order`: k whole, or split by k_block with its blocks at order's position
+  // `blocks_at` (after the panel's loop and the loops fused with it) and the blocks' values last.
+  static void push_reduction_loops(const Tensor& t, int64_t k_block, size_t blocks_at, std::vector<std::string>& order,
+                                   Schedule& s) {
+    const std::vector<IterVar>& axes = t->reduction()->axes;
+    if (k_block == 0 || axes.size() != 1 || blocks_at > order.size()) {
+      for (const IterVar& k : axes) order.push_back(k.name());
+      return;
+    }
+    const std::string& k = axes[0].name();
+    s.split(t->name, k, k_block);
+    order.insert(order.begin() + std::ptrdiff_t(blocks_at), k + ".o");
+    order.push_back(k + ".i");
   }
 
   // The outer loops whose axis (outer_axis[p] for loop p) the reused operand is indexed by move first, each group in
@@ -1114,6 +1147,9 @@ class StrategyScheduler {
     // The dimension of `packed` along which the panel runs, when that operand is a weight packed once before the runs
     // (a pack decision, blocks of `panel` columns: no copy per panel); -1: copied per panel.
     int64_t pack_dim = -1;
+    // Values of k per block where the reduction is cut into blocks, each running over all the panel's rows (0: k
+    // whole): AMX tiles, whose loads from L2 waited on (kAmxKBlock).
+    int64_t k_block = 0;
   };
 
   // The panel of a row of `width` columns too wide for the registers: 3 vectors with AVX-512 (24 of 28 accumulators
@@ -1243,7 +1279,10 @@ class StrategyScheduler {
       // core), and BERT's bf16 export 1.10x (36.1 -> 32.7 ms).
       // At most 48 accumulators (16 rows x 3 vectors), as before pair tiles could hold 5 chunks of 16 rows for
       // convolutions: a 4-vector panel keeps 8 rows (the largest divisor of BERT's 128 tokens up to 12).
-      if (bf16_products && options_.amx_bf16) budget = std::min(kAmxTileRows, kAmxTileRows * 3 / (tile.panel / lanes));
+      if (bf16_products && options_.amx_bf16) {
+        budget = std::min(kAmxTileRows, kAmxTileRows * 3 / (tile.panel / lanes));
+        tile.k_block = amx_k_block(r);
+      }
     }
     if (!tile.packed.empty() && knobs().pack_weights && is_weight(tile.packed)) {  // packed, not copied
       const size_t rank = program_.find(tile.packed)->shape.size();
@@ -1399,7 +1438,7 @@ class StrategyScheduler {
       loops = stencil_loops(t, tile, s);  // outer: w.o, the axes before the rows, the rows' outer part
       for (const std::string& loop : loops.outer)
         if (std::find(order.begin(), order.end(), loop) == order.end()) order.push_back(loop);
-      for (const IterVar& k : t->reduction()->axes) order.push_back(k.name());
+      push_reduction_loops(t, tile.k_block, 1 + single.size(), order, s);
       for (const std::string& inner : loops.tile) order.push_back(inner);
     } else {
       s.split(name, w, tile.panel);

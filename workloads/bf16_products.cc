@@ -150,9 +150,27 @@ class Bf16Rewriter final : public TensorCopier {
     const Bf16Sum& s = sum->second;
     auto* w = (s.weight_first ? product->a : product->b).as<TensorReadNode>();
     Expr x = mutate(s.weight_first ? product->b : product->a);
-    Expr bf16_x = cast(DType::kFloat32, cast(DType::kBFloat16, x));
+    Expr bf16_x = cast(DType::kFloat32, rows_of(t, x, s));
     Expr bf16_w = cast(DType::kFloat32, read(copies_.at(s.weight), w->indices));
     return with_body(t, t->name, reduce(ReduceOp::kSum, bf16_x * bf16_w, reduction->axes));
+  }
+
+  // bf16(x), read from a tensor of x's rows rounded once (`<x>_bf16`, shared by every sum that reads x) where the sum
+  // has at least an AMX tile's rows (t's elements per weight column): AMX tiles then load them in place, where rounding
+  // the rows of each step of 32 k into a buffer took longer than the tile's products (a 128 x 768 x 3072 GEMM alone
+  // 1.3x). A GEMV (the LSTM's gates, one row) rounds x where it reads it: another stage would cost a barrier per step.
+  Expr rows_of(const Tensor& t, const Expr& x, const Bf16Sum& s) {
+    constexpr int64_t kMinRoundedRows = 16;
+    auto* element = x.as<TensorReadNode>();
+    const int64_t columns = s.weight->shape[size_t(1 - s.dim)];
+    if (!element || t->num_elements() / columns < kMinRoundedRows) return cast(DType::kBFloat16, x);
+    auto [it, first] = rounded_.try_emplace(element->tensor.get());
+    if (first) {
+      const Tensor& source = element->tensor;
+      it->second = compute(source->name + "_bf16", source->shape,
+                           [&](const std::vector<Expr>& i) { return cast(DType::kBFloat16, read(source, i)); });
+    }
+    return read(it->second, element->indices);
   }
 
   // sum_rc f32(W[c, rc, 0, 0]) * f32(pairs[.., rc / 2, .., rc % 2]) (in the product's order), over rc alone, with
@@ -200,6 +218,7 @@ class Bf16Rewriter final : public TensorCopier {
   const std::unordered_map<const TensorNode*, Bf16Sum>& sums_;
   const std::unordered_map<const TensorNode*, Bf16Conv>& convs_;
   const int64_t conv_channel_multiple_;
+  std::unordered_map<const TensorNode*, Tensor> rounded_;  // per x read by sums: its rows rounded to bf16
 };
 
 }  // namespace

@@ -52,6 +52,23 @@ TEST(Bf16Products, DenseLayersMultiplyBf16PairsOfTheirWeightsAndSumInF32) {
             "z: f32[2, 3] = compute(i, j) sum((f32(bf16(a[i, k])) * f32(v[k, j])), axes=[k:8])");
 }
 
+// A layer of 16 rows or more reads them from a tensor of x rounded once, which every such layer that reads x shares
+// (BERT's query, key and value); a GEMV (an LSTM cell's one row) rounds x where it reads it.
+TEST(Bf16Products, LayersOfSixteenRowsOrMoreReadTheirRowsRoundedOnce) {
+  Tensor x = placeholder("x", {16, 8}), w = placeholder("w", {6, 8}), v = placeholder("v", {4, 8});
+  Tensor h = placeholder("h", {1, 8}), u = placeholder("u", {6, 8});
+  Program f32({dense("y", x, w), dense("z", x, v), dense("gate", h, u)}, "shared");
+  Bf16Program bf16 = bf16_products(f32, {"u", "v", "w"});
+  EXPECT_EQ(tensor_definition(bf16.program.find("x_bf16")), "x_bf16: bf16[16, 8] = compute(i, j) bf16(x[i, j])");
+  EXPECT_EQ(tensor_definition(bf16.program.find("y")),
+            "y: f32[16, 6] = compute(i, j) sum((f32(x_bf16[i, k]) * f32(w[j, k])), axes=[k:8])");
+  EXPECT_EQ(tensor_definition(bf16.program.find("z")),
+            "z: f32[16, 4] = compute(i, j) sum((f32(x_bf16[i, k]) * f32(v[j, k])), axes=[k:8])");
+  EXPECT_EQ(tensor_definition(bf16.program.find("gate")),
+            "gate: f32[1, 6] = compute(i, j) sum((f32(bf16(h[i, k])) * f32(u[j, k])), axes=[k:8])");
+  EXPECT_FALSE(bf16.program.find("h_bf16"));
+}
+
 TEST(Bf16Products, WeightsReadOtherwiseOrSummedOverAnOddExtentStayF32) {
   Tensor x = placeholder("x", {4, 8}), w = placeholder("w", {6, 8});
   Tensor doubled = compute("doubled", {6, 8}, [&](const std::vector<Expr>& i) {
@@ -201,9 +218,11 @@ void expect_the_interpreters_answer(const Program& f32, const Bf16Program& bf16,
 
 // The fixed global schedule of a GEMM and of a GEMV (1 row, an LSTM cell's shape) print as vdpbf16ps: the GEMM's
 // register tiles over weights packed with their pairs of k together, the GEMV's reduction 32 elements of k at a time,
-// its row of x converted to bf16 on the way. A GEMM whose k is a multiple of 32 prints its tiles as AMX tiles too, run
-// where the CPU and Linux let it, with 16 rows where the target has AMX (fewer where 16 rows of its panel's vectors
-// would be more accumulators than a pair tile has). Where the CPU has AVX-512 BF16 each matches the interpreter.
+// its row of x converted to bf16 on the way. A GEMM of 16 rows or more reads its rows rounded once (x_bf16), fewer
+// round them as they are read. A GEMM whose k is a multiple of 32 prints its tiles as AMX tiles too, run where the CPU
+// and Linux let it, with 16 rows where the target has AMX (fewer where 16 rows of its panel's vectors would be more
+// accumulators than a pair tile has), the rows' tile loaded in place from x_bf16 or copied into a buffer, and k in
+// blocks of 256 where it is a larger multiple of 256. Where the CPU has AVX-512 BF16 each matches the interpreter.
 struct Bf16Shape {
   int64_t rows, columns, k;
   bool amx;                 // AMX tiles are printed
@@ -220,19 +239,30 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
   StrategyProgram s = fixed_global_schedule(bf16, shape.amx_target);
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
-  EXPECT_THAT(source, testing::HasSubstr(shape.rows > 1 ? "= ingot_pair_bf16_of_f32(&x["
-                                                        : "_mm512_cvtne2ps_pbh(_mm512_loadu_ps("));
+  const bool rounded_once = shape.rows >= 16;
+  EXPECT_EQ(bool(bf16.program.find("x_bf16")), rounded_once);
+  EXPECT_THAT(source, testing::HasSubstr(rounded_once     ? "= ingot_pair_bf16(&x_bf16["
+                                         : shape.rows > 1 ? "= ingot_pair_bf16_of_f32(&x["
+                                                          : "_mm512_cvtne2ps_pbh(_mm512_loadu_ps("));
   EXPECT_EQ(source.find("_tile_dpbf16ps(") != std::string::npos, shape.amx);
   if (shape.amx) {
-    EXPECT_THAT(source, testing::HasSubstr("ingot_bf16x32_of_f32(&ingot_rows[32], &x["));
+    if (rounded_once) {
+      EXPECT_THAT(source, testing::ContainsRegex("_tile_loadd\\([34], &x_bf16\\["));  // after 3 or 4 C tiles
+      EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_rows")));
+    } else {
+      EXPECT_THAT(source, testing::HasSubstr("ingot_bf16x32_of_f32(&ingot_rows[32], &x["));
+    }
     EXPECT_THAT(source, testing::HasSubstr(" += 32) {"));
     EXPECT_THAT(source, testing::HasSubstr("ingot_amx_shape = {1, 0, {}, " + shape.tile_shape + "};"));
   }
+  const bool k_blocks = shape.amx_target && shape.k > 256 && shape.k % 256 == 0;
+  EXPECT_EQ(source.find("y_k_o < " + std::to_string(shape.k / 256) + ";") != std::string::npos, k_blocks);
   expect_the_interpreters_answer(f32, bf16, s.schedule);
 }
 
 // 3 chunks of 16 columns, each one C tile (tiles 0-2), the rows' tile 3, weight tiles 4-6: 8 rows where the registers
-// bound them, 16 with AMX; 4 chunks of 64 columns (1024): 48 / 4 = 12 accumulators a column, 8 rows of 64.
+// bound them, 16 with AMX; 4 chunks of 64 columns (1024): 48 / 4 = 12 accumulators a column, 8 rows of 64. 8 rows of
+// x are rounded as they are read, 16 and more once.
 INSTANTIATE_TEST_SUITE_P(
     GemmAndGemv, Bf16Kernels,
     testing::Values(
@@ -240,12 +270,27 @@ INSTANTIATE_TEST_SUITE_P(
         Bf16Shape{64, 192, 256, true, true, "{64, 64, 64, 64, 64, 64, 64, 0}, {16, 16, 16, 16, 16, 16, 16, 0}"},
         Bf16Shape{40, 192, 256, true, false, "{64, 64, 64, 64, 64, 64, 64, 0}, {8, 8, 8, 8, 16, 16, 16, 0}"},
         Bf16Shape{64, 1024, 256, true, true, "{64, 64, 64, 64, 64, 64, 64, 64}, {8, 8, 8, 8, 8, 16, 16, 16}"},
+        Bf16Shape{8, 192, 256, true, true, "{64, 64, 64, 64, 64, 64, 64, 0}, {8, 8, 8, 8, 16, 16, 16, 0}"},
+        Bf16Shape{64, 192, 768, true, true, "{64, 64, 64, 64, 64, 64, 64, 0}, {16, 16, 16, 16, 16, 16, 16, 0}"},
+        Bf16Shape{64, 192, 768, true, false, "{64, 64, 64, 64, 64, 64, 64, 0}, {8, 8, 8, 8, 16, 16, 16, 0}"},
         Bf16Shape{64, 192, 48, false, false, ""}, Bf16Shape{1, 192, 256, false, false, ""}),
     [](const testing::TestParamInfo<Bf16Shape>& info) {  // rows x columns x k, and whether the target has AMX
       const Bf16Shape& shape = info.param;
       return std::to_string(shape.rows) + "x" + std::to_string(shape.columns) + "x" + std::to_string(shape.k) +
              (shape.amx_target ? "_amx_target" : "");
     });
+
+// A GEMM over a batch of one (Swin's patch merging: [1, tokens, channels]) blocks k where the target has AMX, its
+// blocks inside the panel loop fused with the batch's (lowering refused the fuse with the blocks between them).
+TEST(Bf16Products, ABatchOfOneKeepsItsLoopFusedWithThePanelsWhereKIsBlocked) {
+  Tensor x = placeholder("x", {1, 64, 512}), w = placeholder("w", {192, 512});
+  Program f32({dense("y", x, w)}, "batched");
+  Bf16Program bf16 = bf16_products(f32, {"w"});
+  StrategyProgram s = fixed_global_schedule(bf16, true);
+  const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
+  EXPECT_THAT(source, testing::HasSubstr("y_k_o < 2;"));
+  expect_the_interpreters_answer(f32, bf16, s.schedule);
+}
 
 // A 1 x 1 convolution in bf16 under its batch norm and ReLU, in the fixed global schedule: where the target has AMX,
 // 16 or 32 output channels (rows) times whole rows of the map (the columns: at most 5 chunks of 16 pixels, the last one
