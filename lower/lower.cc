@@ -330,19 +330,29 @@ class Lowering {
     if (program_.is_output(s.tensor)) fail(d.to_string() + ": '" + name + "' is an output, so it must be a root stage");
     if (!reads_in_loop_vars_exists(reader, name))
       fail(d.to_string() + ": '" + d.target + "' does not read '" + name + "'");
-    // Reads through an inlined tensor count as reads by that tensor's readers: bodies are inlined already.
-    for (const std::string& other_name : readers_[name])
-      if (!stages_.at(other_name).inlined && other_name != d.target)
-        fail(d.to_string() + ": '" + name + "' is also read by '" + other_name + "', so it cannot live inside '" +
-             d.target + "' alone");
     int pos = leaf_position(reader, d.axes[0]);
     if (pos < 0)
       fail(d.to_string() + ": '" + d.target + "' has no loop '" + d.axes[0] + "' (loops: " + leaf_names(reader) + ")");
     if (reader.leaves[pos].kind == LoopKind::kVectorized)
       fail(d.to_string() + ": loop '" + d.axes[0] + "' is vectorized and cannot hold another stage");
+    std::vector<std::vector<Expr>> reads = reads_in_loop_vars(reader, name);
+    VarRanges inner = inner_loop_vars(reader, pos);
+    // Reads through an inlined tensor count as reads by that tensor's readers: bodies are inlined already. Another
+    // reader computed at the same loop (a softmax's sum beside its max, inside each row of the output) runs inside
+    // it after this stage (in program order), and its reads widen the region. Readers are built before their
+    // producers, so its loops and origin are known here.
+    for (const std::string& other_name : readers_[name]) {
+      const Stage& other = stages_.at(other_name);
+      if (other.inlined || other_name == d.target) continue;
+      if (other.attach_stage != d.target || other.attach_axis != d.axes[0])
+        fail(d.to_string() + ": '" + name + "' is also read by '" + other_name + "', so it cannot live inside '" +
+             d.target + "' alone (unless '" + other_name + "' is computed at the same loop)");
+      for (std::vector<Expr>& read : reads_in_loop_vars(other, name)) reads.push_back(std::move(read));
+      for (const auto& [var, range] : inner_loop_vars(other, -1)) inner[var] = range;
+    }
     s.attach_stage = d.target;
     s.attach_axis = d.axes[0];
-    Region region = infer_region(reads_in_loop_vars(reader, name), inner_loop_vars(reader, pos), s.tensor->shape);
+    Region region = infer_region(reads, inner, s.tensor->shape);
     s.domain = region.extent;
     s.origin = region.lo;
     s.origin_may_leave = region.may_leave_bounds;

@@ -267,6 +267,38 @@ TEST(Lower, ComputeAt) {
 )");
 }
 
+// A stage read by two stages computed at the same loop: a softmax's row maximum, read by its sum and its output
+// (through the exponential, inlined), lives inside each row of the output beside the sum, which follows it; its
+// region covers both readers' reads.
+TEST(Lower, ComputeAtBesideAnotherReaderAtTheSameLoop) {
+  EXPECT_EQ(lowered(softmax(4, 6),
+                    Schedule().compute_inline("e").compute_at("row_max", "Y", "i").compute_at("row_sum", "Y", "i")),
+            R"(func softmax(X: f32[4, 6]) -> (Y: f32[4, 6]) {
+  for Y.i in 0..4 {
+    alloc row_max: f32[1] local {
+      for row_max.i in 0..1 {
+        row_max[0] = -inf
+        for row_max.k in 0..6 {
+          row_max[0] = max(row_max[0], X[((Y.i * 6) + row_max.k)])
+        }
+      }
+      alloc row_sum: f32[1] local {
+        for row_sum.i in 0..1 {
+          row_sum[0] = 0.0
+          for row_sum.k in 0..6 {
+            row_sum[0] = (row_sum[0] + exp((X[((Y.i * 6) + row_sum.k)] - row_max[0])))
+          }
+        }
+        for Y.j in 0..6 {
+          Y[((Y.i * 6) + Y.j)] = (exp((X[((Y.i * 6) + Y.j)] - row_max[0])) / row_sum[0])
+        }
+      }
+    }
+  }
+}
+)");
+}
+
 // A stage computed at a reader whose vectorized loop moves along the same dimension as its own, and not its last,
 // lays its buffer out with that dimension innermost (a channel tile under an epilogue along the channels): B's
 // [1, 4, 6] region is stored [1][6][4], where both loops read and write whole vectors. A reader vectorized along l
@@ -558,6 +590,14 @@ TEST(LowerErrors, ComputeAtRules) {
   expect_schedule_error(two, Schedule().compute_at("H", "Y", "i"), "'Y' does not read 'H'");
   expect_schedule_error(softmax(4, 6), Schedule().compute_at("e", "Y", "i"),
                         "'e' is also read by 'row_sum', so it cannot live inside 'Y' alone");
+  expect_schedule_error(softmax(4, 6),
+                        Schedule()
+                            .compute_inline("e")
+                            .split("Y", "j", 2)
+                            .compute_at("row_max", "Y", "i")
+                            .compute_at("row_sum", "Y", "j.o"),
+                        "'row_max' is also read by 'row_sum', so it cannot live inside 'Y' alone (unless 'row_sum' "
+                        "is computed at the same loop)");
 }
 
 TEST(LowerErrors, CacheWriteMustSitInsideThreadLoops) {
