@@ -1645,7 +1645,8 @@ class CppPrinter {
   }
 
   // The AMX form (amx_pair_tile), compiled where the compiler targets AMX and run where the kernel lets this process
-  // use AMX's tile data (ingot_amx_ready); the caller prints `else` and the other forms after it.
+  // use AMX's tile data (ingot_amx_ready); the caller prints `else` and the other forms after it. It must run inside a
+  // parallel region, as every stage does: ingot_amx_configure trusts the shape its thread took since the region began.
   void print_amx_pair_tile(const SpatialTile& tile, const PairOperands& o, const AmxPairTile& amx) {
     amx_pair_tiles_ = true;
     // Tiles: the accumulators (row tile r, chunk c: r * chunks + c), the row tiles, the full chunks' weight tiles in
@@ -2727,10 +2728,8 @@ class CppPrinter {
         head.push_back("  return ready;");
         head.push_back("}");
         head.push_back(
-            "// This thread's tiles take the shape unless they have it: taken in this region, or found by STTILECFG "
-            "and a "
-            "compare (about a tenth of LDTILECFG, but a tenth of a k-block's products: BERT's FFN GEMM spent 9% "
-            "there).");
+            "// This thread's tiles take the shape unless they have it: taken in this region, or found by "
+            "STTILECFG and a compare (a tenth of LDTILECFG, but BERT's FFN GEMM spent 9% there).");
         head.push_back("static inline void ingot_amx_configure(const ingot_amx_tiles* shape) {");
         head.push_back("  if (ingot_amx_shape_taken == shape) return;");
         head.push_back("  ingot_amx_tiles now;");

@@ -602,9 +602,13 @@ class StrategyScheduler {
     return !t->is_placeholder() && !t->reduction() && t->dtype == DType::kBFloat16 && !t->shape.empty() &&
            t->shape.back() == 2;
   }
-  // A tensor of values the bf16 rewrite rounds once for the products that read them: pairs, or a GEMM's rows.
-  static bool is_bf16_rounding(const Tensor& t) {
-    return !t->is_placeholder() && !t->reduction() && t->dtype == DType::kBFloat16;
+  // A tensor of values the bf16 rewrite rounds once for the products that read them (pairs, or a GEMM's rows): a bf16
+  // cast that only sums read.
+  bool is_bf16_rounding(const Tensor& t) const {
+    if (t->is_placeholder() || t->reduction() || t->dtype != DType::kBFloat16 || !t->body.as<CastNode>()) return false;
+    const std::vector<Tensor> readers = program_.readers(t);
+    return !readers.empty() &&
+           std::all_of(readers.begin(), readers.end(), [](const Tensor& r) { return r->reduction() != nullptr; });
   }
   static bool reads_bf16_pairs(const Tensor& r) {
     bool pairs = false;

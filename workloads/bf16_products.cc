@@ -126,9 +126,9 @@ std::optional<Bf16Conv> bf16_conv(const Tensor& t, const std::set<std::string>& 
 // rebuilt tensor it read.
 class Bf16Rewriter final : public TensorCopier {
  public:
-  Bf16Rewriter(const std::unordered_map<const TensorNode*, Bf16Sum>& sums,
+  Bf16Rewriter(const Program& program, const std::unordered_map<const TensorNode*, Bf16Sum>& sums,
                const std::unordered_map<const TensorNode*, Bf16Conv>& convs, int64_t conv_channel_multiple)
-      : sums_(sums), convs_(convs), conv_channel_multiple_(conv_channel_multiple) {}
+      : program_(program), sums_(sums), convs_(convs), conv_channel_multiple_(conv_channel_multiple) {}
 
   // The bf16 weights, which every read of their f32 placeholders reads instead.
   void add_weights(const std::unordered_map<const TensorNode*, Tensor>& weights) {
@@ -155,22 +155,32 @@ class Bf16Rewriter final : public TensorCopier {
     return with_body(t, t->name, reduce(ReduceOp::kSum, bf16_x * bf16_w, reduction->axes));
   }
 
-  // bf16(x), read from a tensor of x's rows rounded once (`<x>_bf16`, shared by every sum that reads x) where the sum
-  // has at least an AMX tile's rows (t's elements per weight column): AMX tiles then load them in place, where rounding
-  // the rows of each step of 32 k into a buffer took longer than the tile's products (a 128 x 768 x 3072 GEMM alone
-  // 1.3x). A GEMV (the LSTM's gates, one row) rounds x where it reads it: another stage would cost a barrier per step.
+  // bf16(x), read from a tensor of x rounded once (`<x>_bf16`, the whole of x, shared by every sum that reads x) where
+  // the sum is as an AMX tile wants it: at least its 16 rows (t's elements per weight column) and a k that is a
+  // multiple of its 32. AMX tiles then load the rows in place, where rounding the rows of each step of 32 k into a
+  // buffer took longer than the tile's products (a 128 x 3072 x 768 GEMM alone 1.15x). A GEMV (the LSTM's gates, one
+  // row) rounds x where it reads it: another stage would cost a barrier per step.
   Expr rows_of(const Tensor& t, const Expr& x, const Bf16Sum& s) {
-    constexpr int64_t kMinRoundedRows = 16;
+    constexpr int64_t kMinRoundedRows = 16, kRoundedKMultiple = 32;
     auto* element = x.as<TensorReadNode>();
-    const int64_t columns = s.weight->shape[size_t(1 - s.dim)];
-    if (!element || t->num_elements() / columns < kMinRoundedRows) return cast(DType::kBFloat16, x);
+    const int64_t columns = s.weight->shape[size_t(1 - s.dim)], k = s.weight->shape[size_t(s.dim)];
+    if (!element || t->num_elements() / columns < kMinRoundedRows || k % kRoundedKMultiple != 0)
+      return cast(DType::kBFloat16, x);
     auto [it, first] = rounded_.try_emplace(element->tensor.get());
     if (first) {
       const Tensor& source = element->tensor;
-      it->second = compute(source->name + "_bf16", source->shape,
+      it->second = compute(new_name(source->name + "_bf16"), source->shape,
                            [&](const std::vector<Expr>& i) { return cast(DType::kBFloat16, read(source, i)); });
     }
     return read(it->second, element->indices);
+  }
+
+  // `base`, or another name that no tensor of the program and none this rewrite made has.
+  std::string new_name(const std::string& base) {
+    std::string name = unused_name(program_, base);
+    for (int n = 1; made_names_.count(name); ++n) name = unused_name(program_, base + "_" + std::to_string(n));
+    made_names_.insert(name);
+    return name;
   }
 
   // sum_rc f32(W[c, rc, 0, 0]) * f32(pairs[.., rc / 2, .., rc % 2]) (in the product's order), over rc alone, with
@@ -189,7 +199,7 @@ class Bf16Rewriter final : public TensorCopier {
     std::vector<int64_t> shape = t->shape;
     shape[conv.channel_axis] = padded / 2;
     shape.push_back(2);
-    Tensor pairs = compute(t->name + "_pairs", shape, [&](const std::vector<Expr>& i) {
+    Tensor pairs = compute(new_name(t->name + "_pairs"), shape, [&](const std::vector<Expr>& i) {
       std::unordered_map<std::string, Expr> at = single;
       for (size_t d = 0; d < t->axes.size(); ++d)
         if (d != conv.channel_axis) at[t->axes[d].name()] = i[d];
@@ -215,10 +225,12 @@ class Bf16Rewriter final : public TensorCopier {
         reduce(ReduceOp::kSum, conv.weight_first ? bf16_w * bf16_x : bf16_x * bf16_w, {IterVar{conv.rc.var, padded}}));
   }
 
+  const Program& program_;
   const std::unordered_map<const TensorNode*, Bf16Sum>& sums_;
   const std::unordered_map<const TensorNode*, Bf16Conv>& convs_;
   const int64_t conv_channel_multiple_;
-  std::unordered_map<const TensorNode*, Tensor> rounded_;  // per x read by sums: its rows rounded to bf16
+  std::unordered_map<const TensorNode*, Tensor> rounded_;  // per x read by such sums: x rounded to bf16
+  std::set<std::string> made_names_;
 };
 
 }  // namespace
@@ -262,7 +274,7 @@ Bf16Program bf16_products(const Program& program, const std::vector<std::string>
   std::unordered_map<const TensorNode*, Tensor> rewritten;
   std::set<const TensorNode*> conv_weights;
   for (const auto& [t, conv] : convs) conv_weights.insert(conv.weight);
-  Bf16Rewriter rewriter(sums, convs, conv_channel_multiple);
+  Bf16Rewriter rewriter(program, sums, convs, conv_channel_multiple);
   for (const std::string& name : weights) {
     Tensor w = program.find(name);
     if (!w) continue;

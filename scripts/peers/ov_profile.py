@@ -12,7 +12,8 @@ ingot's build, tests or CI.
 MODEL is an ONNX file or a name in export_onnx.py's OUT_DIR (~/.cache/ingot/peers-onnx/NAME.onnx). --group sums the
 nodes whose name matches the regular expression by its captured groups. The counters cost time of their own: the
 time per inference with them is printed beside the time without them, and the per-node figures are OpenVINO's
-(compare shares, or scale by the ratio).
+(compare shares, or scale by the ratio). Both times pass the inputs to each inference, so they run a little above
+run_peers.py's, which binds them once.
 """
 import argparse
 import collections
@@ -28,7 +29,7 @@ def compiled(core, path, threads, precision, counters):
     config = {
         "PERFORMANCE_HINT": "LATENCY",
         "INFERENCE_NUM_THREADS": str(threads),
-        "INFERENCE_PRECISION_HINT": precision,
+        "INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32",
         "PERF_COUNT": "YES" if counters else "NO",
     }
     return core.compile_model(core.read_model(path), "CPU", config)
@@ -63,7 +64,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", help="an ONNX file, or a name in --onnx-dir")
     parser.add_argument("--onnx-dir", default=os.path.join(CACHE, "peers-onnx"))
-    parser.add_argument("--precision", choices=["f32", "bf16"], default="f32")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="as run_peers.py's")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--runs", type=int, default=50, help="timed inferences (after up to 20 warm-up ones)")
     parser.add_argument("--group", default="", help="a regular expression whose captured groups name a node's group")
@@ -95,7 +96,7 @@ def main():
             kind_of[p.node_name] = kind
             if group:
                 m = group.search(p.node_name)
-                by_group[".".join(m.groups()) if m else "(other)"] += us
+                by_group[".".join(g or "" for g in m.groups()) if m else "(other)"] += us
 
     counted_ms = ms_per_run(request, feeds, args.runs, collect)
     total = sum(by_kind.values()) / args.runs / 1e3
@@ -105,7 +106,8 @@ def main():
           f"the nodes' {total:.3f} ms\n")
 
     def table(title, counter, limit=None, kinds=False):
-        print(f"| {title} | ms | share |" + (" kind |" if kinds else "") + "\n|---|---|---|" + ("---|" if kinds else ""))
+        kind_column = (" kind |", "---|") if kinds else ("", "")
+        print(f"| {title} | ms | share |{kind_column[0]}\n|---|---|---|{kind_column[1]}")
         for key, us in counter.most_common(limit):
             ms = us / args.runs / 1e3
             print(f"| {key} | {ms:.4f} | {100 * ms / total:.1f}% |" + (f" {kind_of[key]} |" if kinds else ""))

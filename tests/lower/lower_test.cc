@@ -299,6 +299,19 @@ TEST(Lower, ComputeAtBesideAnotherReaderAtTheSameLoop) {
 )");
 }
 
+// The region of a stage computed beside another reader covers both readers' reads: Y reads one element of each row
+// of P, the row sum A the whole row.
+TEST(Lower, ComputeAtBesideAnotherReaderCoversBothReadersRegions) {
+  Tensor X = placeholder("X", {4, 6});
+  Tensor P = compute("P", {4, 6}, [&](const std::vector<Expr>& i) { return X(i[0], i[1]) * 2.0; });
+  IterVar k = reduce_axis(6, "k");
+  Tensor A = compute("A", {4}, [&](const std::vector<Expr>& i) { return sum(P(i[0], k.var), {k}); });
+  Tensor Y = compute("Y", {4, 6}, [&](const std::vector<Expr>& i) { return P(i[0], Expr(int64_t(0))) + A(i[0]); });
+  const std::string lowered_ir =
+      lowered(Program({Y}, "row"), Schedule().compute_at("P", "Y", "i").compute_at("A", "Y", "i"));
+  EXPECT_NE(lowered_ir.find("alloc P: f32[1, 6] local"), std::string::npos) << lowered_ir;
+}
+
 // A stage computed at a reader whose vectorized loop moves along the same dimension as its own, and not its last,
 // lays its buffer out with that dimension innermost (a channel tile under an epilogue along the channels): B's
 // [1, 4, 6] region is stored [1][6][4], where both loops read and write whole vectors. A reader vectorized along l

@@ -9,6 +9,7 @@
 
 #include "analysis/target.h"
 #include "codegen/pipeline.h"
+#include "lower/lower.h"
 #include "ops/conv.h"
 #include "ops/linear.h"
 #include "runtime/local_run.h"
@@ -54,19 +55,27 @@ TEST(Bf16Products, DenseLayersMultiplyBf16PairsOfTheirWeightsAndSumInF32) {
 
 // A layer of 16 rows or more reads them from a tensor of x rounded once, which every such layer that reads x shares
 // (BERT's query, key and value); a GEMV (an LSTM cell's one row) rounds x where it reads it.
+// A layer of 16 rows or more over a k that is a multiple of 32 reads them from a tensor of x rounded once, which every
+// such layer that reads x shares (BERT's query, key and value), named apart from the program's tensors; a GEMV (an
+// LSTM cell's one row) or a layer over another k rounds x where it reads it.
 TEST(Bf16Products, LayersOfSixteenRowsOrMoreReadTheirRowsRoundedOnce) {
-  Tensor x = placeholder("x", {16, 8}), w = placeholder("w", {6, 8}), v = placeholder("v", {4, 8});
-  Tensor h = placeholder("h", {1, 8}), u = placeholder("u", {6, 8});
-  Program f32({dense("y", x, w), dense("z", x, v), dense("gate", h, u)}, "shared");
-  Bf16Program bf16 = bf16_products(f32, {"u", "v", "w"});
-  EXPECT_EQ(tensor_definition(bf16.program.find("x_bf16")), "x_bf16: bf16[16, 8] = compute(i, j) bf16(x[i, j])");
+  Tensor x = placeholder("x", {16, 32}), w = placeholder("w", {6, 32}), v = placeholder("v", {4, 32});
+  Tensor taken = compute("x_bf16", {16, 32}, [&](const std::vector<Expr>& i) { return x(i[0], i[1]) * 2.0; });
+  Tensor h = placeholder("h", {1, 32}), u = placeholder("u", {6, 32});
+  Tensor odd = placeholder("odd", {16, 8}), o = placeholder("o", {6, 8});
+  Program f32({dense("y", x, w), dense("z", x, v), taken, dense("gate", h, u), dense("p", odd, o)}, "shared");
+  Bf16Program bf16 = bf16_products(f32, {"o", "u", "v", "w"});
+  EXPECT_EQ(tensor_definition(bf16.program.find("x_bf16_1")), "x_bf16_1: bf16[16, 32] = compute(i, j) bf16(x[i, j])");
   EXPECT_EQ(tensor_definition(bf16.program.find("y")),
-            "y: f32[16, 6] = compute(i, j) sum((f32(x_bf16[i, k]) * f32(w[j, k])), axes=[k:8])");
+            "y: f32[16, 6] = compute(i, j) sum((f32(x_bf16_1[i, k]) * f32(w[j, k])), axes=[k:32])");
   EXPECT_EQ(tensor_definition(bf16.program.find("z")),
-            "z: f32[16, 4] = compute(i, j) sum((f32(x_bf16[i, k]) * f32(v[j, k])), axes=[k:8])");
+            "z: f32[16, 4] = compute(i, j) sum((f32(x_bf16_1[i, k]) * f32(v[j, k])), axes=[k:32])");
   EXPECT_EQ(tensor_definition(bf16.program.find("gate")),
-            "gate: f32[1, 6] = compute(i, j) sum((f32(bf16(h[i, k])) * f32(u[j, k])), axes=[k:8])");
+            "gate: f32[1, 6] = compute(i, j) sum((f32(bf16(h[i, k])) * f32(u[j, k])), axes=[k:32])");
+  EXPECT_EQ(tensor_definition(bf16.program.find("p")),
+            "p: f32[16, 6] = compute(i, j) sum((f32(bf16(odd[i, k])) * f32(o[j, k])), axes=[k:8])");
   EXPECT_FALSE(bf16.program.find("h_bf16"));
+  EXPECT_FALSE(bf16.program.find("odd_bf16"));
 }
 
 TEST(Bf16Products, WeightsReadOtherwiseOrSummedOverAnOddExtentStayF32) {
@@ -239,7 +248,7 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
   StrategyProgram s = fixed_global_schedule(bf16, shape.amx_target);
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("_mm512_dpbf16_ps"));
-  const bool rounded_once = shape.rows >= 16;
+  const bool rounded_once = shape.rows >= 16 && shape.k % 32 == 0;
   EXPECT_EQ(bool(bf16.program.find("x_bf16")), rounded_once);
   EXPECT_THAT(source, testing::HasSubstr(rounded_once     ? "= ingot_pair_bf16(&x_bf16["
                                          : shape.rows > 1 ? "= ingot_pair_bf16_of_f32(&x["
@@ -255,6 +264,8 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
     EXPECT_THAT(source, testing::HasSubstr(" += 32) {"));
     EXPECT_THAT(source, testing::HasSubstr("ingot_amx_shape = {1, 0, {}, " + shape.tile_shape + "};"));
   }
+  // A thread forgets the tile shape it took when its parallel region begins (ingot_amx_configure).
+  EXPECT_EQ(source.find("ingot_amx_shape_taken = nullptr;") != std::string::npos, shape.amx);
   const bool k_blocks = shape.amx_target && shape.k > 256 && shape.k % 256 == 0;
   EXPECT_EQ(source.find("y_k_o < " + std::to_string(shape.k / 256) + ";") != std::string::npos, k_blocks);
   expect_the_interpreters_answer(f32, bf16, s.schedule);
@@ -289,6 +300,29 @@ TEST(Bf16Products, ABatchOfOneKeepsItsLoopFusedWithThePanelsWhereKIsBlocked) {
   StrategyProgram s = fixed_global_schedule(bf16, true);
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("y_k_o < 2;"));
+  expect_the_interpreters_answer(f32, bf16, s.schedule);
+}
+
+// A GEMM under its epilogue (a bias and a ReLU, computed at the epilogue's panel loop) blocks k too, and the ReLU's
+// output, which only the next layer's sum reads, is written as that layer's bf16 rows by the first layer's stage: no
+// f32 tensor of it is stored.
+TEST(Bf16Products, AGemmUnderItsEpilogueBlocksKAndWritesTheNextLayersRows) {
+  Tensor x = placeholder("x", {64, 512}), w = placeholder("w", {96, 512}), b = placeholder("b", {96});
+  Tensor v = placeholder("v", {48, 96});
+  Tensor y = dense("y", x, w, b);
+  Tensor relu = compute("relu", y->shape, [&](const std::vector<Expr>& i) { return maximum(y(i), float_imm(0.0)); });
+  Program f32({dense("z", relu, v)}, "two_layers");
+  Bf16Program bf16 = bf16_products(f32, {"v", "w"});
+  FixedScheduleOptions options;
+  options.weights = {"v", "w"};
+  Target target = test_support::avx512_cpu();
+  target.cpu.amx_bf16 = true;
+  StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+  const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
+  EXPECT_THAT(source, testing::HasSubstr("y_matmul_k_o < 2;"));
+  const std::string loops = to_string(lower(bf16.program, s.schedule));
+  EXPECT_THAT(loops, testing::HasSubstr("workspace relu_bf16: bf16[64, 96]"));
+  EXPECT_THAT(loops, testing::Not(testing::HasSubstr("workspace relu:")));
   expect_the_interpreters_answer(f32, bf16, s.schedule);
 }
 
