@@ -12,15 +12,14 @@ nodes whose name matches the regular expression by its captured groups (Efficien
 Profiling costs time of its own: the run's time per inference with it is printed beside the time without it, and
 the per-node figures are the profiler's (compare shares, or scale by the ratio).
 """
-import argparse
 import collections
 import json
 import os
-import re
 import sys
 import time
 
-CACHE = os.path.join(os.path.expanduser("~"), ".cache", "ingot")
+import profile_args
+
 
 
 def session(path, threads, profile):
@@ -59,22 +58,11 @@ def ms_per_run(s, feeds, runs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model", help="an ONNX file, or a name in --onnx-dir")
-    parser.add_argument("--onnx-dir", default=os.path.join(CACHE, "peers-onnx"))
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--runs", type=int, default=300, help="timed inferences (after up to 50 warm-up ones)")
-    parser.add_argument("--group", default="", help="a regular expression whose captured groups name a node's group")
-    parser.add_argument("--top", type=int, default=20, help="the slowest nodes listed")
-    args = parser.parse_args()
+    args, path, group = profile_args.parse("ort_profile", __doc__, runs=300, warm_up=50)
     try:
         import onnxruntime  # noqa: F401
     except ImportError as e:
         sys.exit(f"ort_profile: {e}; run it with the peers venv's python (scripts/peers/setup_venv.sh makes it)")
-    path = args.model if args.model.endswith(".onnx") else os.path.join(args.onnx_dir, args.model + ".onnx")
-    if not os.path.exists(path):
-        sys.exit(f"ort_profile: no ONNX file {path} (scripts/peers/export_onnx.py writes them)")
-    group = re.compile(args.group) if args.group else None
 
     plain = session(path, args.threads, profile=False)
     feeds = random_feeds(plain)
@@ -95,8 +83,7 @@ def main():
         by_op[e["args"].get("op_name", "?")] += us
         by_node[name] += us
         if group:
-            m = group.search(name)
-            by_group[".".join(m.groups()) if m else "(other)"] += us
+            by_group[profile_args.group_of(group, name)] += us
         calls += 1
     runs = args.runs + min(50, args.runs)  # the profiler records the warm-up runs too
     total = sum(by_op.values()) / runs / 1e3

@@ -15,14 +15,13 @@ time per inference with them is printed beside the time without them, and the pe
 (compare shares, or scale by the ratio). Both times pass the inputs to each inference, so they run a little above
 run_peers.py's, which binds them once.
 """
-import argparse
 import collections
 import os
-import re
 import sys
 import time
 
-CACHE = os.path.join(os.path.expanduser("~"), ".cache", "ingot")
+import profile_args
+
 
 
 def compiled(core, path, threads, precision, counters):
@@ -61,23 +60,14 @@ def ms_per_run(request, feeds, runs, on_run=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model", help="an ONNX file, or a name in --onnx-dir")
-    parser.add_argument("--onnx-dir", default=os.path.join(CACHE, "peers-onnx"))
-    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="as run_peers.py's")
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--runs", type=int, default=50, help="timed inferences (after up to 20 warm-up ones)")
-    parser.add_argument("--group", default="", help="a regular expression whose captured groups name a node's group")
-    parser.add_argument("--top", type=int, default=20, help="the slowest nodes listed")
-    args = parser.parse_args()
+    def precision(parser):
+        parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32", help="as run_peers.py's")
+
+    args, path, group = profile_args.parse("ov_profile", __doc__, runs=50, warm_up=20, extra=precision)
     try:
         import openvino as ov
     except ImportError as e:
         sys.exit(f"ov_profile: {e}; run it with the peers venv's python (scripts/peers/setup_venv.sh makes it)")
-    path = args.model if args.model.endswith(".onnx") else os.path.join(args.onnx_dir, args.model + ".onnx")
-    if not os.path.exists(path):
-        sys.exit(f"ov_profile: no ONNX file {path} (scripts/peers/export_onnx.py writes them)")
-    group = re.compile(args.group) if args.group else None
 
     core = ov.Core()
     plain = compiled(core, path, args.threads, args.precision, counters=False)
@@ -95,8 +85,7 @@ def main():
             by_node[p.node_name] += us
             kind_of[p.node_name] = kind
             if group:
-                m = group.search(p.node_name)
-                by_group[".".join(g or "" for g in m.groups()) if m else "(other)"] += us
+                by_group[profile_args.group_of(group, p.node_name)] += us
 
     counted_ms = ms_per_run(request, feeds, args.runs, collect)
     total = sum(by_kind.values()) / args.runs / 1e3
