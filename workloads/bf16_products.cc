@@ -21,6 +21,7 @@ struct Bf16Sum {
   const TensorNode* weight = nullptr;
   bool weight_first = false;  // W[..] * x rather than x * W[..]
   int64_t dim = 0;            // the dimension of W that k indexes
+  int64_t k = 0;              // k's extent
 };
 
 // The weight read, when `t` sums x * W[..] (either order) with W a 2-D placeholder of `weights` read at a reduction
@@ -47,7 +48,7 @@ std::optional<Bf16Sum> bf16_sum(const Tensor& t, const std::set<std::string>& we
       if (!k) continue;
       for (const IterVar& axis : reduction->axes)
         if (axis.name() == k->name && axis.extent % 2 == 0 && !uses_var(read->indices[1 - dim], k->name))
-          return Bf16Sum{read->tensor.get(), weight_first, dim};
+          return Bf16Sum{read->tensor.get(), weight_first, dim, axis.extent};
     }
   }
   return std::nullopt;
@@ -163,8 +164,8 @@ class Bf16Rewriter final : public TensorCopier {
   Expr rows_of(const Tensor& t, const Expr& x, const Bf16Sum& s) {
     constexpr int64_t kMinRoundedRows = 16, kRoundedKMultiple = 32;
     auto* element = x.as<TensorReadNode>();
-    const int64_t columns = s.weight->shape[size_t(1 - s.dim)], k = s.weight->shape[size_t(s.dim)];
-    if (!element || t->num_elements() / columns < kMinRoundedRows || k % kRoundedKMultiple != 0)
+    const int64_t columns = s.weight->shape[size_t(1 - s.dim)];
+    if (!element || t->num_elements() / columns < kMinRoundedRows || s.k % kRoundedKMultiple != 0)
       return cast(DType::kBFloat16, x);
     auto [it, first] = rounded_.try_emplace(element->tensor.get());
     if (first) {

@@ -2,11 +2,11 @@
 // x * W read, at a reduction variable k of even extent in one dimension, is held in bf16 (same shape), and those sums
 // multiply bf16 values and accumulate in f32:   sum_k f32(bf16(x)) * f32(W[..]).
 // A packed layout of such a weight keeps the pairs of k innermost (ir/packed_layout.h), as AVX-512 BF16's dot product
-// of pairs (vdpbf16ps) reads them. A sum of 16 rows or more over a k that is a multiple of 32 (as an AMX tile takes
-// them) reads x from a tensor of x rounded once (`<x>_bf16`). So is the weight [O, I, 1, 1] of a 1 x 1 convolution over
-// a map, whose input is then read through a tensor of bf16 pairs of input channels (`<conv>_pairs`, [.., I / 2, .., 2])
-// made from it. Everything else (attention's products of activations, other convolutions, norms) stays f32. Pure: runs
-// on any program; the interpreter then computes the bf16 program's reference.
+// of pairs (vdpbf16ps) reads them. So is the weight [O, I, 1, 1] of a 1 x 1 convolution over a map, whose input is then
+// read through a tensor of bf16 pairs of input channels (`<conv>_pairs`, [.., I / 2, .., 2]) made from it. A sum of 16
+// rows or more over a k that is a multiple of 32 (as an AMX tile takes them) whose x is a read of a tensor reads it from
+// that tensor rounded once (`<x>_bf16`). Everything else (attention's products of activations, other convolutions,
+// norms) stays f32. Pure: runs on any program; the interpreter then computes the bf16 program's reference.
 #pragma once
 
 #include <string>

@@ -53,8 +53,6 @@ TEST(Bf16Products, DenseLayersMultiplyBf16PairsOfTheirWeightsAndSumInF32) {
             "z: f32[2, 3] = compute(i, j) sum((f32(bf16(a[i, k])) * f32(v[k, j])), axes=[k:8])");
 }
 
-// A layer of 16 rows or more reads them from a tensor of x rounded once, which every such layer that reads x shares
-// (BERT's query, key and value); a GEMV (an LSTM cell's one row) rounds x where it reads it.
 // A layer of 16 rows or more over a k that is a multiple of 32 reads them from a tensor of x rounded once, which every
 // such layer that reads x shares (BERT's query, key and value), named apart from the program's tensors; a GEMV (an
 // LSTM cell's one row) or a layer over another k rounds x where it reads it.
@@ -111,6 +109,16 @@ TEST(Bf16Products, InputsAreTheWeightsRoundedToNearestEven) {
   inputs.erase("w");
   EXPECT_THAT([&] { bf16_inputs(bf16, inputs); },
               testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("no data for weight 'w'")));
+}
+
+// A tensor of pairs is named apart from the program's tensors.
+TEST(Bf16Products, PairsAreNamedApartFromTheProgramsTensors) {
+  Tensor x = placeholder("x", {1, 8, 4, 4}), w = placeholder("w", {6, 8, 1, 1});
+  Tensor taken = compute("conv_pairs", {1, 8, 4, 4}, [&](const std::vector<Expr>& i) { return x(i) * 2.0; });
+  Program f32({conv2d("conv", x, w), taken}, "named");
+  Bf16Program bf16 = bf16_products(f32, {"w"});
+  EXPECT_EQ(tensor_definition(bf16.program.find("conv_pairs_1")),
+            "conv_pairs_1: bf16[1, 4, 4, 4, 2] = compute(i, j, l, m, n) bf16(x[i, ((j * 2) + n), l, m])");
 }
 
 // A 1 x 1 convolution over a map reads its input through bf16 pairs of input channels, strided or not; other
@@ -265,7 +273,7 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
     EXPECT_THAT(source, testing::HasSubstr("ingot_amx_shape = {1, 0, {}, " + shape.tile_shape + "};"));
   }
   // A thread forgets the tile shape it took when its parallel region begins (ingot_amx_configure).
-  EXPECT_EQ(source.find("ingot_amx_shape_taken = nullptr;") != std::string::npos, shape.amx);
+  EXPECT_EQ(source.find("\n    ingot_amx_shape_taken = nullptr;") != std::string::npos, shape.amx);
   const bool k_blocks = shape.amx_target && shape.k > 256 && shape.k % 256 == 0;
   EXPECT_EQ(source.find("y_k_o < " + std::to_string(shape.k / 256) + ";") != std::string::npos, k_blocks);
   expect_the_interpreters_answer(f32, bf16, s.schedule);
@@ -321,6 +329,7 @@ TEST(Bf16Products, AGemmUnderItsEpilogueBlocksKAndWritesTheNextLayersRows) {
   const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
   EXPECT_THAT(source, testing::HasSubstr("y_matmul_k_o < 2;"));
   const std::string loops = to_string(lower(bf16.program, s.schedule));
+  EXPECT_THAT(loops, testing::HasSubstr("alloc y_matmul: f32["));  // computed at the epilogue's panel loop
   EXPECT_THAT(loops, testing::HasSubstr("workspace relu_bf16: bf16[64, 96]"));
   EXPECT_THAT(loops, testing::Not(testing::HasSubstr("workspace relu:")));
   expect_the_interpreters_answer(f32, bf16, s.schedule);
