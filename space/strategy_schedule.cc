@@ -1049,8 +1049,9 @@ class StrategyScheduler {
   // Values of k per block for an AMX GEMM tile over reduction r (StencilTile::k_block), or 0 for k whole: one reduction
   // axis, more than a block and a multiple of it. A panel's 48 columns x 256 k (24 KB of bf16) stay in L1 while the
   // rows' tiles pass, where a whole k (768 or 3072) streams the panel from L2 for each tile of rows, and AMX's tile
-  // loads wait on it: a 128 x 3072 x 768 GEMM alone (one core, its bf16 rows rounded once) ran 0.68 -> 0.52 ms so;
-  // 128 k per block was slower (0.54), 512 too (K = 3072). BERT in bf16: 1.06x (27.9 -> 26.5 ms, 7 rounds).
+  // loads wait on it: a 128 x 3072 x 768 GEMM alone (one core, its bf16 rows rounded once, 2 MB pages) ran 0.68 ->
+  // 0.52 ms so; 128 k per block was slower (1.04 against 1.01 ms in 4 KB pages), 512 too (0.53 against 0.48 ms, K =
+  // 3072). BERT in bf16: 1.06x (27.9 -> 26.5 ms, 7 rounds).
   static int64_t amx_k_block(const Tensor& r) {
     constexpr int64_t kAmxKBlock = 256;
     const ReduceNode* reduction = r->reduction();
