@@ -1645,10 +1645,10 @@ class CppPrinter {
   }
 
   // The AMX form (amx_pair_tile), compiled where the compiler targets AMX and run where the kernel lets this process
-  // use AMX's tile data (ingot_amx_ready); the caller prints `else` and the other forms after it. It must run inside a
-  // parallel region, as every stage does: ingot_amx_configure trusts the shape its thread took since the region began.
+  // use AMX's tile data (ingot_amx_ready); the caller prints `else` and the other forms after it. It is printed in a
+  // stage's function, which declares the shape its tiles took (print_stage_function).
   void print_amx_pair_tile(const SpatialTile& tile, const PairOperands& o, const AmxPairTile& amx) {
-    amx_pair_tiles_ = true;
+    amx_pair_tiles_ = amx_tiles_in_function_ = true;
     // Tiles: the accumulators (row tile r, chunk c: r * chunks + c), the row tiles, the full chunks' weight tiles in
     // turn, the last chunk's own where it has fewer lanes (the last register).
     const bool partial = amx.last_lanes < kAvx512VectorLanes;
@@ -1678,7 +1678,7 @@ class CppPrinter {
     emit(kAmxGuard);
     open("if (ingot_amx_ready()) {");
     emit("static const ingot_amx_tiles ingot_amx_shape = {1, 0, {}, {" + colsb + "}, {" + rows + "}};");
-    emit("ingot_amx_configure(&ingot_amx_shape);");
+    emit("ingot_amx_configure(&ingot_amx_shape, &ingot_amx_taken);");
     const std::string c_stride = std::to_string(amx.accumulator_row_stride * 4);
     for (int64_t c = 0; c < c_tiles; ++c)
       emit("_tile_loadd(" + std::to_string(c) + ", " + accumulators(c) + ", " + c_stride + ");");
@@ -2018,31 +2018,13 @@ class CppPrinter {
   // of about a hundred cycles, and masked attention's softmax makes them (e^-100 in Swin's shifted windows, where the
   // products of P and V were the third-slowest stage of the model), while values under 1.2e-38 are far below any
   // tolerance.
-  // Where AMX tiles run (amx), the thread also forgets the tile shape it last took (ingot_amx_configure): between two
-  // regions another program may have given its tiles another one.
-  static void push_denormal_flush(std::vector<std::string>& head, bool amx) {
+  static void push_denormal_flush(std::vector<std::string>& head) {
     head.push_back("");
-    if (amx) {
-      head.push_back(kAmxGuard);
-      head.push_back("struct ingot_amx_tiles;");
-      head.push_back("// The shape this thread's tiles took since its parallel region began, if any.");
-      head.push_back("static thread_local const ingot_amx_tiles* ingot_amx_shape_taken = nullptr;");
-      head.push_back("#endif");
-    }
     head.push_back("#if defined(__SSE2__)");
     head.push_back("#include <xmmintrin.h>");
     head.push_back("struct ingot_flush_denormals {");
     head.push_back("  const unsigned saved = _mm_getcsr();");
-    if (amx) {
-      head.push_back("  ingot_flush_denormals() {");
-      head.push_back("    _mm_setcsr(saved | 0x8040u);  // FTZ (bit 15) and DAZ (bit 6)");
-      head.push_back(kAmxGuard);
-      head.push_back("    ingot_amx_shape_taken = nullptr;");
-      head.push_back("#endif");
-      head.push_back("  }");
-    } else {
-      head.push_back("  ingot_flush_denormals() { _mm_setcsr(saved | 0x8040u); }  // FTZ (bit 15) and DAZ (bit 6)");
-    }
+    head.push_back("  ingot_flush_denormals() { _mm_setcsr(saved | 0x8040u); }  // FTZ (bit 15) and DAZ (bit 6)");
     head.push_back("  ~ingot_flush_denormals() { _mm_setcsr(saved); }");
     head.push_back("};");
     head.push_back("#else");
@@ -2414,6 +2396,9 @@ class CppPrinter {
     // Kernel and stage functions stay out of line: inlining thousands of kernels into ingot_run made g++ take
     // minutes, and a stage function is the unit the compiler optimizes between two barriers.
     open("__attribute__((noinline)) static void " + name + "(" + signature + ") {");
+    const size_t first_line = body_.size();
+    const bool saved_amx = amx_tiles_in_function_;
+    amx_tiles_in_function_ = false;
     if (kernel) {
       emit("#pragma omp parallel");
       open("{");
@@ -2427,6 +2412,15 @@ class CppPrinter {
     } else {
       print_serial(s, true);
     }
+    if (amx_tiles_in_function_) {
+      // The shape the function's AMX tiles took in this call (ingot_amx_configure): within it only its own tiles run
+      // on this thread. A thread_local instead made LeakSanitizer fault at exit, after the library was unloaded.
+      const std::string indent(2 * size_t(indent_), ' ');
+      const std::vector<std::string> taken{kAmxGuard, indent + "const ingot_amx_tiles* ingot_amx_taken = nullptr;",
+                                           "#endif"};
+      body_.insert(body_.begin() + std::ptrdiff_t(first_line), taken.begin(), taken.end());
+    }
+    amx_tiles_in_function_ = saved_amx;
     close();
     StageFunction f{std::move(body_), std::move(vectorized_body_lines_)};
     body_ = std::move(saved_body);
@@ -2620,7 +2614,7 @@ class CppPrinter {
     head.push_back("");
     for (const char* inc : {"cmath", "cstdint", "cstdlib", "cstring", "omp.h"})
       head.push_back(std::string("#include <") + inc + ">");
-    push_denormal_flush(head, amx_pair_tiles_);
+    push_denormal_flush(head);
     if (options_.profile) push_profile_marks(head);
     bool any_vectorized = !vectorized_body_lines_.empty();
     for (const StageFunction& f : stage_functions_) any_vectorized |= !f.vectorized.empty();
@@ -2728,14 +2722,16 @@ class CppPrinter {
         head.push_back("  return ready;");
         head.push_back("}");
         head.push_back(
-            "// This thread's tiles take the shape unless they have it: taken in this region, or found by "
-            "STTILECFG and a compare (a tenth of LDTILECFG, but BERT's FFN GEMM spent 9% there).");
-        head.push_back("static inline void ingot_amx_configure(const ingot_amx_tiles* shape) {");
-        head.push_back("  if (ingot_amx_shape_taken == shape) return;");
+            "// This thread's tiles take the shape unless they have it: taken in this call of the stage's function "
+            "(*taken), or found by STTILECFG and a compare (a tenth of LDTILECFG, but BERT's FFN GEMM spent 9% "
+            "there).");
+        head.push_back(
+            "static inline void ingot_amx_configure(const ingot_amx_tiles* shape, const ingot_amx_tiles** taken) {");
+        head.push_back("  if (*taken == shape) return;");
         head.push_back("  ingot_amx_tiles now;");
         head.push_back("  _tile_storeconfig(&now);");
         head.push_back("  if (std::memcmp(&now, shape, sizeof now) != 0) _tile_loadconfig(shape);");
-        head.push_back("  ingot_amx_shape_taken = shape;");
+        head.push_back("  *taken = shape;");
         head.push_back("}");
         head.push_back("// 32 bf16 of a row: rounded from f32 (to nearest even, as ingot_f32_to_bf16), or as stored.");
         head.push_back("static inline void ingot_bf16x32_of_f32(uint16_t* to, const float* from) {");
@@ -2826,6 +2822,7 @@ class CppPrinter {
   std::vector<std::pair<Expr, std::string>> hoisted_loads_;  // loads read once before a simd loop, and their names
   int hoisted_load_count_ = 0;
   bool amx_pair_tiles_ = false;             // an AMX pair tile was printed: the head defines its tile helpers
+  bool amx_tiles_in_function_ = false;      // one was printed in the stage function being printed
   bool bf16_pair_tiles_ = false;            // a bf16 pair tile was printed: the head defines its pair helpers
   bool printing_spatial_fallback_ = false;  // the loops of a spatial tile, for machines without AVX-512
   int64_t map_lanes_ = kAvx512VectorLanes;  // vector maps' lanes: AVX2's where the register tiles are, else AVX-512's

@@ -272,8 +272,9 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
     EXPECT_THAT(source, testing::HasSubstr(" += 32) {"));
     EXPECT_THAT(source, testing::HasSubstr("ingot_amx_shape = {1, 0, {}, " + shape.tile_shape + "};"));
   }
-  // A thread forgets the tile shape it took when its parallel region begins (ingot_amx_configure).
-  EXPECT_EQ(source.find("\n    ingot_amx_shape_taken = nullptr;") != std::string::npos, shape.amx);
+  // A stage's function holds the shape its tiles took (ingot_amx_configure), not a thread_local.
+  EXPECT_EQ(source.find("const ingot_amx_tiles* ingot_amx_taken = nullptr;") != std::string::npos, shape.amx);
+  EXPECT_THAT(source, testing::Not(testing::HasSubstr("thread_local")));
   const bool k_blocks = shape.amx_target && shape.k > 256 && shape.k % 256 == 0;
   EXPECT_EQ(source.find("y_k_o < " + std::to_string(shape.k / 256) + ";") != std::string::npos, k_blocks);
   expect_the_interpreters_answer(f32, bf16, s.schedule);
