@@ -892,6 +892,41 @@ TEST(StrategySchedule, AGemmUnderAnIdentityWindowReverseKeepsItsPanels) {
   expect_matches_interpreter(p, s);
 }
 
+// A packed weight that fits half of one core's L2 is read again for each row of the map, the map's rows outside the
+// panels (fused with them into the parallel loop), so that A's rows stay in cache while every panel passes; a larger
+// weight, or an unknown cache, keeps the panels outside and A's rows serial inside them. Alone and under an epilogue.
+TEST(StrategySchedule, PackedPanelsOfASmallWeightRunInsideTheRowsOfTheMap) {
+  const int64_t H = 6, T = 14, K = 32, N = 96;  // W: 12 KB
+  Tensor x = placeholder("x", {1, H, T, K}), W = placeholder("W", {N, K});
+  IterVar k = reduce_axis(K, "k");
+  Tensor c = compute("c", {1, H, T, N},
+                     [&](const std::vector<Expr>& i) { return sum(x(i[0], i[1], i[2], k.var) * W(i[3], k.var), {k}); });
+  Tensor y =
+      compute("y", {1, H, T, N}, [&](const std::vector<Expr>& i) { return c(i[0], i[1], i[2], i[3]) * Expr(2.0); });
+  Program p({y}, "tokens");
+  for (const char* strategy : {"unfused", "global"}) {
+    const std::string host = std::string(strategy) == "unfused" ? "c" : "y";
+    auto schedule = [&](int64_t l2_bytes) {
+      Target target = cpu();
+      target.cpu.l2_bytes = l2_bytes;
+      FixedScheduleOptions packing;
+      packing.weights = {"W"};
+      Schedule s = make_strategy_program(p, strategy, target, packing).schedule;
+      EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "W")) << strategy << " " << s.to_json();
+      expect_matches_interpreter(p, s);
+      return s;
+    };
+    Schedule rows_first = schedule(24 << 10);
+    EXPECT_TRUE(has_decision(rows_first, DecisionKind::kParallel, host, "j+m.o+i"))
+        << strategy << " " << rows_first.to_json();
+    for (int64_t l2_bytes : {int64_t{16} << 10, int64_t{0}}) {
+      Schedule panels_first = schedule(l2_bytes);
+      EXPECT_TRUE(has_decision(panels_first, DecisionKind::kParallel, host, "m.o+i"))
+          << strategy << " " << l2_bytes << " " << panels_first.to_json();
+    }
+  }
+}
+
 // An outer-product GEMM tile holds its accumulators, its row of B and one broadcast element of A in the 32 AVX-512
 // registers: on a map of 14-token rows with 512 output columns, 2 vectors x 14 rows (28 + 2 + 1 registers), not 4
 // vectors x 7 rows (28 + 4 + 1: g++ kept one accumulator on the stack, stored and reloaded every step of k).
