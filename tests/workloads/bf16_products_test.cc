@@ -312,6 +312,38 @@ TEST(Bf16Products, ABatchOfOneKeepsItsLoopFusedWithThePanelsWhereKIsBlocked) {
   expect_the_interpreters_answer(f32, bf16, s.schedule);
 }
 
+// A GEMM over windows of 7 x 7 tokens ([windows, 7, 7, k], as Swin's Q K V) whose weight does not fit half an L2 runs
+// its panels outside all rows; with AMX its tiles take two whole rows of 7 tokens (14 of a tile's 16 rows) from
+// across the windows, the window, row and token axes fused and split by 14. Without AMX in the target the registers'
+// tile keeps one row of 7. Alone, and computed under its bias's panel loop.
+TEST(Bf16Products, AmxTilesOverWindowsTakeWholeRowsFromAcrossThem) {
+  Tensor x = placeholder("x", {4, 7, 7, 256}), w = placeholder("w", {768, 256}), b = placeholder("b", {768});
+  IterVar k = reduce_axis(256, "k");
+  Tensor y = compute("y", {4, 7, 7, 768},
+                     [&](const std::vector<Expr>& i) { return sum(x(i[0], i[1], i[2], k.var) * w(i[3], k.var), {k}); });
+  Tensor biased = compute("biased", y->shape, [&](const std::vector<Expr>& i) { return y(i) + b(i[3]); });
+  for (const Program& f32 : {Program({y}, "windows"), Program({biased}, "windows_biased")}) {
+    SCOPED_TRACE(f32.name());
+    Bf16Program bf16 = bf16_products(f32, {"w"});
+    for (bool amx : {true, false}) {
+      FixedScheduleOptions options;
+      options.weights = {"w"};
+      Target target = test_support::avx512_cpu();
+      target.cpu.amx_bf16 = amx;
+      target.cpu.l2_bytes = 512 * 1024;  // the weight's 384 KB of bf16 more than half of it
+      StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+      const std::string json = s.schedule.to_json();
+      EXPECT_EQ(
+          json.find(R"({"axis":"i+j+l","factor":14,"kind":"split","stage":"y","tail":"exact"})") != std::string::npos,
+          amx)
+          << json;
+      const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
+      EXPECT_EQ(source.find("{14, 14, 14, 14, 16, 16, 16, 0}") != std::string::npos, amx) << source;
+      expect_the_interpreters_answer(f32, bf16, s.schedule);
+    }
+  }
+}
+
 // A GEMM under its epilogue (a bias and a ReLU, computed at the epilogue's panel loop) blocks k too, and the ReLU's
 // output, which only the next layer's sum reads, is written as that layer's bf16 rows by the first layer's stage: no
 // f32 tensor of it is stored.
