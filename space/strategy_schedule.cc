@@ -1308,7 +1308,7 @@ class StrategyScheduler {
       // The axes before the rows are more rows of A (a 14 x 14 map of tokens times W): serial loops inside the panel,
       // which alone is parallel, the tile all rows.
       tile.rows = largest_divisor_up_to(height, budget);
-      rows_across_axes(t, r, height, budget, bf16_products && options_.amx_bf16, tile);
+      rows_across_axes(t, r, reads, height, budget, bf16_products && options_.amx_bf16, tile);
     } else {
       // Channels share the loads of what moves along w only where it is not their own slice: a convolution's input
       // (all its output channels read it, or a group's, at c / 4 * 4 + k), not the keys or values of attention's
@@ -1341,28 +1341,60 @@ class StrategyScheduler {
     return tile;
   }
 
-  // AMX tiles of a packed panel over rows too short for them (Swin's windows: rows of 7 tokens, 7 rows a window)
-  // take whole rows from across the axes before the rows, where the panels run outside all of them (not
-  // rows_before_panels): those axes and the rows' are fused, and a tile is the most whole rows that fit its 16 (14
-  // tokens). Whole rows, so that each tile row's index stays affine once the fused loop is split. Swin's Q K V GEMMs of
-  // its third stage (196 tokens in 4 windows of 7 x 7): bf16 1.020x (7 rounds side by side) with 14-row tiles instead
-  // of 7; the other stages' Q K V and projections run their rows first.
-  void rows_across_axes(const Tensor& t, const Tensor& r, int64_t height, int64_t budget, bool amx, StencilTile& tile) {
+  // AMX tiles of a packed panel over rows too short for them (Swin's windows: rows of 7 tokens, 7 rows a window; or
+  // windows of 49 tokens, [windows, 49, k], as its ONNX file has them) take rows from across the axes before the rows,
+  // where the panels run outside all of them (not rows_before_panels): those axes and the rows' are fused and split by
+  // the tile's rows, the most that fit its 16. Each tile row's index must stay affine once split: whole rows of the map
+  // (two of 7 tokens: 14), or, across one axis only, rows that every read moving with them reads contiguously across
+  // both axes (A[.., w, t, ..] with t's extent the rows'), whose w * 49 + t the simplifier puts back together (14 of
+  // 196). Swin's third-stage Q K V GEMMs (196 tokens in 4 windows) in bf16: built in 1.020x, ONNX file 1.025x (7 rounds
+  // side by side each) with 14-row tiles instead of 7; the other stages' Q K V and projections run their rows first.
+  void rows_across_axes(const Tensor& t, const Tensor& r,
+                        const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, int64_t height, int64_t budget,
+                        bool amx, StencilTile& tile) {
     const size_t n = t->axes.size();
-    if (!amx || budget < 2 * height || tile.pack_dim < 0) return;
+    if (!amx || tile.pack_dim < 0) return;
     std::vector<std::string> serial;  // fused with the rows: after the axes of one iteration, none among them
+    size_t first = 0;
     for (size_t d = 0; d + 2 < n; ++d) {
-      if (t->axes[d].extent > 1)
+      if (t->axes[d].extent > 1) {
+        if (serial.empty()) first = d;
         serial.push_back(t->axes[d].name());
-      else if (!serial.empty())
+      } else if (!serial.empty()) {
         return;
+      }
     }
     if (serial.empty() || rows_before_panels(t, r, tile, serial)) return;
-    const int64_t rows =
-        height * largest_divisor_up_to(t->num_elements() / t->axes[n - 1].extent / height, budget / height);
+    const int64_t all_rows = t->num_elements() / t->axes[n - 1].extent;
+    int64_t rows = budget >= 2 * height ? height * largest_divisor_up_to(all_rows / height, budget / height) : 0;
+    if (serial.size() == 1 && read_across(reads, r->axes[first].name(), r->axes[n - 2].name(), height))
+      rows = std::max(rows, largest_divisor_up_to(all_rows, budget));
     if (rows <= tile.rows) return;
     tile.rows = rows;
     tile.rows_across_axes = true;
+  }
+
+  // Whether every read that uses `rows` reads it alone in a dimension of extent `height` right after one that reads
+  // `outer` alone, and neither elsewhere: contiguous across both, so its index is affine in outer * height + rows.
+  static bool read_across(const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, const std::string& outer,
+                          const std::string& rows, int64_t height) {
+    auto is_var = [](const Expr& e, const std::string& name) {
+      const auto* v = e.as<VarNode>();
+      return v && v->name == name;
+    };
+    for (const auto& [tensor, indices] : reads) {
+      if (std::none_of(indices.begin(), indices.end(), [&](const Expr& e) { return uses_var(e, rows); })) continue;
+      bool found = false;
+      for (size_t d = 1; d < indices.size(); ++d) {
+        if (!is_var(indices[d], rows) || !is_var(indices[d - 1], outer) || tensor->shape[d] != height) continue;
+        found = true;
+        for (size_t other = 0; other < indices.size(); ++other)
+          if (other != d && other != d - 1 && (uses_var(indices[other], rows) || uses_var(indices[other], outer)))
+            found = false;
+      }
+      if (!found) return false;
+    }
+    return true;
   }
 
   // The operand a GEMM's panel copies: the one placeholder that r reads along w, when its reads use no axis of r before

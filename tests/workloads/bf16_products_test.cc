@@ -344,6 +344,33 @@ TEST(Bf16Products, AmxTilesOverWindowsTakeWholeRowsFromAcrossThem) {
   }
 }
 
+// Windows of 49 tokens ([windows, 49, k], as Swin's ONNX file has them): a tile of 16 rows cannot take whole rows, but
+// x is read contiguously across windows and tokens, so the two axes are fused and split by 14 (of 196), each tile row's
+// index window * 49 + token put back together. Read across the other way round (x[token, window, k]) the rows stay 7.
+TEST(Bf16Products, AmxTilesOverWindowsOf49TokensTakeRowsAcrossThemWhereReadContiguously) {
+  for (bool contiguous : {true, false}) {
+    Tensor x = placeholder("x", contiguous ? std::vector<int64_t>{4, 49, 256} : std::vector<int64_t>{49, 4, 256});
+    Tensor w = placeholder("w", {768, 256});
+    IterVar k = reduce_axis(256, "k");
+    Tensor y = compute("y", {4, 49, 768}, [&](const std::vector<Expr>& i) {
+      return sum((contiguous ? x(i[0], i[1], k.var) : x(i[1], i[0], k.var)) * w(i[2], k.var), {k});
+    });
+    Program f32({y}, "windows49");
+    Bf16Program bf16 = bf16_products(f32, {"w"});
+    FixedScheduleOptions options;
+    options.weights = {"w"};
+    Target target = test_support::avx512_cpu();
+    target.cpu.amx_bf16 = true;
+    target.cpu.l2_bytes = 512 * 1024;
+    StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+    const std::string json = s.schedule.to_json();
+    EXPECT_EQ(json.find(R"({"axis":"i+j","factor":14,"kind":"split","stage":"y","tail":"exact"})") != std::string::npos,
+              contiguous)
+        << json;
+    expect_the_interpreters_answer(f32, bf16, s.schedule);
+  }
+}
+
 // A GEMM under its epilogue (a bias and a ReLU, computed at the epilogue's panel loop) blocks k too, and the ReLU's
 // output, which only the next layer's sum reads, is written as that layer's bf16 rows by the first layer's stage: no
 // f32 tensor of it is stored.
