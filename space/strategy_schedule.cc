@@ -1138,7 +1138,8 @@ class StrategyScheduler {
   //
   // A row wider than the registers hold (a GEMM C[i, j] = sum_k A[i, k] B[k, j] whose B moves along j: BERT's
   // projections as ONNX exports them, 768 or 3072 columns) is cut into panels of a few vectors (`panel` columns, the
-  // panel loop outermost, so that each thread's B panel stays in its L2 while the rows of A pass), and the rows of A
+  // panel loop outermost, so that each thread's B panel stays in its L2 while the rows of A pass, unless all of B fits
+  // half an L2: rows_before_panels), and the rows of A
   // (axis n - 2) are the tile's other side: 8 rows x 3 vectors of 16 lanes with AVX-512, each B vector loaded once per
   // k for 8 FMAs with A's elements broadcast (the BLIS micro-kernel's shape; B's panel copied, `packed` below). A 512^3
   // matmul ran in 4.2 ms with one row of C at a time and 1.2 ms with an 8 x 16 tile (the evolutionary search's best,
@@ -1158,8 +1159,10 @@ class StrategyScheduler {
     // Values of k per block where the reduction is cut into blocks, each running over all the panel's rows (0: k
     // whole): AMX tiles, whose loads from L2 waited on (kAmxKBlock).
     int64_t k_block = 0;
-    // The tile's rows are whole rows of the map from across the axes before them (rows_across_axes), those axes and
-    // the rows' fused into one loop.
+    // A packed panel's axes before the rows run outside its panels, fused with the panel loop (rows_before_panels).
+    bool rows_outside_panels = false;
+    // The tile's rows come from across the axes before them too (rows_from_across_axes), those axes and the rows'
+    // fused into one loop.
     bool rows_across_axes = false;
   };
 
@@ -1306,9 +1309,18 @@ class StrategyScheduler {
     }
     if (!tile.packed.empty()) {
       // The axes before the rows are more rows of A (a 14 x 14 map of tokens times W): serial loops inside the panel,
-      // which alone is parallel, the tile all rows.
+      // which alone is parallel, or outside the panels where the weight fits half an L2 (rows_before_panels); a tile
+      // of AMX rows may take them from across those axes (rows_from_across_axes).
       tile.rows = largest_divisor_up_to(height, budget);
-      rows_across_axes(t, r, reads, height, budget, bf16_products && options_.amx_bf16, tile);
+      std::vector<std::string> serial;
+      for (size_t d = 0; d + 2 < n; ++d)
+        if (t->axes[d].extent > 1) serial.push_back(t->axes[d].name());
+      tile.rows_outside_panels = rows_before_panels(t, r, tile, serial);
+      if (bf16_products && options_.amx_bf16 && tile.pack_dim >= 0 && !weight_fits_half_an_l2(t, r, tile))
+        if (int64_t rows = rows_from_across_axes(t, r, reads, height, budget); rows > tile.rows) {
+          tile.rows = rows;
+          tile.rows_across_axes = true;
+        }
     } else {
       // Channels share the loads of what moves along w only where it is not their own slice: a convolution's input
       // (all its output channels read it, or a group's, at c / 4 * 4 + k), not the keys or values of attention's
@@ -1343,54 +1355,51 @@ class StrategyScheduler {
 
   // AMX tiles of a packed panel over rows too short for them (Swin's windows: rows of 7 tokens, 7 rows a window; or
   // windows of 49 tokens, [windows, 49, k], as its ONNX file has them) take rows from across the axes before the rows,
-  // where the panels run outside all of them (not rows_before_panels): those axes and the rows' are fused and split by
-  // the tile's rows, the most that fit its 16. Each tile row's index must stay affine once split: whole rows of the map
-  // (two of 7 tokens: 14), or, across one axis only, rows that every read moving with them reads contiguously across
-  // both axes (A[.., w, t, ..] with t's extent the rows'), whose w * 49 + t the simplifier puts back together (14 of
-  // 196). Swin's third-stage Q K V GEMMs (196 tokens in 4 windows) in bf16: built in 1.020x, ONNX file 1.025x (7 rounds
-  // side by side each) with 14-row tiles instead of 7; the other stages' Q K V and projections run their rows first.
-  void rows_across_axes(const Tensor& t, const Tensor& r,
-                        const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, int64_t height, int64_t budget,
-                        bool amx, StencilTile& tile) {
+  // where the panels run outside all of them (the weight more than half an L2): those axes and the rows' are fused and
+  // split by the tile's rows, the most that fit its 16; 0 where none. Each tile row's index must stay affine once
+  // split: whole rows of the map (two of 7 tokens: 14), or, across one axis only, rows that every read using either
+  // axis reads contiguously across both (A[.., w, t, ..] with t's extent the rows'), whose w * 49 + t the simplifier
+  // puts back together (14 of 196). Swin's third-stage Q K V GEMMs (196 tokens in 4 windows) in bf16: built in
+  // 1.020-1.021x (7 and 9 rounds side by side), ONNX file 1.037x (7 rounds) with 14-row tiles instead of 7. The first
+  // two stages' GEMMs and the third's projection run their rows first; the fourth stage has one window.
+  int64_t rows_from_across_axes(const Tensor& t, const Tensor& r,
+                                const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, int64_t height,
+                                int64_t budget) const {
     const size_t n = t->axes.size();
-    if (!amx || tile.pack_dim < 0) return;
-    std::vector<std::string> serial;  // fused with the rows: after the axes of one iteration, none among them
-    size_t first = 0;
+    std::vector<size_t> serial;  // fused with the rows: after the axes of one iteration, none among them
     for (size_t d = 0; d + 2 < n; ++d) {
-      if (t->axes[d].extent > 1) {
-        if (serial.empty()) first = d;
-        serial.push_back(t->axes[d].name());
-      } else if (!serial.empty()) {
-        return;
-      }
+      if (t->axes[d].extent > 1)
+        serial.push_back(d);
+      else if (!serial.empty())
+        return 0;
     }
-    if (serial.empty() || rows_before_panels(t, r, tile, serial)) return;
+    if (serial.empty()) return 0;
     const int64_t all_rows = t->num_elements() / t->axes[n - 1].extent;
     int64_t rows = budget >= 2 * height ? height * largest_divisor_up_to(all_rows / height, budget / height) : 0;
-    if (serial.size() == 1 && read_across(reads, r->axes[first].name(), r->axes[n - 2].name(), height))
+    if (serial.size() == 1 &&
+        reads_contiguously_across(reads, r->axes[serial[0]].name(), r->axes[n - 2].name(), height))
       rows = std::max(rows, largest_divisor_up_to(all_rows, budget));
-    if (rows <= tile.rows) return;
-    tile.rows = rows;
-    tile.rows_across_axes = true;
+    return rows;
   }
 
-  // Whether every read that uses `rows` reads it alone in a dimension of extent `height` right after one that reads
-  // `outer` alone, and neither elsewhere: contiguous across both, so its index is affine in outer * height + rows.
-  static bool read_across(const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, const std::string& outer,
-                          const std::string& rows, int64_t height) {
+  // Whether every read that uses `outer_axis` or `row_axis` reads each alone, in adjacent dimensions (outer first),
+  // the second of extent `height`, and neither elsewhere: its index is then affine in outer * height + row.
+  static bool reads_contiguously_across(const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads,
+                                        const std::string& outer_axis, const std::string& row_axis, int64_t height) {
     auto is_var = [](const Expr& e, const std::string& name) {
       const auto* v = e.as<VarNode>();
       return v && v->name == name;
     };
     for (const auto& [tensor, indices] : reads) {
-      if (std::none_of(indices.begin(), indices.end(), [&](const Expr& e) { return uses_var(e, rows); })) continue;
+      auto uses_either = [&](const Expr& e) { return uses_var(e, row_axis) || uses_var(e, outer_axis); };
+      if (std::none_of(indices.begin(), indices.end(), uses_either)) continue;
       bool found = false;
-      for (size_t d = 1; d < indices.size(); ++d) {
-        if (!is_var(indices[d], rows) || !is_var(indices[d - 1], outer) || tensor->shape[d] != height) continue;
+      for (size_t d = 1; d < indices.size() && !found; ++d) {
+        if (!is_var(indices[d], row_axis) || !is_var(indices[d - 1], outer_axis) || tensor->shape[d] != height)
+          continue;
         found = true;
         for (size_t other = 0; other < indices.size(); ++other)
-          if (other != d && other != d - 1 && (uses_var(indices[other], rows) || uses_var(indices[other], outer)))
-            found = false;
+          if (other != d && other != d - 1 && uses_either(indices[other])) found = false;
       }
       if (!found) return false;
     }
@@ -1511,7 +1520,8 @@ class StrategyScheduler {
   // unrolled and the lanes vectorized.
   //
   // Where the packed weight fits half an L2, the axes before the rows come first instead, fused with the panel loop
-  // (rows_before_panels).
+  // (StencilTile::rows_outside_panels); where the tile's rows come from across them (rows_across_axes), they are fused
+  // with the rows (stencil_loops), t's own where t is r.
   void packed_panel_root(const Tensor& t, const Tensor& r, const StencilTile& tile, Schedule& s) {
     const std::string& name = t->name;
     const size_t n = t->axes.size();
@@ -1522,7 +1532,7 @@ class StrategyScheduler {
     fused.insert(fused.end(), single.begin(), single.end());
     if (tile.rows_across_axes && r.same_as(t)) {
       serial.clear();  // fused with the rows (stencil_loops)
-    } else if (rows_before_panels(t, r, tile, serial)) {
+    } else if (tile.rows_outside_panels) {
       fused.insert(fused.begin(), serial.begin(), serial.end());
       serial.clear();
     }
@@ -1530,7 +1540,7 @@ class StrategyScheduler {
     order.insert(order.end(), serial.begin(), serial.end());
     TileLoops loops;
     if (r.same_as(t)) {
-      loops = stencil_loops(t, tile, s);  // outer: w.o, the axes before the rows, the rows' outer part
+      loops = stencil_loops(t, tile, s);  // outer: w.o, the axes before the rows (or the fused rows'), the rows' outer
       for (const std::string& loop : loops.outer)
         if (std::find(order.begin(), order.end(), loop) == order.end()) order.push_back(loop);
       push_reduction_loops(t, tile.k_block, fused.size(), order, s);
@@ -1560,12 +1570,17 @@ class StrategyScheduler {
   // packed weight fits half of one core's L2. Each block of A's rows then stays in L1 while the weight's panels pass
   // from L2 as contiguous loads, where the panels outside stream A's rows (broadcasts from up to 14 rows) once per
   // panel and host a buffer of all rows. Swin's GEMMs with weights of 64 KB to 1 MB, in the model's profile (Intel Xeon
-  // VM, 2 threads): the first stage's (3136 tokens of 128 channels) FFN GEMM and GELU 2.25-2.53 -> 1.60-1.64 ms, Q K V
-  // 1.73-1.80 -> 0.93-1.01; the second stage's (784 tokens, A 0.8 MB, W 1 MB) 1.65-1.69 -> 1.35-1.44 and 1.24-1.30 ->
-  // 0.91-0.93.
+  // VM, 2 threads): the first stage's (3136 tokens of 128 channels) FFN GEMM and GELU 2.25-2.53 -> 1.60-1.68 ms, Q K V
+  // 1.73-1.80 -> 0.93-1.01; the second stage's (784 tokens, A 0.8 MB, W 1 MB) FFN GEMM and GELU 1.65-1.69 ->
+  // 1.35-1.44, Q K V 1.24-1.30 -> 0.91-0.93.
   bool rows_before_panels(const Tensor& t, const Tensor& r, const StencilTile& tile,
                           const std::vector<std::string>& serial) const {
-    if (serial.empty() || tile.pack_dim < 0 || options_.l2_bytes <= 0 || !knobs().reuse_operand_order) return false;
+    return !serial.empty() && knobs().reuse_operand_order && weight_fits_half_an_l2(t, r, tile);
+  }
+
+  // Whether a packed panel's weight (all its panels) fits half of one core's L2, where the target knows it.
+  bool weight_fits_half_an_l2(const Tensor& t, const Tensor& r, const StencilTile& tile) const {
+    if (tile.pack_dim < 0 || options_.l2_bytes <= 0) return false;
     int64_t k = 1;
     for (const IterVar& axis : r->reduction()->axes) k *= axis.extent;
     const int64_t weight_bytes = t->axes.back().extent * k * dtype_bytes(program_.find(tile.packed)->dtype);

@@ -898,7 +898,8 @@ TEST(StrategySchedule, AGemmUnderAnIdentityWindowReverseKeepsItsPanels) {
 
 // A packed weight that fits half of one core's L2 is read again for each row of the map, the map's rows outside the
 // panels (fused with them into the parallel loop), so that A's rows stay in cache while every panel passes; a larger
-// weight, or an unknown cache, keeps the panels outside and A's rows serial inside them. Alone and under an epilogue.
+// weight, an unknown cache or reuse_operand_order=0 keeps the panels outside and A's rows serial inside them. Alone and
+// under an epilogue.
 TEST(StrategySchedule, PackedPanelsOfASmallWeightRunInsideTheRowsOfTheMap) {
   const int64_t H = 6, T = 14, K = 32, N = 96;  // W: 12 KB
   Tensor x = placeholder("x", {1, H, T, K}), W = placeholder("W", {N, K});
@@ -910,11 +911,12 @@ TEST(StrategySchedule, PackedPanelsOfASmallWeightRunInsideTheRowsOfTheMap) {
   Program p({y}, "tokens");
   for (const char* strategy : {"unfused", "global"}) {
     const std::string host = std::string(strategy) == "unfused" ? "c" : "y";
-    auto schedule = [&](int64_t l2_bytes) {
+    auto schedule = [&](int64_t l2_bytes, bool reuse_operand_order = true) {
       Target target = cpu();
       target.cpu.l2_bytes = l2_bytes;
       FixedScheduleOptions packing;
       packing.weights = {"W"};
+      packing.knobs.reuse_operand_order = reuse_operand_order;
       Schedule s = make_strategy_program(p, strategy, target, packing).schedule;
       EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "W")) << strategy << " " << s.to_json();
       expect_matches_interpreter(p, s);
@@ -928,6 +930,8 @@ TEST(StrategySchedule, PackedPanelsOfASmallWeightRunInsideTheRowsOfTheMap) {
       EXPECT_TRUE(has_decision(panels_first, DecisionKind::kParallel, host, "m.o+i"))
           << strategy << " " << l2_bytes << " " << panels_first.to_json();
     }
+    Schedule own_order = schedule(24 << 10, false);  // reuse_operand_order=0: the panels outside, as before
+    EXPECT_TRUE(has_decision(own_order, DecisionKind::kParallel, host, "m.o+i")) << strategy << own_order.to_json();
   }
 }
 

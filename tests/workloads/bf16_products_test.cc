@@ -314,39 +314,49 @@ TEST(Bf16Products, ABatchOfOneKeepsItsLoopFusedWithThePanelsWhereKIsBlocked) {
 
 // A GEMM over windows of 7 x 7 tokens ([windows, 7, 7, k], as Swin's Q K V) whose weight does not fit half an L2 runs
 // its panels outside all rows; with AMX its tiles take two whole rows of 7 tokens (14 of a tile's 16 rows) from
-// across the windows, the window, row and token axes fused and split by 14. Without AMX in the target the registers'
-// tile keeps one row of 7. Alone, and computed under its bias's panel loop.
+// across the windows, the window, row and token axes fused and split by 14, k in blocks of 256 inside the panel loop.
+// Without AMX in the target the registers' tile keeps one row of 7; with a weight that fits half an L2 the rows run
+// outside the panels (rows_before_panels), k blocked too, and the tile keeps its 7. Alone, and under its bias.
 TEST(Bf16Products, AmxTilesOverWindowsTakeWholeRowsFromAcrossThem) {
-  Tensor x = placeholder("x", {4, 7, 7, 256}), w = placeholder("w", {768, 256}), b = placeholder("b", {768});
-  IterVar k = reduce_axis(256, "k");
-  Tensor y = compute("y", {4, 7, 7, 768},
-                     [&](const std::vector<Expr>& i) { return sum(x(i[0], i[1], i[2], k.var) * w(i[3], k.var), {k}); });
-  Tensor biased = compute("biased", y->shape, [&](const std::vector<Expr>& i) { return y(i) + b(i[3]); });
-  for (const Program& f32 : {Program({y}, "windows"), Program({biased}, "windows_biased")}) {
-    SCOPED_TRACE(f32.name());
-    Bf16Program bf16 = bf16_products(f32, {"w"});
-    for (bool amx : {true, false}) {
-      FixedScheduleOptions options;
-      options.weights = {"w"};
-      Target target = test_support::avx512_cpu();
-      target.cpu.amx_bf16 = amx;
-      target.cpu.l2_bytes = 512 * 1024;  // the weight's 384 KB of bf16 more than half of it
-      StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
-      const std::string json = s.schedule.to_json();
-      EXPECT_EQ(
-          json.find(R"({"axis":"i+j+l","factor":14,"kind":"split","stage":"y","tail":"exact"})") != std::string::npos,
-          amx)
-          << json;
-      const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
-      EXPECT_EQ(source.find("{14, 14, 14, 14, 16, 16, 16, 0}") != std::string::npos, amx) << source;
-      expect_the_interpreters_answer(f32, bf16, s.schedule);
+  for (int64_t columns : {768, 96}) {  // the weight: 768 KB of bf16, more than half the L2; 96 KB
+    Tensor x = placeholder("x", {4, 7, 7, 512}), w = placeholder("w", {columns, 512}), b = placeholder("b", {columns});
+    IterVar k = reduce_axis(512, "k");
+    Tensor y = compute("y", {4, 7, 7, columns}, [&](const std::vector<Expr>& i) {
+      return sum(x(i[0], i[1], i[2], k.var) * w(i[3], k.var), {k});
+    });
+    Tensor biased = compute("biased", y->shape, [&](const std::vector<Expr>& i) { return y(i) + b(i[3]); });
+    for (const Program& f32 : {Program({y}, "windows"), Program({biased}, "windows_biased")}) {
+      SCOPED_TRACE(f32.name() + " " + std::to_string(columns));
+      Bf16Program bf16 = bf16_products(f32, {"w"});
+      const std::string host = f32.name() == "windows" ? "y" : "biased";
+      for (bool amx : {true, false}) {
+        FixedScheduleOptions options;
+        options.weights = {"w"};
+        Target target = test_support::avx512_cpu();
+        target.cpu.amx_bf16 = amx;
+        target.cpu.l2_bytes = 512 * 1024;
+        StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+        const std::string json = s.schedule.to_json();
+        const bool across = amx && columns == 768;
+        EXPECT_EQ(json.find(R"({"axis":"i+j+l","factor":14,"kind":"split","stage":"y","tail":"exact"})") !=
+                      std::string::npos,
+                  across)
+            << json;
+        const std::string rows_first = R"({"axis":"i+j+m.o","kind":"parallel","stage":")" + host + "\"}";
+        EXPECT_EQ(json.find(rows_first) != std::string::npos, columns == 96) << json;
+        const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
+        EXPECT_EQ(source.find("{14, 14, 14, 14, 16, 16, 16, 0}") != std::string::npos, across) << source;
+        EXPECT_EQ(source.find("y_k_o < 2;") != std::string::npos, amx);
+        expect_the_interpreters_answer(f32, bf16, s.schedule);
+      }
     }
   }
 }
 
 // Windows of 49 tokens ([windows, 49, k], as Swin's ONNX file has them): a tile of 16 rows cannot take whole rows, but
 // x is read contiguously across windows and tokens, so the two axes are fused and split by 14 (of 196), each tile row's
-// index window * 49 + token put back together. Read across the other way round (x[token, window, k]) the rows stay 7.
+// index window * 49 + token put back together. Read across the other way round (x[token, window, k]) the rows stay 7
+// (tokens split by 7).
 TEST(Bf16Products, AmxTilesOverWindowsOf49TokensTakeRowsAcrossThemWhereReadContiguously) {
   for (bool contiguous : {true, false}) {
     Tensor x = placeholder("x", contiguous ? std::vector<int64_t>{4, 49, 256} : std::vector<int64_t>{49, 4, 256});
@@ -366,6 +376,9 @@ TEST(Bf16Products, AmxTilesOverWindowsOf49TokensTakeRowsAcrossThemWhereReadConti
     const std::string json = s.schedule.to_json();
     EXPECT_EQ(json.find(R"({"axis":"i+j","factor":14,"kind":"split","stage":"y","tail":"exact"})") != std::string::npos,
               contiguous)
+        << json;
+    EXPECT_EQ(json.find(R"({"axis":"j","factor":7,"kind":"split","stage":"y","tail":"exact"})") != std::string::npos,
+              !contiguous)
         << json;
     expect_the_interpreters_answer(f32, bf16, s.schedule);
   }
