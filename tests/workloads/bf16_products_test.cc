@@ -211,11 +211,12 @@ TEST(Bf16Products, TheInterpreterMultipliesRoundedValues) {
 }
 
 // The fixed global schedule of a bf16 program whose weight is "w", for AVX-512 with AMX or without.
-StrategyProgram fixed_global_schedule(const Bf16Program& bf16, bool amx_target) {
+StrategyProgram fixed_global_schedule(const Bf16Program& bf16, bool amx_target, int64_t l2_bytes = 0) {
   FixedScheduleOptions options;
   options.weights = {"w"};
   Target target = test_support::avx512_cpu();
   target.cpu.amx_bf16 = amx_target;
+  if (l2_bytes > 0) target.cpu.l2_bytes = l2_bytes;
   return make_strategy_program(bf16.program, "global", target, options);
 }
 
@@ -330,17 +331,12 @@ TEST(Bf16Products, AmxTilesOverWindowsTakeWholeRowsFromAcrossThem) {
       Bf16Program bf16 = bf16_products(f32, {"w"});
       const std::string host = f32.name() == "windows" ? "y" : "biased";
       for (bool amx : {true, false}) {
-        FixedScheduleOptions options;
-        options.weights = {"w"};
-        Target target = test_support::avx512_cpu();
-        target.cpu.amx_bf16 = amx;
-        target.cpu.l2_bytes = 512 * 1024;
-        StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+        StrategyProgram s = fixed_global_schedule(bf16, amx, 512 * 1024);
         const std::string json = s.schedule.to_json();
         const bool across = amx && columns == 768;
-        EXPECT_EQ(json.find(R"({"axis":"i+j+l","factor":14,"kind":"split","stage":"y","tail":"exact"})") !=
-                      std::string::npos,
-                  across)
+        EXPECT_EQ(
+            json.find(R"({"axis":"i+j+l","factor":14,"kind":"split","stage":"y","tail":"exact"})") != std::string::npos,
+            across)
             << json;
         const std::string rows_first = R"({"axis":"i+j+m.o","kind":"parallel","stage":")" + host + "\"}";
         EXPECT_EQ(json.find(rows_first) != std::string::npos, columns == 96) << json;
@@ -367,12 +363,7 @@ TEST(Bf16Products, AmxTilesOverWindowsOf49TokensTakeRowsAcrossThemWhereReadConti
     });
     Program f32({y}, "windows49");
     Bf16Program bf16 = bf16_products(f32, {"w"});
-    FixedScheduleOptions options;
-    options.weights = {"w"};
-    Target target = test_support::avx512_cpu();
-    target.cpu.amx_bf16 = true;
-    target.cpu.l2_bytes = 512 * 1024;
-    StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+    StrategyProgram s = fixed_global_schedule(bf16, true, 512 * 1024);
     const std::string json = s.schedule.to_json();
     EXPECT_EQ(json.find(R"({"axis":"i+j","factor":14,"kind":"split","stage":"y","tail":"exact"})") != std::string::npos,
               contiguous)
