@@ -1355,18 +1355,21 @@ class StrategyScheduler {
 
   // AMX tiles of a packed panel over rows too short for them (Swin's windows: rows of 7 tokens, 7 rows a window; or
   // windows of 49 tokens, [windows, 49, k], as its ONNX file has them) take rows from across the axes before the rows,
-  // where the panels run outside all of them (the weight more than half an L2): those axes and the rows' are fused and
-  // split by the tile's rows, the most that fit its 16; 0 where none. Each tile row's index must stay affine once
-  // split: whole rows of the map (two of 7 tokens: 14), or, across one axis only, rows that every read using either
-  // axis reads contiguously across both (A[.., w, t, ..] with t's extent the rows'), whose w * 49 + t the simplifier
-  // puts back together (14 of 196). Swin's third-stage Q K V GEMMs (196 tokens in 4 windows) in bf16: built in
-  // 1.020-1.021x (7 and 9 rounds side by side), ONNX file 1.037x (7 rounds) with 14-row tiles instead of 7. The first
-  // two stages' GEMMs and the third's projection run their rows first; the fourth stage has one window.
+  // where the panels run outside all of them (the weight more than half an L2, whatever reuse_operand_order says):
+  // those axes and the rows' are fused and split by the tile's rows, the most that fit its 16 (the caller keeps the
+  // larger of these and its own). Each tile row's index must stay affine once split: whole rows of the map (two of 7
+  // tokens: 14), or, across one axis only, rows that every read using either axis reads contiguously across both (A[..,
+  // w, t, ..] with t's extent the rows'), whose w * 49 + t the simplifier puts back together (14 of 196). Swin's
+  // third-stage Q K V GEMMs (196 tokens in 4 windows) in bf16: built in 1.020-1.021x (7 and 9 rounds side by side),
+  // ONNX file 1.037x (7 rounds) with 14-row tiles instead of 7. The first two stages' GEMMs and the third's projection
+  // run their rows first; the fourth stage has one window.
   int64_t rows_from_across_axes(const Tensor& t, const Tensor& r,
                                 const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, int64_t height,
                                 int64_t budget) const {
     const size_t n = t->axes.size();
-    std::vector<size_t> serial;  // fused with the rows: after the axes of one iteration, none among them
+    // Fused with the rows: the axes of one iteration all before them, since the panel loop takes those
+    // (packed_panel_root).
+    std::vector<size_t> serial;
     for (size_t d = 0; d + 2 < n; ++d) {
       if (t->axes[d].extent > 1)
         serial.push_back(d);
@@ -1571,7 +1574,7 @@ class StrategyScheduler {
   // from L2 as contiguous loads, where the panels outside stream A's rows (broadcasts from up to 14 rows) once per
   // panel and host a buffer of all rows. Swin's GEMMs with weights of 64 KB to 1 MB, in the model's profile (Intel Xeon
   // VM, 2 threads): the first stage's (3136 tokens of 128 channels) FFN GEMM and GELU 2.25-2.53 -> 1.60-1.68 ms, Q K V
-  // 1.73-1.80 -> 0.93-1.01; the second stage's (784 tokens, A 0.8 MB, W 1 MB) FFN GEMM and GELU 1.65-1.69 ->
+  // 1.73-1.80 -> 0.93-1.01; the second stage's (784 tokens, A 0.8 MB, W 1 MB) FFN GEMM 1.65-1.69 ->
   // 1.35-1.44, Q K V 1.24-1.30 -> 0.91-0.93.
   bool rows_before_panels(const Tensor& t, const Tensor& r, const StencilTile& tile,
                           const std::vector<std::string>& serial) const {

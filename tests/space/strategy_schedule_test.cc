@@ -931,7 +931,8 @@ TEST(StrategySchedule, PackedPanelsOfASmallWeightRunInsideTheRowsOfTheMap) {
           << strategy << " " << l2_bytes << " " << panels_first.to_json();
     }
     Schedule own_order = schedule(24 << 10, false);  // reuse_operand_order=0: the panels outside, as before
-    EXPECT_TRUE(has_decision(own_order, DecisionKind::kParallel, host, "m.o+i")) << strategy << own_order.to_json();
+    EXPECT_TRUE(has_decision(own_order, DecisionKind::kParallel, host, "m.o+i"))
+        << strategy << " " << own_order.to_json();
   }
 }
 

@@ -345,6 +345,17 @@ TEST(Bf16Products, AmxTilesOverWindowsTakeWholeRowsFromAcrossThem) {
         EXPECT_EQ(source.find("y_k_o < 2;") != std::string::npos, amx);
         expect_the_interpreters_answer(f32, bf16, s.schedule);
       }
+      if (columns == 96) {  // reuse_operand_order=0: the panels outside all rows, the tile still one row of 7
+        FixedScheduleOptions own_order;
+        own_order.weights = {"w"};
+        own_order.knobs.reuse_operand_order = false;
+        Target target = test_support::avx512_cpu();
+        target.cpu.amx_bf16 = true;
+        target.cpu.l2_bytes = 512 * 1024;
+        const std::string json = make_strategy_program(bf16.program, "global", target, own_order).schedule.to_json();
+        EXPECT_EQ(json.find(R"("axis":"i+j+l")"), std::string::npos) << json;
+        EXPECT_EQ(json.find(R"("axis":"i+j+m.o")"), std::string::npos) << json;
+      }
     }
   }
 }
@@ -371,6 +382,9 @@ TEST(Bf16Products, AmxTilesOverWindowsOf49TokensTakeRowsAcrossThemWhereReadConti
     EXPECT_EQ(json.find(R"({"axis":"j","factor":7,"kind":"split","stage":"y","tail":"exact"})") != std::string::npos,
               !contiguous)
         << json;
+    const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
+    EXPECT_THAT(source,
+                testing::HasSubstr(contiguous ? "{14, 14, 14, 14, 16, 16, 16, 0}" : "{7, 7, 7, 7, 16, 16, 16, 0}"));
     expect_the_interpreters_answer(f32, bf16, s.schedule);
   }
 }
