@@ -1357,12 +1357,12 @@ class StrategyScheduler {
   // windows of 49 tokens, [windows, 49, k], as its ONNX file has them) take rows from across the axes before the rows,
   // where the panels run outside all of them (the weight more than half an L2, whatever reuse_operand_order says):
   // those axes and the rows' are fused and split by the tile's rows, the most that fit its 16 (the caller keeps the
-  // larger of these and its own). Each tile row's index must stay affine once split: whole rows of the map (two of 7
-  // tokens: 14), or, across one axis only, rows that every read using either axis reads contiguously across both (A[..,
-  // w, t, ..] with t's extent the rows'), whose w * 49 + t the simplifier puts back together (14 of 196). Swin's
-  // third-stage Q K V GEMMs (196 tokens in 4 windows) in bf16: built in 1.020-1.021x (7 and 9 rounds side by side),
-  // ONNX file 1.037x (7 rounds) with 14-row tiles instead of 7. The first two stages' GEMMs and the third's projection
-  // run their rows first; the fourth stage has one window.
+  // larger of these and its own). Each tile row's index must stay affine once split: every read using those axes reads
+  // them contiguously (A[.., w, t, ..] with t's extent the rows'), and the tile takes whole rows of the map (two of 7
+  // tokens: 14), or, across one axis only, any rows (14 of 196), whose w * 49 + t the simplifier puts back together.
+  // Swin's third-stage Q K V GEMMs (196 tokens in 4 windows) in bf16: built in 1.020-1.021x (7 and 9 rounds side by
+  // side), ONNX file 1.037x (7 rounds) with 14-row tiles instead of 7. The first two stages' GEMMs and the third's
+  // projection run their rows first; the fourth stage has one window.
   int64_t rows_from_across_axes(const Tensor& t, const Tensor& r,
                                 const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, int64_t height,
                                 int64_t budget) const {
@@ -1376,33 +1376,41 @@ class StrategyScheduler {
       else if (!serial.empty())
         return 0;
     }
-    if (serial.empty()) return 0;
+    std::vector<std::string> fused;
+    for (size_t d : serial) fused.push_back(r->axes[d].name());
+    fused.push_back(r->axes[n - 2].name());
+    if (serial.empty() || !reads_contiguously_across(reads, r, fused)) return 0;
     const int64_t all_rows = t->num_elements() / t->axes[n - 1].extent;
     int64_t rows = budget >= 2 * height ? height * largest_divisor_up_to(all_rows / height, budget / height) : 0;
-    if (serial.size() == 1 &&
-        reads_contiguously_across(reads, r->axes[serial[0]].name(), r->axes[n - 2].name(), height))
-      rows = std::max(rows, largest_divisor_up_to(all_rows, budget));
+    if (serial.size() == 1) rows = std::max(rows, largest_divisor_up_to(all_rows, budget));
     return rows;
   }
 
-  // Whether every read that uses `outer_axis` or `row_axis` reads each alone, in adjacent dimensions (outer first),
-  // the second of extent `height`, and neither elsewhere: its index is then affine in outer * height + row.
-  static bool reads_contiguously_across(const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads,
-                                        const std::string& outer_axis, const std::string& row_axis, int64_t height) {
-    auto is_var = [](const Expr& e, const std::string& name) {
-      const auto* v = e.as<VarNode>();
-      return v && v->name == name;
+  // Whether every read that uses any of the axes `fused` (r's, outermost first) reads each alone, in consecutive
+  // dimensions in their order, those after the first as long as the axes, and none elsewhere: its index is then
+  // affine in the fused loop's.
+  static bool reads_contiguously_across(const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, const Tensor& r,
+                                        const std::vector<std::string>& fused) {
+    auto extent = [&](const std::string& axis) {
+      for (const IterVar& a : r->axes)
+        if (a.name() == axis) return a.extent;
+      return int64_t(-1);
+    };
+    auto uses_any = [&](const Expr& e) {
+      return std::any_of(fused.begin(), fused.end(), [&](const std::string& axis) { return uses_var(e, axis); });
     };
     for (const auto& [tensor, indices] : reads) {
-      auto uses_either = [&](const Expr& e) { return uses_var(e, row_axis) || uses_var(e, outer_axis); };
-      if (std::none_of(indices.begin(), indices.end(), uses_either)) continue;
+      if (std::none_of(indices.begin(), indices.end(), uses_any)) continue;
       bool found = false;
-      for (size_t d = 1; d < indices.size() && !found; ++d) {
-        if (!is_var(indices[d], row_axis) || !is_var(indices[d - 1], outer_axis) || tensor->shape[d] != height)
-          continue;
-        found = true;
-        for (size_t other = 0; other < indices.size(); ++other)
-          if (other != d && other != d - 1 && uses_either(indices[other])) found = false;
+      for (size_t first = 0; first + fused.size() <= indices.size() && !found; ++first) {
+        bool here = true;
+        for (size_t a = 0; a < fused.size() && here; ++a) {
+          const auto* v = indices[first + a].as<VarNode>();
+          here = v && v->name == fused[a] && (a == 0 || tensor->shape[first + a] == extent(fused[a]));
+        }
+        for (size_t other = 0; other < indices.size() && here; ++other)
+          if ((other < first || other >= first + fused.size()) && uses_any(indices[other])) here = false;
+        found = here;
       }
       if (!found) return false;
     }
