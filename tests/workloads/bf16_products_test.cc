@@ -317,7 +317,8 @@ TEST(Bf16Products, ABatchOfOneKeepsItsLoopFusedWithThePanelsWhereKIsBlocked) {
 // its panels outside all rows; with AMX its tiles take two whole rows of 7 tokens (14 of a tile's 16 rows) from
 // across the windows, the window, row and token axes fused and split by 14, k in blocks of 256 inside the panel loop.
 // Without AMX in the target the registers' tile keeps one row of 7; with a weight that fits half an L2 the rows run
-// outside the panels (rows_before_panels), k blocked too, and the tile keeps its 7. Alone, and under its bias.
+// outside the panels (rows_before_panels), k blocked too: alone the tile keeps its 7; under its bias the GEMM takes two
+// windows per parallel step in tiles of 14 (rows_in_blocks). Alone, and under its bias.
 TEST(Bf16Products, AmxTilesOverWindowsTakeWholeRowsFromAcrossThem) {
   for (int64_t columns : {768, 96}) {  // the weight: 768 KB of bf16, more than half the L2; 96 KB
     Tensor x = placeholder("x", {4, 7, 7, 512}), w = placeholder("w", {columns, 512}), b = placeholder("b", {columns});
@@ -333,13 +334,16 @@ TEST(Bf16Products, AmxTilesOverWindowsTakeWholeRowsFromAcrossThem) {
       for (bool amx : {true, false}) {
         StrategyProgram s = fixed_global_schedule(bf16, amx, 512 * 1024);
         const std::string json = s.schedule.to_json();
-        const bool across = amx && columns == 768;
+        // Under its bias, with rows first, the GEMM computes two windows per parallel step (rows_in_blocks).
+        const bool blocks = amx && columns == 96 && host == "biased", across = (amx && columns == 768) || blocks;
         EXPECT_EQ(
             json.find(R"({"axis":"i+j+l","factor":14,"kind":"split","stage":"y","tail":"exact"})") != std::string::npos,
             across)
             << json;
         const std::string rows_first = R"({"axis":"i+j+m.o","kind":"parallel","stage":")" + host + "\"}";
-        EXPECT_EQ(json.find(rows_first) != std::string::npos, columns == 96) << json;
+        EXPECT_EQ(json.find(rows_first) != std::string::npos, columns == 96 && !blocks) << json;
+        const std::string two_windows = R"({"axis":"i.o+m.o","kind":"parallel","stage":"biased"})";
+        EXPECT_EQ(json.find(two_windows) != std::string::npos, blocks) << json;
         const std::string source = compile_to_cpp_source(bf16.program, s.schedule).source;
         EXPECT_EQ(source.find("{14, 14, 14, 14, 16, 16, 16, 0}") != std::string::npos, across) << source;
         EXPECT_EQ(source.find("y_k_o < 2;") != std::string::npos, amx);
