@@ -1377,19 +1377,8 @@ class StrategyScheduler {
                                 const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads, int64_t height,
                                 int64_t budget) const {
     const size_t n = t->axes.size();
-    // Fused with the rows: the axes of one iteration all before them, since the panel loop takes those
-    // (packed_panel_root).
-    std::vector<size_t> serial;
-    for (size_t d = 0; d + 2 < n; ++d) {
-      if (t->axes[d].extent > 1)
-        serial.push_back(d);
-      else if (!serial.empty())
-        return 0;
-    }
-    std::vector<std::string> fused;
-    for (size_t d : serial) fused.push_back(r->axes[d].name());
-    fused.push_back(r->axes[n - 2].name());
-    if (serial.empty() || !reads_contiguously_across(reads, r, fused)) return 0;
+    const std::vector<size_t> serial = axes_fusable_with_rows(t, r, reads);
+    if (serial.empty()) return 0;
     const int64_t all_rows = t->num_elements() / t->axes[n - 1].extent;
     int64_t rows = budget >= 2 * height ? height * largest_divisor_up_to(all_rows / height, budget / height) : 0;
     if (serial.size() == 1) rows = std::max(rows, largest_divisor_up_to(all_rows, budget));
@@ -1404,19 +1393,8 @@ class StrategyScheduler {
   std::pair<int64_t, int64_t> rows_in_blocks(const Tensor& t, const Tensor& r,
                                              const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads,
                                              int64_t height, int64_t budget) const {
-    const size_t n = t->axes.size();
-    std::vector<size_t> serial;  // as rows_from_across_axes: the axes of one iteration all before them
-    for (size_t d = 0; d + 2 < n; ++d) {
-      if (t->axes[d].extent > 1)
-        serial.push_back(d);
-      else if (!serial.empty())
-        return {0, 0};
-    }
+    const std::vector<size_t> serial = axes_fusable_with_rows(t, r, reads);
     if (serial.empty() || budget < 2 * height) return {0, 0};
-    std::vector<std::string> fused;
-    for (size_t d : serial) fused.push_back(r->axes[d].name());
-    fused.push_back(r->axes[n - 2].name());
-    if (!reads_contiguously_across(reads, r, fused)) return {0, 0};
     int64_t others = 1;  // rows of one iteration of the first axis
     for (size_t i = 1; i < serial.size(); ++i) others *= t->axes[serial[i]].extent;
     const int64_t first = t->axes[serial[0]].extent;
@@ -1426,6 +1404,26 @@ class StrategyScheduler {
       if (rows >= 2 * height) return {block, rows};
     }
     return {0, 0};
+  }
+
+  // The axes before the rows (of more than one iteration) that a tile may fuse with them, outermost first: all of
+  // them, after the axes of one iteration (which the panel loop takes, packed_panel_root), read contiguously with the
+  // rows by every read using them (reads_contiguously_across); empty where they are not.
+  static std::vector<size_t> axes_fusable_with_rows(const Tensor& t, const Tensor& r,
+                                                    const std::vector<std::pair<Tensor, std::vector<Expr>>>& reads) {
+    const size_t n = t->axes.size();
+    std::vector<size_t> serial;
+    for (size_t d = 0; d + 2 < n; ++d) {
+      if (t->axes[d].extent > 1)
+        serial.push_back(d);
+      else if (!serial.empty())
+        return {};
+    }
+    std::vector<std::string> fused;
+    for (size_t d : serial) fused.push_back(r->axes[d].name());
+    fused.push_back(r->axes[n - 2].name());
+    if (serial.empty() || !reads_contiguously_across(reads, r, fused)) return {};
+    return serial;
   }
 
   // Whether every read that uses any of the axes `fused` (r's, outermost first) reads each alone, in consecutive
