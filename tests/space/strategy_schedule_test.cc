@@ -5,6 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "analysis/strategies.h"
 #include "codegen/pipeline.h"
 #include "compile/cpp_compiler.h"
@@ -71,6 +75,20 @@ bool has_decision(const Schedule& s, DecisionKind kind, const std::string& stage
   for (const Decision& d : s.decisions())
     if (d.kind == kind && d.stage == stage && (axis.empty() || (!d.axes.empty() && d.axes[0] == axis))) return true;
   return false;
+}
+
+// The loops of `stage`'s last reorder (empty when it has none).
+std::vector<std::string> reordered(const Schedule& s, const std::string& stage) {
+  std::vector<std::string> order;
+  for (const Decision& d : s.decisions())
+    if (d.kind == DecisionKind::kReorder && d.stage == stage) order = d.axes;
+  return order;
+}
+
+// Whether `first` comes before `second` among `order`'s loops (both present).
+bool loop_before(const std::vector<std::string>& order, const std::string& first, const std::string& second) {
+  auto a = std::find(order.begin(), order.end(), first), b = std::find(order.begin(), order.end(), second);
+  return a != order.end() && b != order.end() && a < b;
 }
 
 size_t barrier_count(const std::string& cpp) {
@@ -351,6 +369,8 @@ TEST(StrategySchedule, AStrideFourPatchConvolutionTakesAChannelTile) {
     Schedule s = strategy_schedule(p, make_plan("global", p, target), isa);
     EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "w")) << s.to_json();
     EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+    // No padding, no border conditions: the reduction keeps its own order.
+    EXPECT_TRUE(loop_before(reordered(s, "c_conv"), "rc", "ry")) << s.to_json();
     expect_matches_interpreter(p, s);
   }
   Schedule unpacked = strategy_schedule(p, make_plan("global", p, cpu()), FixedScheduleOptions{});
@@ -360,7 +380,9 @@ TEST(StrategySchedule, AStrideFourPatchConvolutionTakesAChannelTile) {
 
 // ResNeXt's stem, a padded 7 x 7 convolution at stride 2 whose output rows fill their vectors (32 pixels here, 112 in
 // the model): a stencil tile would pick every other element of two vectors per load; a channel tile (its reduction
-// 3 x 7 x 7 = 147 steps) broadcasts each pixel, padded ones as zero (1.17x on the model's stem).
+// 3 x 7 x 7 = 147 steps) broadcasts each pixel, padded ones as zero (1.17x on the model's stem). The window's taps
+// run outside the input channels, so that each pixel's border condition holds across the innermost loop; with
+// AVX2 as well.
 TEST(StrategySchedule, AStrideTwoStemTakesAChannelTile) {
   Conv2dAttrs stem;
   stem.stride = {2, 2};
@@ -372,7 +394,15 @@ TEST(StrategySchedule, AStrideTwoStemTakesAChannelTile) {
   Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
   EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "w")) << s.to_json();
   EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+  const std::vector<std::string> order = reordered(s, "c_conv");
+  EXPECT_TRUE(loop_before(order, "ry", "rx") && loop_before(order, "rx", "rc")) << s.to_json();
   expect_matches_interpreter(p, s);
+  FixedScheduleOptions avx2 = options;
+  avx2.simd_fp32_lanes = 8;
+  Schedule narrow = strategy_schedule(p, make_plan("global", p, test_support::avx2_cpu()), avx2);
+  EXPECT_TRUE(has_decision(narrow, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << narrow.to_json();
+  EXPECT_TRUE(loop_before(reordered(narrow, "c_conv"), "rx", "rc")) << narrow.to_json();
+  expect_matches_interpreter(p, narrow);
 }
 
 // With AVX2's 12 accumulators a 56-pixel row (7 vectors) leaves room for no second channel or row, so neither a
