@@ -969,11 +969,11 @@ class StrategyScheduler {
     s.vectorize(r->name, lanes + ".i");
   }
 
-  // r's reduction axes, those its padded borders' conditions use first (a window's ry and rx), then the others in
-  // their order (the input channels). A channel tile broadcasts each pixel under its border condition, which then
-  // holds for the whole innermost loop, and the compiler works it out once per tap instead of once per tap and input
-  // channel. ResNeXt's stem (7 x 7, padded 3) and its grouped 3 x 3 convolutions of 14 x 14 and 7 x 7 maps: the
-  // model 1.019x in fp32, 1.065x in bf16 (7 rounds side by side each, Intel Xeon VM).
+  // r's reduction axes, those the conditions of its selects use first (a padded border's: the window's ry and rx),
+  // then the others in their order (the input channels). A channel tile broadcasts each pixel under its border
+  // condition, which then holds for the whole innermost loop, and the compiler works it out once per tap instead of
+  // once per tap and input channel. ResNeXt's stem (7 x 7, padded 3) and its grouped 3 x 3 convolutions of 14 x 14 and
+  // 7 x 7 maps: the model 1.019x in fp32, 1.065x in bf16 (7 rounds side by side each, Intel Xeon VM).
   std::vector<std::string> window_axes_first(const Tensor& r) {
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     std::vector<Expr> conditions;

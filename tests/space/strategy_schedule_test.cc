@@ -369,7 +369,7 @@ TEST(StrategySchedule, AStrideFourPatchConvolutionTakesAChannelTile) {
     Schedule s = strategy_schedule(p, make_plan("global", p, target), isa);
     EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "w")) << s.to_json();
     EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
-    // No padding, no border conditions: the reduction keeps its own order.
+    // No padding, no border conditions: the reduction keeps its own order (the taps go first only under a condition).
     EXPECT_TRUE(loop_before(reordered(s, "c_conv"), "rc", "ry")) << s.to_json();
     expect_matches_interpreter(p, s);
   }
@@ -618,8 +618,9 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
   expect_matches_interpreter(downsample, s);
 
   // A grouped 3 x 3 convolution reads X[c / G * G + k]: the same pixel for every channel of a tile within one group,
-  // so groups of 32 channels take 2 vectors x 14 pixels, its padded border a broadcast select; groups of 8 (fewer than
-  // a vector's channels) keep the stencil tile.
+  // so groups of 32 channels take 2 vectors x 14 pixels, its padded border a broadcast select (the window's taps
+  // outside the group's input channels, which its condition does not use); groups of 8 (fewer than a vector's
+  // channels) keep the stencil tile.
   Conv2dAttrs grouped;
   grouped.padding = {1, 1, 1, 1};
   grouped.groups = 2;
@@ -628,6 +629,7 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
   EXPECT_EQ(pack_of(g), (std::pair<int64_t, int64_t>{0, 32})) << g.to_json();
   EXPECT_EQ(split_of(g, "c_conv", "l+m"), 14) << g.to_json();
   EXPECT_TRUE(has_decision(g, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << g.to_json();
+  EXPECT_TRUE(loop_before(reordered(g, "c_conv"), "rx", "rc")) << g.to_json();
   expect_matches_interpreter(groups_of_32, g);
   grouped.groups = 8;
   Program groups_of_8({relu("y", conv2d("c", x, placeholder("w", {64, 32, 3, 3}), b, grouped))}, "groups_of_8");
