@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -108,6 +109,56 @@ TEST(Strategies, Softmax) {
             "  stage 0: row_max (many-to-many), e (one-to-many)\n"
             "  barrier\n"
             "  stage 1: row_sum (many-to-many), Y (one-to-many)\n");
+}
+
+// A layer norm's last step over rows of 8 (mean and variance, then N = (X - mean) * rstd), read only through a
+// transpose T by a rounding to bf16 R that a GEMM reads (Swin's norm before its windows, in bf16): N goes to the stage
+// of T and R, where it is computed as it is rounded and never stored. Without the rounding (the GEMM reads T itself),
+// with a second reader of N, or where N's producer in its group is as large as N (a convolution's epilogue), N stays.
+Program norm_then_rounded_windows(bool rounded, bool second_reader, bool row_statistics = true) {
+  Tensor x = placeholder("X", {16, 8});
+  IterVar k = reduce_axis(8, "rk");
+  Tensor stats = row_statistics
+                     ? compute("mean", {16, 1}, [&](const std::vector<Expr>& i) { return sum(x(i[0], k.var), {k}); })
+                     : compute("mean", {16, 8},
+                               [&](const std::vector<Expr>& i) { return sum(x(i[0], k.var) * x(k.var, i[1]), {k}); });
+  Tensor n = compute("N", {16, 8}, [&](const std::vector<Expr>& i) {
+    return x(i[0], i[1]) - stats(i[0], row_statistics ? Expr(int64_t(0)) : i[1]);
+  });
+  Tensor t = compute("T", {8, 16}, [&](const std::vector<Expr>& i) { return n(i[1], i[0]); });
+  Tensor a =
+      rounded ? compute("R", {8, 16}, [&](const std::vector<Expr>& i) { return cast(DType::kBFloat16, t(i)); }) : t;
+  Tensor w = placeholder("W", {16, 4}, rounded ? DType::kBFloat16 : DType::kFloat32);
+  IterVar j = reduce_axis(16, "rj");
+  Tensor y = compute("Y", {8, 4}, [&](const std::vector<Expr>& i) {
+    Expr av = rounded ? cast(DType::kFloat32, a(i[0], j.var)) : a(i[0], j.var);
+    Expr wv = rounded ? cast(DType::kFloat32, w(j.var, i[1])) : w(j.var, i[1]);
+    return sum(av * wv, {j});
+  });
+  std::vector<Tensor> outputs{y};
+  if (second_reader) outputs.push_back(compute("Z", {16, 8}, [&](const std::vector<Expr>& i) { return n(i) * 2.0; }));
+  return Program(outputs, "norm_windows");
+}
+
+// The stage holding `te` in the global plan (its TEs joined by ", "), or "" when none does.
+std::string global_stage_of(const Program& p, const std::string& te) {
+  const PartitionPlan plan = make_plan("global", on(p, "cpu"));
+  validate_plan(plan, on(p, "cpu"));
+  for (const PlanKernel& kernel : plan.kernels)
+    for (const PlanStage& stage : kernel.stages)
+      if (std::find(stage.tes.begin(), stage.tes.end(), te) != stage.tes.end()) {
+        std::string joined;
+        for (const std::string& name : stage.tes) joined += (joined.empty() ? "" : ", ") + name;
+        return joined;
+      }
+  return "";
+}
+
+TEST(Strategies, ANormReadOnlyThroughMovesIntoARoundingIsComputedWhereItIsRounded) {
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, false), "N"), "N, T, R, Y");
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(false, false), "N"), "mean, N");
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, true), "N"), "mean, N, Z");
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, false, false), "N"), "mean, N");
 }
 
 TEST(Strategies, TwoGemm) {
