@@ -114,8 +114,10 @@ TEST(Strategies, Softmax) {
 // A layer norm's last step over rows of 8 (mean and variance, then N = (X - mean) * rstd), read only through a
 // transpose T by a rounding to bf16 R that a GEMM reads (Swin's norm before its windows, in bf16): N goes to the stage
 // of T and R, where it is computed as it is rounded and never stored. Without the rounding (the GEMM reads T itself),
-// with a second reader of N, or where N's producer in its group is as large as N (a convolution's epilogue), N stays.
-Program norm_then_rounded_windows(bool rounded, bool second_reader, bool row_statistics = true) {
+// with a second reader of N, where N is an output, where R is also read by other than a sum (R would not be stored),
+// or where N's producer in its group is as large as N (a convolution's epilogue), N stays.
+enum class NormVariant { kPlain, kSecondReader, kOutput, kRoundingReadElementwise };
+Program norm_then_rounded_windows(bool rounded, NormVariant variant, bool row_statistics = true) {
   Tensor x = placeholder("X", {16, 8});
   IterVar k = reduce_axis(8, "rk");
   Tensor stats = row_statistics
@@ -136,7 +138,11 @@ Program norm_then_rounded_windows(bool rounded, bool second_reader, bool row_sta
     return sum(av * wv, {j});
   });
   std::vector<Tensor> outputs{y};
-  if (second_reader) outputs.push_back(compute("Z", {16, 8}, [&](const std::vector<Expr>& i) { return n(i) * 2.0; }));
+  if (variant == NormVariant::kSecondReader)
+    outputs.push_back(compute("Z", {16, 8}, [&](const std::vector<Expr>& i) { return n(i) * 2.0; }));
+  if (variant == NormVariant::kOutput) outputs.push_back(n);
+  if (variant == NormVariant::kRoundingReadElementwise)
+    outputs.push_back(compute("Z", {8, 16}, [&](const std::vector<Expr>& i) { return cast(DType::kFloat32, a(i)); }));
   return Program(outputs, "norm_windows");
 }
 
@@ -155,10 +161,21 @@ std::string global_stage_of(const Program& p, const std::string& te) {
 }
 
 TEST(Strategies, ANormReadOnlyThroughMovesIntoARoundingIsComputedWhereItIsRounded) {
-  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, false), "N"), "N, T, R, Y");
-  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(false, false), "N"), "mean, N");
-  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, true), "N"), "mean, N, Z");
-  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, false, false), "N"), "mean, N");
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kPlain), "N"), "N, T, R, Y");
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(false, NormVariant::kPlain), "N"), "mean, N");
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kSecondReader), "N"), "mean, N, Z");
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kOutput), "N"), "mean, N");
+  EXPECT_NE(global_stage_of(norm_then_rounded_windows(true, NormVariant::kRoundingReadElementwise), "N").find("mean"),
+            std::string::npos);
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kPlain, false), "N"), "mean, N");
+  // The other fusing strategies make the same move.
+  for (const char* strategy : {"rules", "subgraph"}) {
+    const Program p = norm_then_rounded_windows(true, NormVariant::kPlain);
+    const PartitionPlan plan = make_plan(strategy, on(p, "cpu"));
+    validate_plan(plan, on(p, "cpu"));
+    const std::string text = format_plan(plan, on(p, "cpu"));
+    EXPECT_NE(text.find("stage 0: N ("), std::string::npos) << strategy << "\n" << text;
+  }
 }
 
 TEST(Strategies, TwoGemm) {
