@@ -113,10 +113,11 @@ TEST(Strategies, Softmax) {
 
 // A layer norm's last step over rows of 8 (mean and variance, then N = (X - mean) * rstd), read only through a
 // transpose T by a rounding to bf16 R that a GEMM reads (Swin's norm before its windows, in bf16): N goes to the stage
-// of T and R, where it is computed as it is rounded and never stored. Without the rounding (the GEMM reads T itself),
+// of T and R, where it is computed as it is rounded and never stored, with a copy P of it in its own group (an ONNX
+// file's Pad of nothing) where T reads that. Without the rounding (the GEMM reads T itself),
 // with a second reader of N, where N is an output, where R is also read by other than a sum (R would not be stored),
 // or where N's producer in its group is as large as N (a convolution's epilogue), N stays.
-enum class NormVariant { kPlain, kSecondReader, kOutput, kRoundingReadElementwise };
+enum class NormVariant { kPlain, kSecondReader, kOutput, kRoundingReadElementwise, kCopiedInItsGroup };
 Program norm_then_rounded_windows(bool rounded, NormVariant variant, bool row_statistics = true) {
   Tensor x = placeholder("X", {16, 8});
   IterVar k = reduce_axis(8, "rk");
@@ -127,7 +128,11 @@ Program norm_then_rounded_windows(bool rounded, NormVariant variant, bool row_st
   Tensor n = compute("N", {16, 8}, [&](const std::vector<Expr>& i) {
     return x(i[0], i[1]) - stats(i[0], row_statistics ? Expr(int64_t(0)) : i[1]);
   });
-  Tensor t = compute("T", {8, 16}, [&](const std::vector<Expr>& i) { return n(i[1], i[0]); });
+  // An ONNX Pad of nothing: a copy that joins N's group, read by the transpose.
+  Tensor copied = variant == NormVariant::kCopiedInItsGroup
+                      ? compute("P", {16, 8}, [&](const std::vector<Expr>& i) { return n(i); })
+                      : n;
+  Tensor t = compute("T", {8, 16}, [&](const std::vector<Expr>& i) { return copied(i[1], i[0]); });
   Tensor a =
       rounded ? compute("R", {8, 16}, [&](const std::vector<Expr>& i) { return cast(DType::kBFloat16, t(i)); }) : t;
   Tensor w = placeholder("W", {16, 4}, rounded ? DType::kBFloat16 : DType::kFloat32);
@@ -168,6 +173,9 @@ TEST(Strategies, ANormReadOnlyThroughMovesIntoARoundingIsComputedWhereItIsRounde
   EXPECT_NE(global_stage_of(norm_then_rounded_windows(true, NormVariant::kRoundingReadElementwise), "N").find("mean"),
             std::string::npos);
   EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kPlain, false), "N"), "mean, N");
+  // A copy of N in N's own group goes with it.
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(false, NormVariant::kCopiedInItsGroup), "N"), "mean, N, P");
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kCopiedInItsGroup), "N"), "N, P, T, R, Y");
   // The other fusing strategies make the same move.
   for (const char* strategy : {"rules", "subgraph"}) {
     const Program p = norm_then_rounded_windows(true, NormVariant::kPlain);
