@@ -177,13 +177,14 @@ TEST(Strategies, ANormReadOnlyThroughMovesIntoARoundingIsComputedWhereItIsRounde
   EXPECT_EQ(global_stage_of(norm_then_rounded_windows(false, NormVariant::kCopiedInItsGroup), "N"), "mean, N, P");
   EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kCopiedInItsGroup), "N"), "N, P, T, R, Y");
   // The other fusing strategies make the same move.
-  for (const char* strategy : {"rules", "subgraph"}) {
-    const Program p = norm_then_rounded_windows(true, NormVariant::kPlain);
-    const PartitionPlan plan = make_plan(strategy, on(p, "cpu"));
-    validate_plan(plan, on(p, "cpu"));
-    const std::string text = format_plan(plan, on(p, "cpu"));
-    EXPECT_NE(text.find("stage 0: N ("), std::string::npos) << strategy << "\n" << text;
-  }
+  for (const char* strategy : {"rules", "subgraph"})
+    for (const NormVariant variant : {NormVariant::kPlain, NormVariant::kCopiedInItsGroup}) {
+      const Program p = norm_then_rounded_windows(true, variant);
+      const PartitionPlan plan = make_plan(strategy, on(p, "cpu"));
+      validate_plan(plan, on(p, "cpu"));
+      const std::string text = format_plan(plan, on(p, "cpu"));
+      EXPECT_NE(text.find("stage 0: N ("), std::string::npos) << strategy << "\n" << text;
+    }
 }
 
 TEST(Strategies, TwoGemm) {

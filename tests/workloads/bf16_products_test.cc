@@ -420,26 +420,31 @@ TEST(Bf16Products, AGemmUnderItsEpilogueBlocksKAndWritesTheNextLayersRows) {
 
 // A layer norm read only through a shift of its rows by a dense layer (Swin's first norm before its shifted windows):
 // its stage is the one that rounds the shifted rows to bf16 (analysis/strategies.cc), where it is inlined, so no f32
-// tensor of it is stored; its statistics are. In f32 the shifted rows fold into the GEMM's loads and the norm keeps
-// its own stage and tensor.
+// tensor of it is stored; its statistics are. So is a copy of it in its own stage (an ONNX file's Pad of nothing),
+// which goes with it. In f32 the shifted rows fold into the GEMM's loads and the norm keeps its own stage and tensor.
 TEST(Bf16Products, ALayerNormReadThroughAShiftIsComputedWhereItsRowsAreRounded) {
-  Tensor x = placeholder("x", {64, 256}), w = placeholder("w", {96, 256});
-  Tensor n = layer_norm("n", x, Tensor(), Tensor());
-  Tensor shifted = compute("shifted", n->shape,
-                           [&](const std::vector<Expr>& i) { return n((i[0] + int64_t(5)) % int64_t(64), i[1]); });
-  Program f32({dense("y", shifted, w)}, "norm_shift_dense");
-  Bf16Program bf16 = bf16_products(f32, {"w"});
-  ASSERT_TRUE(bf16.program.find("shifted_bf16"));
-  StrategyProgram s = fixed_global_schedule(bf16, true);
-  const std::string loops = to_string(lower(bf16.program, s.schedule));
-  EXPECT_THAT(loops, testing::HasSubstr("workspace shifted_bf16: bf16[64, 256]"));
-  EXPECT_THAT(loops, testing::HasSubstr("workspace n_var:"));
-  EXPECT_THAT(loops, testing::Not(testing::HasSubstr("workspace n:")));
-  FixedScheduleOptions options;
-  options.weights = {"w"};
-  StrategyProgram f32_schedule = make_strategy_program(f32, "global", test_support::avx512_cpu(), options);
-  EXPECT_THAT(to_string(lower(f32, f32_schedule.schedule)), testing::HasSubstr("workspace n:"));
-  expect_the_interpreters_answer(f32, bf16, s.schedule);
+  for (const bool copied : {false, true}) {
+    Tensor x = placeholder("x", {64, 256}), w = placeholder("w", {96, 256});
+    Tensor n = layer_norm("n", x, Tensor(), Tensor());
+    Tensor read = copied ? compute("padded", n->shape, [&](const std::vector<Expr>& i) { return n(i); }) : n;
+    Tensor shifted = compute("shifted", n->shape,
+                             [&](const std::vector<Expr>& i) { return read((i[0] + int64_t(5)) % int64_t(64), i[1]); });
+    Program f32({dense("y", shifted, w)}, "norm_shift_dense");
+    Bf16Program bf16 = bf16_products(f32, {"w"});
+    ASSERT_TRUE(bf16.program.find("shifted_bf16"));
+    StrategyProgram s = fixed_global_schedule(bf16, true);
+    const std::string loops = to_string(lower(bf16.program, s.schedule));
+    EXPECT_THAT(loops, testing::HasSubstr("workspace shifted_bf16: bf16[64, 256]"));
+    EXPECT_THAT(loops, testing::HasSubstr("workspace n_var:"));
+    EXPECT_THAT(loops, testing::Not(testing::HasSubstr("workspace n:")));
+    EXPECT_THAT(loops, testing::Not(testing::HasSubstr("workspace padded:")));
+    FixedScheduleOptions options;
+    options.weights = {"w"};
+    StrategyProgram f32_schedule = make_strategy_program(f32, "global", test_support::avx512_cpu(), options);
+    EXPECT_THAT(to_string(lower(f32, f32_schedule.schedule)),
+                testing::ContainsRegex(copied ? "workspace (n|padded):" : "workspace n:"));
+    expect_the_interpreters_answer(f32, bf16, s.schedule);
+  }
 }
 
 // A 1 x 1 convolution in bf16 under its batch norm and ReLU, in the fixed global schedule: where the target has AMX,
