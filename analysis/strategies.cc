@@ -93,12 +93,10 @@ class GroupBuilder {
       const int c = next[0];
       const TeAnalysis& moved = a_.tes[size_t(c)];
       if (moved.te_class == TeClass::kManyToMany || moved.parallelism != te.parallelism || is_output(c) ||
-          reads_of(c, read) != 1 || (options_.part && (*options_.part)[t] != (*options_.part)[c]))
+          !reads_each_element_once(c, read) || (options_.part && (*options_.part)[t] != (*options_.part)[c]))
         return;
       if (h < 0 && group_of_[c] == g) {
-        if (moved.flops != 0 || is_bf16_rounding(moved.tensor) || flow_.producers[size_t(c)].size() != 1 ||
-            flow_.producers[size_t(c)][0].second != AccessKind::kIdentity)
-          return;
+        if (moved.flops != 0 || is_bf16_rounding(moved.tensor) || flow_.producers[size_t(c)].size() != 1) return;
         moving.push_back(c);
       } else {
         if (h < 0) h = group_of_[c];
@@ -134,11 +132,14 @@ class GroupBuilder {
 
   bool is_output(int t) const { return outputs_.count(a_.tes[size_t(t)].tensor.get()) > 0; }
 
-  // Read sites of compute p's output in compute c's body (1: each element of c reads one element of p).
-  int reads_of(int c, int p) const {
+  // Whether compute c reads compute p's output at one site and every element of it, as many elements as p has: each
+  // element of p once (a permutation, a reshape; not a broadcast, which would recompute p where p is folded into c).
+  bool reads_each_element_once(int c, int p) const {
     for (const TensorAccess& access : a_.tes[size_t(c)].accesses)
-      if (access.tensor.get() == a_.tes[size_t(p)].tensor.get()) return access.reads;
-    return 0;
+      if (access.tensor.get() == a_.tes[size_t(p)].tensor.get())
+        return access.reads == 1 && access.elements == a_.tes[size_t(p)].parallelism &&
+               a_.tes[size_t(c)].parallelism == a_.tes[size_t(p)].parallelism;
+    return false;
   }
 
   // The computes that read t, ascending.

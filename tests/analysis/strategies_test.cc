@@ -116,8 +116,9 @@ TEST(Strategies, Softmax) {
 // of T and R, where it is computed as it is rounded and never stored, with a copy P of it in its own group (an ONNX
 // file's Pad of nothing) where T reads that. Without the rounding (the GEMM reads T itself),
 // with a second reader of N, where N is an output, where R is also read by other than a sum (R would not be stored),
-// or where N's producer in its group is as large as N (a convolution's epilogue), N stays.
-enum class NormVariant { kPlain, kSecondReader, kOutput, kRoundingReadElementwise, kCopiedInItsGroup };
+// where T reads only part of N (a broadcast), or where N's producer in its group is as large as N (a convolution's
+// epilogue), N stays.
+enum class NormVariant { kPlain, kSecondReader, kOutput, kRoundingReadElementwise, kCopiedInItsGroup, kBroadcast };
 Program norm_then_rounded_windows(bool rounded, NormVariant variant, bool row_statistics = true) {
   Tensor x = placeholder("X", {16, 8});
   IterVar k = reduce_axis(8, "rk");
@@ -132,7 +133,9 @@ Program norm_then_rounded_windows(bool rounded, NormVariant variant, bool row_st
   Tensor copied = variant == NormVariant::kCopiedInItsGroup
                       ? compute("P", {16, 8}, [&](const std::vector<Expr>& i) { return n(i); })
                       : n;
-  Tensor t = compute("T", {8, 16}, [&](const std::vector<Expr>& i) { return copied(i[1], i[0]); });
+  Tensor t = compute("T", {8, 16}, [&](const std::vector<Expr>& i) {
+    return copied(i[1], variant == NormVariant::kBroadcast ? Expr(int64_t(0)) : i[0]);
+  });
   Tensor a =
       rounded ? compute("R", {8, 16}, [&](const std::vector<Expr>& i) { return cast(DType::kBFloat16, t(i)); }) : t;
   Tensor w = placeholder("W", {16, 4}, rounded ? DType::kBFloat16 : DType::kFloat32);
@@ -173,6 +176,8 @@ TEST(Strategies, ANormReadOnlyThroughMovesIntoARoundingIsComputedWhereItIsRounde
   EXPECT_NE(global_stage_of(norm_then_rounded_windows(true, NormVariant::kRoundingReadElementwise), "N").find("mean"),
             std::string::npos);
   EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kPlain, false), "N"), "mean, N");
+  // A transpose that reads one column of N for every row (a broadcast: N would be computed 8 times over) keeps N.
+  EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kBroadcast), "N"), "mean, N");
   // A copy of N in N's own group goes with it.
   EXPECT_EQ(global_stage_of(norm_then_rounded_windows(false, NormVariant::kCopiedInItsGroup), "N"), "mean, N, P");
   EXPECT_EQ(global_stage_of(norm_then_rounded_windows(true, NormVariant::kCopiedInItsGroup), "N"), "N, P, T, R, Y");
