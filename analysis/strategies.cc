@@ -17,9 +17,9 @@ namespace {
 // Producers of every compute: (position of the compute read, how it is read), in first-read order.
 struct Dataflow {
   std::vector<std::vector<std::pair<int, AccessKind>>> producers;
-  std::vector<int> reader_count;  // computes reading each compute's output
+  std::vector<std::vector<int>> readers;  // the computes reading each compute's output, ascending
 
-  explicit Dataflow(const ProgramAnalysis& a) : producers(a.tes.size()), reader_count(a.tes.size(), 0) {
+  explicit Dataflow(const ProgramAnalysis& a) : producers(a.tes.size()), readers(a.tes.size()) {
     std::unordered_map<const TensorNode*, int> position;
     for (size_t i = 0; i < a.tes.size(); ++i) position.emplace(a.tes[i].tensor.get(), static_cast<int>(i));
     for (size_t i = 0; i < a.tes.size(); ++i) {
@@ -27,7 +27,7 @@ struct Dataflow {
         auto it = position.find(access.tensor.get());
         if (it == position.end()) continue;
         producers[i].emplace_back(it->second, access.kind);
-        ++reader_count[it->second];
+        readers[size_t(it->second)].push_back(static_cast<int>(i));
       }
     }
   }
@@ -88,12 +88,12 @@ class GroupBuilder {
     std::vector<int> moving{t};
     int h = -1;
     for (int read = t;;) {
-      const std::vector<int>& next = readers_of(read);
+      const std::vector<int>& next = flow_.readers[size_t(read)];
       if (next.size() != 1) return;
       const int c = next[0];
       const TeAnalysis& moved = a_.tes[size_t(c)];
-      if (moved.te_class == TeClass::kManyToMany || moved.parallelism != te.parallelism || is_output(c) ||
-          !reads_each_element_once(c, read) || (options_.part && (*options_.part)[t] != (*options_.part)[c]))
+      if (moved.te_class == TeClass::kManyToMany || is_output(c) || !reads_each_element_once(c, read) ||
+          (options_.part && (*options_.part)[t] != (*options_.part)[c]))
         return;
       if (h < 0 && group_of_[c] == g) {
         if (moved.flops != 0 || is_bf16_rounding(moved.tensor) || flow_.producers[size_t(c)].size() != 1) return;
@@ -103,7 +103,7 @@ class GroupBuilder {
         if (group_of_[c] != h) return;
         // A rounding stays stored (its readers' tiles load it) only where every reader is a sum.
         if (is_bf16_rounding(moved.tensor)) {
-          const std::vector<int>& sums = readers_of(c);
+          const std::vector<int>& sums = flow_.readers[size_t(c)];
           if (sums.empty() || std::any_of(sums.begin(), sums.end(),
                                           [&](int r) { return a_.tes[size_t(r)].te_class != TeClass::kManyToMany; }))
             return;
@@ -140,18 +140,6 @@ class GroupBuilder {
         return access.reads == 1 && access.elements == a_.tes[size_t(p)].parallelism &&
                a_.tes[size_t(c)].parallelism == a_.tes[size_t(p)].parallelism;
     return false;
-  }
-
-  // The computes that read t, ascending.
-  const std::vector<int>& readers_of(int t) {
-    if (readers_.empty()) {
-      readers_.resize(a_.tes.size());
-      for (size_t r = 0; r < a_.tes.size(); ++r)
-        for (const auto& [p, kind] : flow_.producers[r])
-          if (readers_[size_t(p)].empty() || readers_[size_t(p)].back() != int(r))
-            readers_[size_t(p)].push_back(int(r));
-    }
-    return readers_[size_t(t)];
   }
 
   void place(int t, int depth) {
@@ -199,7 +187,7 @@ class GroupBuilder {
     for (const auto& [p, kind] : flow_.producers[t]) {
       if (group_of_[p] != g) continue;
       if (horizontal) return false;
-      if (options_.single_reader_edges_only && flow_.reader_count[p] != 1) return false;
+      if (options_.single_reader_edges_only && flow_.readers[size_t(p)].size() != 1) return false;
       if (has_reduction_[g] && (t_reduces || !is_epilogue_read(kind))) return false;
     }
     if (!horizontal && t_reduces && (has_reduction_[g] || computes_[g])) return false;
@@ -263,7 +251,6 @@ class GroupBuilder {
   std::vector<bool> computes_;  // some member does arithmetic: a reduction would recompute it in every block
   std::unordered_map<std::string, int> partner_group_;  // horizontal key -> latest group holding such a TE
   std::unordered_set<const TensorNode*> outputs_;
-  std::vector<std::vector<int>> readers_;  // per compute, the computes that read it (readers_of)
 };
 
 PartitionPlan empty_plan(const std::string& strategy, const ProgramAnalysis& a) {
