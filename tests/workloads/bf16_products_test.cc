@@ -279,6 +279,8 @@ TEST_P(Bf16Kernels, RunAsDotProductsOfPairs) {
   EXPECT_THAT(source, testing::Not(testing::HasSubstr("thread_local")));
   const bool k_blocks = shape.amx_target && shape.k > 256 && shape.k % 256 == 0;
   EXPECT_EQ(source.find("y_k_o < " + std::to_string(shape.k / 256) + ";") != std::string::npos, k_blocks);
+  // Zeroed just before the tile, its accumulators start from tilezero; in blocks of k they are loaded again.
+  EXPECT_EQ(source.find("_tile_zero(0);") != std::string::npos, shape.amx && !k_blocks);
   expect_the_interpreters_answer(f32, bf16, s.schedule);
 }
 
@@ -482,9 +484,12 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
   EXPECT_EQ(source.find("for (int64_t conv_pairs_l_m = 0;") != std::string::npos, shape.stride == 1);
   if (!shape.tile_shape.empty()) {
     EXPECT_THAT(source, testing::HasSubstr("ingot_amx_shape = {1, 0, {}, " + shape.tile_shape + "};"));
-    EXPECT_THAT(source, testing::HasSubstr("&w[conv_rc + "));              // the rows' tile, in place
-    EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_rows")));   // no copy
-    EXPECT_THAT(source, testing::HasSubstr("_tile_loadd(0, &conv[0], "));  // the first chunk's accumulators
+    EXPECT_THAT(source, testing::HasSubstr("&w[conv_rc + "));             // the rows' tile, in place
+    EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_rows")));  // no copy
+    // The accumulators start from tilezero; the zeros before them are stored only where AMX does not run.
+    EXPECT_THAT(source, testing::HasSubstr("_tile_zero(0);"));
+    EXPECT_THAT(source, testing::Not(testing::HasSubstr("_tile_loadd(0, &conv[")));
+    EXPECT_THAT(source, testing::ContainsRegex("if \\(!ingot_amx_ready\\(\\)\\)\n *#endif\n *\\{\n"));
     // Row tile 1 (tiles 2, 3; rows 5) from the weight's row 16, times each chunk's pairs (tiles 6, 7).
     const std::string second_rows = " + " + std::to_string(16 * in) + "], " + std::to_string(2 * in) + ");";
     EXPECT_EQ(source.find("_tile_dpbf16ps(3, 5, 7);") != std::string::npos, shape.two_row_tiles);
