@@ -55,8 +55,8 @@ int64_t group_blocks(const ProgramAnalysis& analysis, const std::vector<int>& gr
 // Bytes a persistent kernel can keep resident across stages: GPU: SMs x (shared memory + half the register
 // file); CPU: cores x L2.
 int64_t resident_capacity_bytes(const Target& target);
-// Bytes a global plan may prefetch for one stage while the stage before it finishes: half the cache they go to
-// (GPU: the L2; CPU: the cores' L2s), the other half left to the running stage.
+// Bytes a global plan may prefetch for one stage while the stage before it finishes: on a GPU half its L2, the other
+// half left to the running stage; on a CPU none (docs/plans.md: there the prefetches before a barrier cost time).
 int64_t prefetch_capacity_bytes(const Target& target);
 
 }  // namespace ingot

@@ -343,8 +343,7 @@ TEST(Strategies, GpuStagesMustFitACooperativeLaunch) {
   EXPECT_EQ(plan.kernels[1].stages, (std::vector<PlanStage>{PlanStage{{"Y"}, false}}));
   PartitionPlan cpu = global_plan(on(program, "cpu"));
   EXPECT_EQ(cpu.kernel_count(), 1);
-  EXPECT_EQ(cpu.kernels[0].stages,
-            (std::vector<PlanStage>{PlanStage{{"H", "R"}, false}, PlanStage{{"Y"}, true, {"W2"}}}));
+  EXPECT_EQ(cpu.kernels[0].stages, (std::vector<PlanStage>{PlanStage{{"H", "R"}, false}, PlanStage{{"Y"}, true}}));
 }
 
 const std::vector<std::string> kModels = {"lstm", "mmoe", "bert", "resnext", "swin", "efficientnet"};
@@ -434,16 +433,23 @@ Program three_gemm() {
 }
 
 TEST(Strategies, GlobalPrefetchesTheNextStagesWeightsWithinTheCapacity) {
-  Target cpu = fixed("cpu");
-  cpu.cpu.cores = 2;
-  cpu.cpu.l2_bytes = 1024;
-  ASSERT_EQ(prefetch_capacity_bytes(cpu), 1024);  // half of the two private L2s
-  EXPECT_EQ(prefetch_capacity_bytes(*find_target("sm_90")), 25 * 1024 * 1024);
-  ProgramAnalysis a = analyze(three_gemm(), cpu);
+  EXPECT_EQ(prefetch_capacity_bytes(*find_target("sm_90")), 25 * 1024 * 1024);  // half the L2
+  EXPECT_EQ(prefetch_capacity_bytes(fixed("cpu")), 0);                          // a CPU's plans prefetch nothing
+  EXPECT_TRUE(std::all_of(kModels.begin(), kModels.end(), [](const std::string& model) {
+    const PartitionPlan plan = make_plan("global", small_workload(model), fixed("cpu"));
+    return std::all_of(plan.kernels.begin(), plan.kernels.end(), [](const PlanKernel& kernel) {
+      return std::all_of(kernel.stages.begin(), kernel.stages.end(),
+                         [](const PlanStage& stage) { return stage.prefetch.empty(); });
+    });
+  }));
+  Target gpu = *find_target("sm_90");
+  gpu.gpu.l2_bytes = 2048;
+  ASSERT_EQ(prefetch_capacity_bytes(gpu), 1024);
+  ProgramAnalysis a = analyze(three_gemm(), gpu);
   // Reads: X 128 B, W1 256 B once (resident: two stages read it), W2 256 B, W3 1 KB. B prefetches W2 (W1 is
   // resident, and read by the stage before), C its W3, which fits alone.
   EXPECT_EQ(printed("global", a),
-            "plan global of three_gemm on cpu: 1 kernel, 3 stages, 2176 B moved (1664 read, 512 written)\n"
+            "plan global of three_gemm on sm_90: 1 kernel, 3 stages, 2176 B moved (1664 read, 512 written)\n"
             "kernel 0: 2176 B moved; resident W1 (256 B)\n"
             "  stage 0: A (many-to-many)\n"
             "  prefetch W2 (256 B)\n"
@@ -452,8 +458,8 @@ TEST(Strategies, GlobalPrefetchesTheNextStagesWeightsWithinTheCapacity) {
             "  prefetch W3 (1024 B)\n"
             "  barrier\n"
             "  stage 2: C (many-to-many)\n");
-  cpu.cpu.l2_bytes = 1000;  // W3 no longer fits: it streams
-  PartitionPlan plan = make_plan("global", analyze(three_gemm(), cpu));
+  gpu.gpu.l2_bytes = 2000;  // W3 no longer fits: it streams
+  PartitionPlan plan = make_plan("global", analyze(three_gemm(), gpu));
   ASSERT_EQ(plan.kernel_count(), 1);
   EXPECT_EQ(plan.kernels[0].stages[1].prefetch, std::vector<std::string>{"W2"});
   EXPECT_EQ(plan.kernels[0].stages[2].prefetch, std::vector<std::string>{});

@@ -13,6 +13,7 @@
 #include "codegen/pipeline.h"
 #include "compile/cpp_compiler.h"
 #include "interp/interpreter.h"
+#include "ir/functor.h"
 #include "lower/kernels.h"
 #include "lower/lower.h"
 #include "ops/conv.h"
@@ -1011,18 +1012,33 @@ TEST(StrategySchedule, GemmPanelsThatLoadMoreThanTheyMultiplyComeLast) {
   expect_matches_interpreter(p, avx2);
 }
 
-// The global plan's prefetches reach the program (BERT: each layer's biases and norm parameters; the stages after
-// its barriers read whole rows, so they stay apart): each is a prefetch at the end of the step before its stage,
-// ahead of the barrier, printed as each thread's share of the lines; the program still equals the interpreter.
-TEST(StrategySchedule, GlobalPrefetchesTheNextStagesWeightsBeforeTheBarrier) {
+// A layout's prefetch lists (a GPU plan's, or a schedule's from JSON; a CPU's plans have none, docs/plans.md) reach
+// the CPU's program: here each step after a barrier of BERT's global schedule fetches the inputs its stage reads. Each
+// is a prefetch at the end of the step before its stage, ahead of the barrier, printed as each thread's share of the
+// lines; the program still equals the interpreter.
+TEST(StrategySchedule, ALayoutsPrefetchesComeBeforeTheBarrier) {
   Program p = make_workload("bert", find_workload("bert")->small);
   StrategyProgram global = make_strategy_program(p, "global", cpu());
+  for (const PlanStage& stage : global.plan.kernels[0].stages) EXPECT_TRUE(stage.prefetch.empty());
+  StageLayout layout = global.schedule.layout();
   std::vector<std::string> planned;
-  for (const PlanStage& stage : global.plan.kernels[0].stages)
-    planned.insert(planned.end(), stage.prefetch.begin(), stage.prefetch.end());
+  for (size_t s = 1; s < layout.size(); ++s) {
+    if (!layout[s].barrier_before || layout[s].kernel_before) continue;
+    std::vector<std::string>& fetch = layout[s].prefetch;
+    for (const std::string& name : layout[s].computes)
+      for_each_node(p.find(name)->body, [&](const Expr& e) {
+        auto* read = e.as<TensorReadNode>();
+        if (read && read->tensor->is_placeholder() &&
+            std::find(fetch.begin(), fetch.end(), read->tensor->name) == fetch.end())
+          fetch.push_back(read->tensor->name);
+      });
+    planned.insert(planned.end(), fetch.begin(), fetch.end());
+  }
   ASSERT_FALSE(planned.empty());
-  EXPECT_NE(global.schedule.to_json().find("\"prefetch\":["), std::string::npos);
-  LoopFunction f = lower(p, global.schedule);
+  Schedule fetching = global.schedule;
+  fetching.set_layout(layout);
+  EXPECT_NE(fetching.to_json().find("\"prefetch\":["), std::string::npos);
+  LoopFunction f = lower(p, fetching);
   std::vector<std::string> lowered;
   const auto& top = as<SeqNode>(f.body)->stmts;
   for (size_t n = 0; n < top.size(); ++n) {
@@ -1036,24 +1052,24 @@ TEST(StrategySchedule, GlobalPrefetchesTheNextStagesWeightsBeforeTheBarrier) {
   }
   EXPECT_EQ(lowered, planned);
   EXPECT_NE(cpp_source(f).source.find("__builtin_prefetch("), std::string::npos);
-  expect_matches_interpreter(p, global.schedule);
+  expect_matches_interpreter(p, fetching);
 
   // A layout may only prefetch a buffer of the function, after some stage has run.
-  Schedule bad = global.schedule;
-  StageLayout layout = bad.layout();
+  Schedule bad = fetching;
+  layout = bad.layout();
   layout[1].prefetch = {"no_such_tensor"};
   bad.set_layout(layout);
   EXPECT_THAT([&] { lower(p, bad); },
               testing::ThrowsMessage<ScheduleError>(
                   testing::HasSubstr("layout step #1: prefetch of 'no_such_tensor': not a tensor of the program")));
   size_t with_prefetch = 1;
-  while (global.schedule.layout()[with_prefetch].prefetch.empty()) ++with_prefetch;
-  layout = global.schedule.layout();
+  while (fetching.layout()[with_prefetch].prefetch.empty()) ++with_prefetch;
+  layout = fetching.layout();
   layout[with_prefetch].kernel_before = true;
   bad.set_layout(layout);
   EXPECT_THAT([&] { lower(p, bad); }, testing::ThrowsMessage<ScheduleError>(testing::HasSubstr(
                                           "the step starts a kernel, and a prefetch does not outlive the one before")));
-  layout = global.schedule.layout();
+  layout = fetching.layout();
   layout[0].prefetch = {planned[0]};
   bad.set_layout(layout);
   EXPECT_THAT([&] { lower(p, bad); },
