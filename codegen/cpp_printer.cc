@@ -715,7 +715,7 @@ class CppPrinter {
       case StmtKind::kSeq: {
         const auto& stmts = as<SeqNode>(s)->stmts;
         for (size_t i = 0; i < stmts.size(); ++i)
-          if (i + 1 < stmts.size() && print_amx_tile_from_zeros(stmts[i], stmts[i + 1]))
+          if (i + 1 < stmts.size() && print_tile_from_zeros(stmts[i], stmts[i + 1]))
             ++i;
           else
             print_serial(stmts[i]);
@@ -1528,10 +1528,11 @@ class CppPrinter {
   }
 
   // The `#else` branch of a spatial tile's explicit vectors: its loops as written, where the vectors' ISA is not.
-  void print_spatial_fallback(const Stmt& s) {
+  void print_spatial_fallback(const Stmt& s, const Stmt& zeros) {
     emit("#else");
     size_t reported = vectorized_body_lines_.size();
     printing_spatial_fallback_ = true;
+    if (zeros != nullptr) print_serial(zeros);
     print_serial(s);
     printing_spatial_fallback_ = false;
     vectorized_body_lines_.resize(reported);  // not compiled where the vectors' ISA is
@@ -1653,7 +1654,7 @@ class CppPrinter {
   // The AMX form (amx_pair_tile), compiled where the compiler targets AMX and run where the kernel lets this process
   // use AMX's tile data (ingot_amx_ready); the caller prints `else` and the other forms after it. It is printed in a
   // stage's function, which declares the shape its tiles took (print_stage_function).
-  void print_amx_pair_tile(const SpatialTile& tile, const PairOperands& o, const AmxPairTile& amx) {
+  void print_amx_pair_tile(const SpatialTile& tile, const PairOperands& o, const AmxPairTile& amx, bool from_zeros) {
     amx_pair_tiles_ = amx_tiles_in_function_ = true;
     // Tiles: the accumulators (row tile r, chunk c: r * chunks + c), the row tiles, the full chunks' weight tiles in
     // turn, the last chunk's own where it has fewer lanes (the last register).
@@ -1687,9 +1688,8 @@ class CppPrinter {
     emit("ingot_amx_configure(&ingot_amx_shape, &ingot_amx_taken);");
     const std::string c_stride = std::to_string(amx.accumulator_row_stride * 4);
     for (int64_t c = 0; c < c_tiles; ++c)
-      emit(amx_accumulators_zeroed_
-               ? "_tile_zero(" + std::to_string(c) + ");"
-               : "_tile_loadd(" + std::to_string(c) + ", " + accumulators(c) + ", " + c_stride + ");");
+      emit(from_zeros ? "_tile_zero(" + std::to_string(c) + ");"
+                      : "_tile_loadd(" + std::to_string(c) + ", " + accumulators(c) + ", " + c_stride + ");");
     if (!amx.scalar_row_stride) emit("alignas(64) uint16_t ingot_rows[" + std::to_string(amx.rows * kAmxStepK) + "];");
     std::vector<std::unique_ptr<VarScope>> scopes;
     for (const ForNode* r : tile.reduction) {
@@ -1734,42 +1734,74 @@ class CppPrinter {
     emit("#endif");
   }
 
-  // Where `zeros` stores 0 into exactly the accumulators of `tile_loop`, a tile of bf16 products with an AMX form, that
-  // form starts from tilezero and the zeros are written only for the other forms, which load their accumulators: an
-  // AMX tile loaded from the vector stores just before it waits for them to leave the store buffer (ResNeXt in bf16
-  // 1.10x, EfficientNet 1.04x, 9 rounds side by side). Returns whether it printed both statements.
-  bool print_amx_tile_from_zeros(const Stmt& zeros, const Stmt& tile_loop) {
+  // Where `zeros` stores 0 into exactly the accumulators of `tile_loop`, an explicit spatial tile, the tile's vector
+  // forms start from zero (registers set to zero, AMX's tilezero) and the zeros are stored only before the plain loops
+  // that run where those forms do not compile. Loading accumulators just stored costs: an AMX tile waits for the
+  // stores to drain, and a channel tile's accumulators, a plane apart, are gathered (docs/strategies.md: ResNeXt in
+  // bf16 1.10x and 1.06x more, EfficientNet 1.04-1.05x). Returns whether it printed both statements.
+  bool print_tile_from_zeros(const Stmt& zeros, const Stmt& tile_loop) {
     auto* loop = as<ForNode>(tile_loop);
     if (!loop || loop->loop_kind != LoopKind::kSerial || printing_spatial_fallback_) return false;
     const std::optional<SpatialTile> tile = explicit_spatial_tile(tile_loop);
-    if (!tile || !tile->bf16_pairs) return false;
-    const std::optional<AmxPairTile> amx = amx_pair_tile(*tile, pair_operands(*tile));
-    if (!amx || !zeros_the_accumulators(zeros, *tile, *amx)) return false;
-    emit(kAmxGuard);
-    emit("if (!ingot_amx_ready())");
-    emit("#endif");
-    open("{");
-    print_serial(zeros, true);
-    close();
-    amx_accumulators_zeroed_ = true;
+    if (!tile || !zeros_exactly_the_accumulators(zeros, *tile)) return false;
+    zeros_for_the_fallback_ = zeros;
     print_serial(tile_loop);
-    amx_accumulators_zeroed_ = false;
     return true;
   }
 
-  // Whether s is a loop over the AMX tile's rows around one over its columns, storing 0 at each accumulator.
-  static bool zeros_the_accumulators(const Stmt& s, const SpatialTile& tile, const AmxPairTile& amx) {
-    auto* rows = as<ForNode>(s);
-    auto* columns = rows ? as<ForNode>(rows->body) : nullptr;
-    auto* store = columns ? as<StoreNode>(columns->body) : nullptr;
-    if (!store || store->buffer.get() != tile.fold->buffer.get()) return false;
+  // The zeros print_tile_from_zeros left for the tile being printed, taken once (its plain loops print them).
+  Stmt take_zeros_for_the_fallback() { return std::exchange(zeros_for_the_fallback_, Stmt()); }
+
+  // Whether s is loops around one store of 0 into the tile's accumulator buffer whose elements are exactly those of
+  // the tile's accumulators, each once. Both are affine in their loops: offsets from the first accumulator's first
+  // lane, compared as integers.
+  static bool zeros_exactly_the_accumulators(const Stmt& s, const SpatialTile& tile) {
+    std::vector<const ForNode*> loops;
+    Stmt body = s;
+    while (auto* loop = as<ForNode>(body)) {
+      loops.push_back(loop);
+      body = loop->body;
+    }
+    auto* store = as<StoreNode>(body);
+    if (loops.empty() || !store || store->buffer.get() != tile.fold->buffer.get()) return false;
     auto* zero = simplify(store->value).as<FloatImmNode>();
-    const int64_t width = (tile.chunks - 1) * kAvx512VectorLanes + amx.last_lanes;
-    if (!zero || zero->value != 0.0 || rows->extent != amx.rows || columns->extent != width) return false;
-    const Expr first = substitute(tile.indices[0], {{tile.lanes->name(), Expr(int64_t(0))}});
-    auto* offset =
-        simplify(store->index - (first + rows->var * amx.accumulator_row_stride + columns->var)).as<IntImmNode>();
-    return offset && offset->value == 0;
+    if (!zero || zero->value != 0.0) return false;
+    const std::string& lane = tile.lanes->name();
+    const Expr first = substitute(tile.indices[0], {{lane, Expr(int64_t(0))}});
+    auto constant = [](const Expr& e) -> std::optional<int64_t> {
+      if (auto* imm = simplify(e).as<IntImmNode>()) return imm->value;
+      return std::nullopt;
+    };
+    std::vector<int64_t> covered;
+    for (size_t n = 0; n < tile.indices.size(); ++n) {
+      const auto start = constant(substitute(tile.indices[n], {{lane, Expr(int64_t(0))}}) - first);
+      const auto step = constant(substitute(tile.indices[n], {{lane, Expr(int64_t(1))}}) -
+                                 substitute(tile.indices[n], {{lane, Expr(int64_t(0))}}));
+      if (!start || !step) return false;
+      for (int64_t l = 0; l < tile.lanes_of(n); ++l) covered.push_back(*start + l * *step);
+    }
+    // The store's offset at every loop's first value, and each loop's step (checked at its last value too).
+    std::unordered_map<std::string, Expr> at_zero;
+    for (const ForNode* loop : loops) at_zero[loop->name()] = Expr(int64_t(0));
+    const auto base = constant(substitute(store->index, at_zero) - first);
+    if (!base) return false;
+    std::vector<int64_t> zeroed{*base};
+    for (const ForNode* loop : loops) {
+      std::unordered_map<std::string, Expr> at_one = at_zero, at_last = at_zero;
+      at_one[loop->name()] = Expr(int64_t(1));
+      at_last[loop->name()] = Expr(loop->extent - 1);
+      const auto step = constant(substitute(store->index, at_one) - substitute(store->index, at_zero));
+      const auto last = constant(substitute(store->index, at_last) - substitute(store->index, at_zero));
+      if (!step || !last || *last != *step * (loop->extent - 1)) return false;
+      std::vector<int64_t> more;
+      for (int64_t offset : zeroed)
+        for (int64_t i = 0; i < loop->extent; ++i) more.push_back(offset + i * *step);
+      zeroed = std::move(more);
+      if (zeroed.size() > covered.size()) return false;
+    }
+    std::sort(covered.begin(), covered.end());
+    std::sort(zeroed.begin(), zeroed.end());
+    return zeroed == covered && std::adjacent_find(covered.begin(), covered.end()) == covered.end();
   }
 
   // A tile of bf16 products (SpatialTile::bf16_pairs) with AVX-512 BF16: the innermost reduction loop steps by two, and
@@ -1785,16 +1817,18 @@ class CppPrinter {
     auto address = [&](const Expr& bf16_value) { return bf16_value_address(tile, bf16_value); };
     const PairOperands o = pair_operands(tile);
     const std::optional<AmxPairTile> amx = amx_pair_tile(tile, o);
+    const Stmt zeros = take_zeros_for_the_fallback();
     if (amx) {
-      print_amx_pair_tile(tile, o, *amx);
+      print_amx_pair_tile(tile, o, *amx, zeros != nullptr);
       open("{");
     }
     emit(kBf16Guard);
     open("{");
     for (size_t n = 0; n < tile.indices.size(); ++n)
       emit("ingot_f32xN " + accumulator(n) + " = " +
-           vector_load(kAvx512VectorLanes, tile.lanes_of(n),
-                       "&" + acc + "[" + at_first_lane(tile, tile.indices[n]) + "]") +
+           (zeros != nullptr ? "{}"
+                             : vector_load(kAvx512VectorLanes, tile.lanes_of(n),
+                                           "&" + acc + "[" + at_first_lane(tile, tile.indices[n]) + "]")) +
            ";");
     std::vector<std::unique_ptr<VarScope>> scopes;
     for (const ForNode* r : tile.reduction) {
@@ -1830,7 +1864,7 @@ class CppPrinter {
       emit("ingot_store_masked_f32xN(" + lane_mask(kAvx512VectorLanes, tile.lanes_of(n)) + ", &" + acc + "[" +
            at_first_lane(tile, tile.indices[n]) + "], " + accumulator(n) + ");");
     close();
-    print_spatial_fallback(s);
+    print_spatial_fallback(s, zeros);
     if (amx) close();
   }
 
@@ -1863,6 +1897,7 @@ class CppPrinter {
     const std::string acc = lookup(tile.fold->buffer).c_name;
     const std::unordered_map<std::string, Expr> first_lane{{v, Expr(int64_t(0))}};
     auto at_first_lane = [&](const Expr& e) { return index_code(simplify(substitute(e, first_lane))); };
+    const Stmt zeros = take_zeros_for_the_fallback();
     emit(isa_guard(width));
     open("{");
     const int64_t stride = tile.accumulator_stride;
@@ -1870,9 +1905,10 @@ class CppPrinter {
     for (size_t n = 0; n < tile.indices.size(); ++n) {
       const std::string address = "&" + acc + "[" + at_first_lane(tile.indices[n]) + "]";
       emit("ingot_f32xN " + accumulator(n) + " = " +
-           (stride == 1 ? vector_load(width, tile.lanes_of(n), address)
-                        : "ingot_load_strided_f32xN(" + std::to_string(tile.lanes_of(n)) + ", " + address + ", " +
-                              std::to_string(stride) + ")") +
+           (zeros != nullptr ? "{}"
+            : stride == 1    ? vector_load(width, tile.lanes_of(n), address)
+                             : "ingot_load_strided_f32xN(" + std::to_string(tile.lanes_of(n)) + ", " + address + ", " +
+                                std::to_string(stride) + ")") +
            ";");
     }
     // The taps of the innermost loops (unrolled_taps) written out: each term once per combination of their values
@@ -2056,7 +2092,7 @@ class CppPrinter {
         emit("ingot_store_masked_f32xN(" + chunk_mask(n) + ", " + address + ", " + accumulator(n) + ");");
     }
     close();
-    print_spatial_fallback(s);
+    print_spatial_fallback(s, zeros);
   }
 
   // Every thread of a parallel region flushes denormal floats to zero (FTZ) and reads them as zero (DAZ) until the
@@ -2871,7 +2907,7 @@ class CppPrinter {
   bool amx_tiles_in_function_ = false;      // one was printed in the stage function being printed
   bool bf16_pair_tiles_ = false;            // a bf16 pair tile was printed: the head defines its pair helpers
   bool printing_spatial_fallback_ = false;  // the loops of a spatial tile, for machines without AVX-512
-  bool amx_accumulators_zeroed_ = false;    // the AMX form of the tile being printed starts from tilezero
+  Stmt zeros_for_the_fallback_;             // print_tile_from_zeros's zeros, for the tile being printed
   int64_t map_lanes_ = kAvx512VectorLanes;  // vector maps' lanes: AVX2's where the register tiles are, else AVX-512's
   bool vector_maps_ = false;                // a vector map was printed: the head defines its helpers
   bool scattering_vector_maps_ = false;     // ... and one scattered its store

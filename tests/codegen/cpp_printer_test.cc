@@ -1623,7 +1623,7 @@ TEST(CppPrinter, PrefetchesTheStridedPixelsAChannelTileBroadcasts) {
   const Target target = test_support::avx512_cpu();
   const std::string source =
       compile_to_cpp_source(p, strategy_schedule(p, make_plan("global", p, target), options)).source;
-  ASSERT_NE(source.find("ingot_load_strided_f32xN(16, "), std::string::npos) << source;  // a channel tile
+  ASSERT_NE(source.find("ingot_store_strided_f32xN(16, "), std::string::npos) << source;  // a channel tile
   std::vector<std::string> lines;
   static const std::regex prefetch(R"(__builtin_prefetch\(&[^;]*;)");
   for (auto it = std::sregex_iterator(source.begin(), source.end(), prefetch); it != std::sregex_iterator(); ++it)
@@ -1679,7 +1679,7 @@ TEST(CppPrinter, AStencilTileWritesItsTapsOutAndAChannelTileUnrollsThem) {
   Tensor image = placeholder("image", {1, 3, 64, 64}), stem_w = placeholder("stem_w", {64, 3, 7, 7});
   options.weights = {"stem_w"};
   const std::string channel_tile = tile_of(Program({conv2d("s", image, stem_w, Tensor(), stem)}, "stem"), options);
-  ASSERT_NE(channel_tile.find("ingot_load_strided_f32xN"), std::string::npos) << channel_tile;  // a channel tile
+  ASSERT_NE(channel_tile.find("ingot_store_strided_f32xN"), std::string::npos) << channel_tile;  // a channel tile
   EXPECT_EQ(reduction_loops(channel_tile),
             (std::vector<std::string>{" | s_ry", "#pragma GCC unroll 7 | s_rx", "#pragma GCC unroll 3 | s_rc"}))
       << channel_tile;

@@ -486,10 +486,15 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
     EXPECT_THAT(source, testing::HasSubstr("ingot_amx_shape = {1, 0, {}, " + shape.tile_shape + "};"));
     EXPECT_THAT(source, testing::HasSubstr("&w[conv_rc + "));             // the rows' tile, in place
     EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_rows")));  // no copy
-    // The accumulators start from tilezero; the zeros before them are stored only where AMX does not run.
+    // The accumulators start from tilezero (the vdpbf16ps form from zero registers); the zeros before them are
+    // stored only before the plain loops.
     EXPECT_THAT(source, testing::HasSubstr("_tile_zero(0);"));
     EXPECT_THAT(source, testing::Not(testing::HasSubstr("_tile_loadd(0, &conv[")));
-    EXPECT_THAT(source, testing::ContainsRegex("if \\(!ingot_amx_ready\\(\\)\\)\n *#endif\n *\\{\n"));
+    EXPECT_THAT(source, testing::HasSubstr("ingot_f32xN ingot_t0 = {};"));
+    EXPECT_THAT(
+        source,
+        testing::ContainsRegex(
+            "#else\n *#pragma GCC unroll [0-9]+\n *for \\([^\n]*\n[^\n]*\n[^\n]*\n *conv\\[[^\n]*\\] = 0\\.0f;"));
     // Row tile 1 (tiles 2, 3; rows 5) from the weight's row 16, times each chunk's pairs (tiles 6, 7).
     const std::string second_rows = " + " + std::to_string(16 * in) + "], " + std::to_string(2 * in) + ");";
     EXPECT_EQ(source.find("_tile_dpbf16ps(3, 5, 7);") != std::string::npos, shape.two_row_tiles);
