@@ -1653,7 +1653,8 @@ class CppPrinter {
 
   // The AMX form (amx_pair_tile), compiled where the compiler targets AMX and run where the kernel lets this process
   // use AMX's tile data (ingot_amx_ready); the caller prints `else` and the other forms after it. It is printed in a
-  // stage's function, which declares the shape its tiles took (print_stage_function).
+  // stage's function, which declares the shape its tiles took (print_stage_function). from_zeros: its accumulators
+  // start from tilezero (print_tile_from_zeros), not loaded.
   void print_amx_pair_tile(const SpatialTile& tile, const PairOperands& o, const AmxPairTile& amx, bool from_zeros) {
     amx_pair_tiles_ = amx_tiles_in_function_ = true;
     // Tiles: the accumulators (row tile r, chunk c: r * chunks + c), the row tiles, the full chunks' weight tiles in
@@ -1741,31 +1742,29 @@ class CppPrinter {
   // bf16 1.10x and 1.06x more, EfficientNet 1.04-1.05x). Returns whether it printed both statements.
   bool print_tile_from_zeros(const Stmt& zeros, const Stmt& tile_loop) {
     auto* loop = as<ForNode>(tile_loop);
-    if (!loop || loop->loop_kind != LoopKind::kSerial || printing_spatial_fallback_) return false;
+    if (!loop || loop->loop_kind != LoopKind::kSerial || printing_spatial_fallback_ || !zero_fill(zeros)) return false;
     const std::optional<SpatialTile> tile = explicit_spatial_tile(tile_loop);
     if (!tile || !zeros_exactly_the_accumulators(zeros, *tile)) return false;
-    zeros_for_the_fallback_ = zeros;
-    print_serial(tile_loop);
+    print_spatial_tile(tile_loop, *tile, zeros);
     return true;
   }
 
-  // The zeros print_tile_from_zeros left for the tile being printed, taken once (its plain loops print them).
-  Stmt take_zeros_for_the_fallback() { return std::exchange(zeros_for_the_fallback_, Stmt()); }
-
-  // Whether s is loops around one store of 0 into the tile's accumulator buffer whose elements are exactly those of
-  // the tile's accumulators, each once. Both are affine in their loops: offsets from the first accumulator's first
-  // lane, compared as integers.
-  static bool zeros_exactly_the_accumulators(const Stmt& s, const SpatialTile& tile) {
-    std::vector<const ForNode*> loops;
+  // The store of s where s is loops around one store of +0.0 (a tile may start from zero registers only where the sum
+  // would have started from +0.0), else null.
+  static const StoreNode* zero_fill(const Stmt& s) {
     Stmt body = s;
-    while (auto* loop = as<ForNode>(body)) {
-      loops.push_back(loop);
-      body = loop->body;
-    }
+    while (auto* loop = as<ForNode>(body)) body = loop->body;
     auto* store = as<StoreNode>(body);
-    if (loops.empty() || !store || store->buffer.get() != tile.fold->buffer.get()) return false;
-    auto* zero = simplify(store->value).as<FloatImmNode>();
-    if (!zero || zero->value != 0.0) return false;
+    auto* zero = store ? simplify(store->value).as<FloatImmNode>() : nullptr;
+    return zero && zero->value == 0.0 && !std::signbit(zero->value) && body != s ? store : nullptr;
+  }
+
+  // Whether s (a zero_fill) stores into the tile's accumulator buffer exactly the elements of the tile's accumulators,
+  // each once: offsets from the first accumulator's first lane, compared as integers, where both move by a constant
+  // per step of each of their loops (lane_step), whatever the other loops' values.
+  static bool zeros_exactly_the_accumulators(const Stmt& s, const SpatialTile& tile) {
+    const StoreNode* store = zero_fill(s);
+    if (!store || store->buffer.get() != tile.fold->buffer.get()) return false;
     const std::string& lane = tile.lanes->name();
     const Expr first = substitute(tile.indices[0], {{lane, Expr(int64_t(0))}});
     auto constant = [](const Expr& e) -> std::optional<int64_t> {
@@ -1775,29 +1774,23 @@ class CppPrinter {
     std::vector<int64_t> covered;
     for (size_t n = 0; n < tile.indices.size(); ++n) {
       const auto start = constant(substitute(tile.indices[n], {{lane, Expr(int64_t(0))}}) - first);
-      const auto step = constant(substitute(tile.indices[n], {{lane, Expr(int64_t(1))}}) -
-                                 substitute(tile.indices[n], {{lane, Expr(int64_t(0))}}));
-      if (!start || !step) return false;
-      for (int64_t l = 0; l < tile.lanes_of(n); ++l) covered.push_back(*start + l * *step);
+      const int64_t step = lane_step(tile.indices[n], lane);
+      if (!start || (step == 0 && tile.lanes_of(n) > 1)) return false;
+      for (int64_t l = 0; l < tile.lanes_of(n); ++l) covered.push_back(*start + l * step);
     }
-    // The store's offset at every loop's first value, and each loop's step (checked at its last value too).
     std::unordered_map<std::string, Expr> at_zero;
-    for (const ForNode* loop : loops) at_zero[loop->name()] = Expr(int64_t(0));
+    for (Stmt body = s; auto* loop = as<ForNode>(body); body = loop->body) at_zero[loop->name()] = Expr(int64_t(0));
     const auto base = constant(substitute(store->index, at_zero) - first);
     if (!base) return false;
     std::vector<int64_t> zeroed{*base};
-    for (const ForNode* loop : loops) {
-      std::unordered_map<std::string, Expr> at_one = at_zero, at_last = at_zero;
-      at_one[loop->name()] = Expr(int64_t(1));
-      at_last[loop->name()] = Expr(loop->extent - 1);
-      const auto step = constant(substitute(store->index, at_one) - substitute(store->index, at_zero));
-      const auto last = constant(substitute(store->index, at_last) - substitute(store->index, at_zero));
-      if (!step || !last || *last != *step * (loop->extent - 1)) return false;
+    for (Stmt body = s; auto* loop = as<ForNode>(body); body = loop->body) {
+      if (loop->extent == 1) continue;
+      const int64_t step = lane_step(store->index, loop->name());
+      if (step == 0 || zeroed.size() * size_t(loop->extent) > covered.size()) return false;
       std::vector<int64_t> more;
       for (int64_t offset : zeroed)
-        for (int64_t i = 0; i < loop->extent; ++i) more.push_back(offset + i * *step);
+        for (int64_t i = 0; i < loop->extent; ++i) more.push_back(offset + i * step);
       zeroed = std::move(more);
-      if (zeroed.size() > covered.size()) return false;
     }
     std::sort(covered.begin(), covered.end());
     std::sort(zeroed.begin(), zeroed.end());
@@ -1809,7 +1802,7 @@ class CppPrinter {
   // operand's pair broadcast (converted from f32 first where it is bf16(x)), the vector operand's 32 bf16 (its lanes'
   // pairs, adjacent) loaded as they lie, once per step, then the rows' dot products row by row as an outer product.
   // Before it the AMX form where the tile has one (amx_pair_tile); elsewhere the plain loops, converting each element.
-  void print_bf16_pair_tile(const Stmt& s, const SpatialTile& tile) {
+  void print_bf16_pair_tile(const Stmt& s, const SpatialTile& tile, const Stmt& zeros) {
     bf16_pair_tiles_ = true;
     vector_width(tile.lanes);  // 16: the head then defines AVX-512's vectors
     auto accumulator = [](size_t n) { return "ingot_t" + std::to_string(n); };
@@ -1817,7 +1810,6 @@ class CppPrinter {
     auto address = [&](const Expr& bf16_value) { return bf16_value_address(tile, bf16_value); };
     const PairOperands o = pair_operands(tile);
     const std::optional<AmxPairTile> amx = amx_pair_tile(tile, o);
-    const Stmt zeros = take_zeros_for_the_fallback();
     if (amx) {
       print_amx_pair_tile(tile, o, *amx, zeros != nullptr);
       open("{");
@@ -1888,8 +1880,9 @@ class CppPrinter {
     return distinct.size();
   }
 
-  void print_spatial_tile(const Stmt& s, const SpatialTile& tile) {
-    if (tile.bf16_pairs) return print_bf16_pair_tile(s, tile);
+  // zeros: the statement before the tile, which zeroes exactly its accumulators (print_tile_from_zeros), or null.
+  void print_spatial_tile(const Stmt& s, const SpatialTile& tile, const Stmt& zeros = nullptr) {
+    if (tile.bf16_pairs) return print_bf16_pair_tile(s, tile, zeros);
     const int64_t width = vector_width(tile.lanes);
     const std::string& v = tile.lanes->name();
     auto chunk_mask = [&](size_t accumulator) { return lane_mask(width, tile.lanes_of(accumulator)); };
@@ -1897,7 +1890,6 @@ class CppPrinter {
     const std::string acc = lookup(tile.fold->buffer).c_name;
     const std::unordered_map<std::string, Expr> first_lane{{v, Expr(int64_t(0))}};
     auto at_first_lane = [&](const Expr& e) { return index_code(simplify(substitute(e, first_lane))); };
-    const Stmt zeros = take_zeros_for_the_fallback();
     emit(isa_guard(width));
     open("{");
     const int64_t stride = tile.accumulator_stride;
@@ -2895,7 +2887,7 @@ class CppPrinter {
   std::vector<const ForNode*> enclosing_loops_;  // around the code being printed, outermost first
   std::set<std::pair<Helper, DType>> helpers_;
   std::set<std::string> vector_math_;  // libm functions the code calls that libmvec has in SIMD form
-  bool strided_accumulators_ = false;  // a spatial tile gathers and scatters its accumulators
+  bool strided_accumulators_ = false;  // a spatial tile scatters its accumulators (and gathers them unless zeroed)
   std::vector<std::string> body_;
   std::vector<SourceLines> vectorized_body_lines_;  // 0-based indices into body_
   const StoreNode* accumulator_ = nullptr;          // inside a simd reduction: its element prints as the accumulator
@@ -2907,7 +2899,6 @@ class CppPrinter {
   bool amx_tiles_in_function_ = false;      // one was printed in the stage function being printed
   bool bf16_pair_tiles_ = false;            // a bf16 pair tile was printed: the head defines its pair helpers
   bool printing_spatial_fallback_ = false;  // the loops of a spatial tile, for machines without AVX-512
-  Stmt zeros_for_the_fallback_;             // print_tile_from_zeros's zeros, for the tile being printed
   int64_t map_lanes_ = kAvx512VectorLanes;  // vector maps' lanes: AVX2's where the register tiles are, else AVX-512's
   bool vector_maps_ = false;                // a vector map was printed: the head defines its helpers
   bool scattering_vector_maps_ = false;     // ... and one scattered its store

@@ -70,7 +70,8 @@ bool bf16_vector_terms(const std::vector<Expr>& terms, const std::string& loop_v
 // at once), or by more (a 1 x 1 convolution's output channels, whose planes lie a plane apart: its weights packed by
 // output channel move by one, its input pixels are broadcast). Held in explicit vectors across the whole reduction:
 // vector_lanes lanes of the vectorized loop each, the last chunk masked, loads at a padded border masked lane by lane;
-// strided accumulators are gathered before the reduction and scattered after it, once per tile. Left to g++, a ResNeXt
+// strided accumulators are gathered before the reduction (or start from zero registers where zeroed just before) and
+// scattered after it, once per tile. Left to g++, a ResNeXt
 // 3 x 3 grouped convolution ran at 12 GFLOP/s one row at a time, 55 with four channels x seven rows written as loops (a
 // 14-lane loop became pieces of 8, 4 and 2 lanes, and the accumulators lived on the stack), and 167 as explicit vectors
 // (hand-written, 2 cores).

@@ -86,7 +86,7 @@ ConfiguredWorkload configured_workload(const RunConfig& config, const std::strin
 // A GPU target's candidates are bound to blocks and threads (the sampler's and strategy schedules' GPU form) and
 // measured on this machine's GPU, compiled by NVRTC for its architecture, whatever the sm_ the config names (whose
 // figures the plan and schedules use). The plan
-// of the CPU target depends on the host's cores and caches (kernels cut by capacity, prefetches: docs/plans.md),
+// of the CPU target depends on the host's cores and caches (kernels cut by capacity: docs/plans.md),
 // so one config may propose other candidates, with other keys, on another machine.
 // The evolutionary search starts from the fixed strategy schedule of search.fusion's plan and from the best correct
 // measurements of this workload on this target made by runs with another seed (a run with this seed proposes its

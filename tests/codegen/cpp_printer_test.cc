@@ -1067,6 +1067,46 @@ TEST(CppPrinter, HoldsASpatialTileInVectorRegistersAcrossItsReduction) {
   expect_exact_stencil(t, source, kAvx512VectorLanes);
 }
 
+// The stencil with each tile's outputs zeroed just before it (the map zeroed first as well): where the zeros are
+// exactly the tile's accumulators (2 channels x 3 rows x the width), the vectors start from zero registers and the
+// zeros are stored only before the plain loops; zeros of fewer rows, or of -0.0 (a sum of -0.0 stays -0.0), keep the
+// accumulators' loads. Each runs with and without AVX-512 and sums exactly.
+TEST(CppPrinter, ASpatialTileZeroedJustBeforeStartsFromZeroRegisters) {
+  StencilTile t = stencil_tile(20, kAvx512VectorLanes);
+  const int64_t H = StencilTile::H, W = t.width;
+  auto zeroing_each_tile = [&](int64_t rows, double zero) {
+    const Buffer& y = t.f.outputs[0];
+    auto* all = as<SeqNode>(t.f.body);
+    auto* co = as<ForNode>(all->stmts[1]);
+    auto* ho = as<ForNode>(co->body);
+    Expr ci = var("ci"), hi = var("hi"), w = var("w");
+    Stmt zeros =
+        for_loop(ci, 2, LoopKind::kSerial,
+                 for_loop(hi, rows, LoopKind::kSerial,
+                          for_loop(w, W, LoopKind::kSerial,
+                                   store(y, ((co->var * 2 + ci) * H + ho->var * 3 + hi) * W + w, Expr(zero)))));
+    Stmt tiles = for_loop(co->var, co->extent, LoopKind::kSerial,
+                          for_loop(ho->var, ho->extent, LoopKind::kSerial, seq({zeros, ho->body})));
+    StencilTile zeroed = t;
+    zeroed.f.body = seq({all->stmts[0], tiles});
+    return zeroed;
+  };
+  const std::string loaded = "ingot_f32xN ingot_t11 = ingot_load_masked_f32xN((__mmask16)0xF, &y[";
+  for (const auto& [rows, zero, from_zero] :
+       {std::tuple{int64_t(3), 0.0, true}, std::tuple{int64_t(2), 0.0, false}, std::tuple{int64_t(3), -0.0, false}}) {
+    StencilTile zeroed = zeroing_each_tile(rows, zero);
+    const std::string source = print_cpp(zeroed.f);
+    EXPECT_EQ(source.find("ingot_f32xN ingot_t11 = {};") != std::string::npos, from_zero) << source;
+    EXPECT_EQ(source.find(loaded) != std::string::npos, !from_zero) << source;
+    // The zeros: before the tile, or (from zero) only after the `#else` of the vectors' guard.
+    const size_t guard = source.find("#if defined(__AVX512F__)"), fallback = source.find("#else", guard);
+    const size_t zeros = source.find("0.0f;", source.find("for (int64_t ho = 0;"));
+    ASSERT_NE(zeros, std::string::npos) << source;
+    EXPECT_EQ(zeros > fallback, from_zero) << source;
+    expect_exact_stencil(zeroed, source, kAvx512VectorLanes);
+  }
+}
+
 // The lane ranges' integer helpers and the expression helpers (a bounded loop's ingot_min_i64) have names of their
 // own: both in one program once defined ingot_min_i64 twice (11 of 3200 data set candidates did not compile).
 TEST(CppPrinter, LaneRangesAndABoundedLoopCompileTogether) {

@@ -369,9 +369,8 @@ TEST(TemplateKnobs, CacheWriteOffDropsEveryLocalTile) {
   }
 }
 
-// prefetch=0 empties the layout's prefetch lists and changes nothing else: BERT's global plan prefetches each
-// layer's biases and norm parameters.
-// On a GPU: a CPU's plans prefetch nothing (prefetch_capacity_bytes).
+// prefetch=0 empties the layout's prefetch lists and changes nothing else. On a GPU: a CPU's plans prefetch nothing
+// (prefetch_capacity_bytes).
 TEST(TemplateKnobs, PrefetchOffEmptiesTheLayoutsPrefetchLists) {
   Program p = make_workload("mmoe");  // paper size, whose GPU plan prefetches
   const Target gpu = *find_target("sm_90");
@@ -409,7 +408,7 @@ TEST(TemplateKnobs, EveryValueOfEveryKnobLowers) {
     }
 }
 
-// The small paper models hold what the tasks do not: whole LSTM steps with their gate GEMVs, BERT's prefetches.
+// The small paper models hold what the tasks do not: whole LSTM steps with their gate GEMVs.
 TEST(TemplateKnobs, SampledKnobsLowerOnTheSmallPaperModels) {
   std::mt19937_64 rng(29);
   for (const char* model : {"lstm", "mmoe", "bert", "resnext", "efficientnet", "swin"}) {
