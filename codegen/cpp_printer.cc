@@ -1755,8 +1755,10 @@ class CppPrinter {
     Stmt body = s;
     while (auto* loop = as<ForNode>(body)) body = loop->body;
     auto* store = as<StoreNode>(body);
-    auto* zero = store ? simplify(store->value).as<FloatImmNode>() : nullptr;
-    return zero && zero->value == 0.0 && !std::signbit(zero->value) && body != s ? store : nullptr;
+    if (!store || body == s) return nullptr;
+    const Expr value = simplify(store->value);
+    auto* zero = value.as<FloatImmNode>();
+    return zero && zero->value == 0.0 && !std::signbit(zero->value) ? store : nullptr;
   }
 
   // Whether s (a zero_fill) stores into the tile's accumulator buffer exactly the elements of the tile's accumulators,
@@ -1768,7 +1770,8 @@ class CppPrinter {
     const std::string& lane = tile.lanes->name();
     const Expr first = substitute(tile.indices[0], {{lane, Expr(int64_t(0))}});
     auto constant = [](const Expr& e) -> std::optional<int64_t> {
-      if (auto* imm = simplify(e).as<IntImmNode>()) return imm->value;
+      const Expr folded = simplify(e);
+      if (auto* imm = folded.as<IntImmNode>()) return imm->value;
       return std::nullopt;
     };
     std::vector<int64_t> covered;
