@@ -222,12 +222,15 @@ StrategyProgram fixed_global_schedule(const Bf16Program& bf16, bool amx_target, 
 }
 
 // Where the CPU has AVX-512 BF16, the bf16 program under `schedule` gives the bf16 interpreter's answer; elsewhere the
-// test is skipped (its code was printed and checked, not run).
-void expect_the_interpreters_answer(const Program& f32, const Bf16Program& bf16, const Schedule& schedule) {
+// test is skipped (its code was printed and checked, not run). extra_flags: " -mno-amx-tile" runs the vdpbf16ps
+// tiles where AMX would run, " -mno-avx512bf16" the plain loops.
+void expect_the_interpreters_answer(const Program& f32, const Bf16Program& bf16, const Schedule& schedule,
+                                    const std::string& extra_flags = "") {
   if (!host_has_avx512_bf16()) GTEST_SKIP() << "this CPU has no AVX-512 BF16: the tiles were printed, not run";
   TensorMap inputs = bf16_inputs(bf16, random_inputs(f32, 9));
   TensorMap expected = interpret(bf16.program, inputs);
   LocalRunOptions run;
+  run.compile.flags += extra_flags;
   run.min_repeat_ms = 0;
   run.min_repeats = 1;
   LocalRunResult r = local_run(bf16.program, schedule, inputs, expected, run);
@@ -504,6 +507,10 @@ TEST_P(Bf16ConvKernels, RunOnPairsOfInputChannels) {
     EXPECT_THAT(source, testing::Not(testing::HasSubstr("ingot_t28 ")));
   }
   expect_the_interpreters_answer(f32, bf16, s.schedule);
+  // The forms that an AMX CPU leaves unrun, each starting from the zeros its own way: the vdpbf16ps tiles (from zero
+  // registers) and the plain loops (after the zeros).
+  expect_the_interpreters_answer(f32, bf16, s.schedule, " -mno-amx-tile");
+  expect_the_interpreters_answer(f32, bf16, s.schedule, " -mno-avx512bf16");
 }
 
 // 14 x 14: two rows, 28 pixels (a chunk of 16 and one of 12, whose weight tile is the last register), 32 output
