@@ -1581,6 +1581,13 @@ class CppPrinter {
   //   extent is a multiple of 32.
   // Where the scalars are bf16 loads a constant apart from row to row (a 1 x 1 convolution's weight rows), the rows'
   // tile loads from there; elsewhere each row's 32 values are copied (rounded from f32) into a buffer first.
+  // The value e simplifies to where that is an integer constant.
+  static std::optional<int64_t> folded_constant(const Expr& e) {
+    const Expr folded = simplify(e);
+    if (const int64_t* value = as_const_int(folded)) return *value;
+    return std::nullopt;
+  }
+
   struct AmxPairTile {
     int64_t rows = 0, accumulator_row_stride = 0;
     int64_t row_tiles = 1;                    // tiles of rows / row_tiles rows each (2: rows that load in place)
@@ -1605,11 +1612,6 @@ class CppPrinter {
         int64_t(o.scalars.size()) != amx.rows || int64_t(o.vectors.size()) != chunks)
       return std::nullopt;
     const std::unordered_map<std::string, Expr> first_lane{{tile.lanes->name(), Expr(int64_t(0))}};
-    auto constant = [](const Expr& e) -> std::optional<int64_t> {
-      const Expr folded = simplify(e);
-      if (auto* imm = folded.as<IntImmNode>()) return imm->value;
-      return std::nullopt;
-    };
     auto index = [&](size_t n) { return substitute(tile.indices[n], first_lane); };
     for (int64_t m = 0; m < amx.rows; ++m)
       for (int64_t c = 0; c < chunks; ++c) {
@@ -1617,7 +1619,7 @@ class CppPrinter {
         if (o.scalar_of[n] != size_t(m) || o.vector_of[n] != size_t(c) ||
             tile.lanes_of(n) != (c + 1 == chunks ? amx.last_lanes : kAvx512VectorLanes))
           return std::nullopt;
-        const auto from_first = constant(index(n) - index(0));
+        const auto from_first = folded_constant(index(n) - index(0));
         if (m == 1 && c == 0 && from_first) amx.accumulator_row_stride = *from_first;
         if (!from_first || *from_first != m * amx.accumulator_row_stride + c * kAvx512VectorLanes) return std::nullopt;
       }
@@ -1627,12 +1629,12 @@ class CppPrinter {
     auto scalar_at = [&](size_t m) { return bf16_value_load(o.scalars[m])->index; };
     if (amx.rows > 1 &&
         std::none_of(o.scalars.begin(), o.scalars.end(), [](const Expr& e) { return e.as<CastNode>(); }))
-      if (const auto stride = constant(scalar_at(1) - scalar_at(0));
+      if (const auto stride = folded_constant(scalar_at(1) - scalar_at(0));
           stride && *stride >= kAmxStepK &&
           bf16_value_load(o.scalars[1])->buffer->name == bf16_value_load(o.scalars[0])->buffer->name) {
         amx.scalar_row_stride = *stride;
         for (int64_t m = 2; m < amx.rows; ++m)
-          if (constant(scalar_at(size_t(m)) - scalar_at(0)) != m * *stride ||
+          if (folded_constant(scalar_at(size_t(m)) - scalar_at(0)) != m * *stride ||
               bf16_value_load(o.scalars[size_t(m)])->buffer->name != bf16_value_load(o.scalars[0])->buffer->name)
             amx.scalar_row_stride = 0;
       }
@@ -1642,10 +1644,10 @@ class CppPrinter {
     for (const Expr& vector : o.vectors) {
       const Expr at = substitute(bf16_value_load(vector)->index, first_lane);
       auto at_pair = [&](int64_t p) { return substitute(at, {{k->name(), step_var * kAmxStepK + 2 * p}}); };
-      const auto stride = constant(at_pair(1) - at_pair(0));
+      const auto stride = folded_constant(at_pair(1) - at_pair(0));
       if (!stride || *stride < 2 * kAvx512VectorLanes) return std::nullopt;  // rows of a tile must not overlap
       for (int64_t p = 2; p < kAmxStepK / 2; ++p)
-        if (constant(at_pair(p) - at_pair(0)) != p * *stride) return std::nullopt;
+        if (folded_constant(at_pair(p) - at_pair(0)) != p * *stride) return std::nullopt;
       amx.pair_strides.push_back(*stride);
     }
     return amx;
@@ -1769,21 +1771,16 @@ class CppPrinter {
     if (!store || store->buffer.get() != tile.fold->buffer.get()) return false;
     const std::string& lane = tile.lanes->name();
     const Expr first = substitute(tile.indices[0], {{lane, Expr(int64_t(0))}});
-    auto constant = [](const Expr& e) -> std::optional<int64_t> {
-      const Expr folded = simplify(e);
-      if (auto* imm = folded.as<IntImmNode>()) return imm->value;
-      return std::nullopt;
-    };
     std::vector<int64_t> covered;
     for (size_t n = 0; n < tile.indices.size(); ++n) {
-      const auto start = constant(substitute(tile.indices[n], {{lane, Expr(int64_t(0))}}) - first);
+      const auto start = folded_constant(substitute(tile.indices[n], {{lane, Expr(int64_t(0))}}) - first);
       const int64_t step = lane_step(tile.indices[n], lane);
       if (!start || (step == 0 && tile.lanes_of(n) > 1)) return false;
       for (int64_t l = 0; l < tile.lanes_of(n); ++l) covered.push_back(*start + l * step);
     }
     std::unordered_map<std::string, Expr> at_zero;
     for (Stmt body = s; auto* loop = as<ForNode>(body); body = loop->body) at_zero[loop->name()] = Expr(int64_t(0));
-    const auto base = constant(substitute(store->index, at_zero) - first);
+    const auto base = folded_constant(substitute(store->index, at_zero) - first);
     if (!base) return false;
     std::vector<int64_t> zeroed{*base};
     for (Stmt body = s; auto* loop = as<ForNode>(body); body = loop->body) {
