@@ -37,8 +37,12 @@ constexpr int64_t kMinChannelTileReduction = 128;
 // 112 input channels, 1.09x for 80, 1.03x for 64, 0.94x for 40, 0.77x for 24; in EfficientNet's profile (three
 // profiles of each, medians) 1.065x for 112 and 0.93-0.95x for 80.
 constexpr int64_t kMinChannelTileReductionAlongChannels = 96;
-// Fewer accumulators than this wait on the FMAs' latency.
+// Fewer accumulators than this wait on the FMAs' latency. With AVX2, 7: one vector of channels x 7 pixels (a row of
+// a 7 x 7 map, where two vectors would take one pixel) beat the plane tile of 4 accumulators that ran instead. AVX2
+// code on a Zen 4 (whose AVX2 and AVX-512 FMAs peak alike), 2 threads: ResNeXt's last stage, its three blocks' profile
+// intervals, 39.9 -> 27.9 ms; EfficientNet 1.06-1.12x (4 runs of each binary in turn).
 constexpr int64_t kMinChannelTileAccumulators = 8;
+constexpr int64_t kMinAvx2ChannelTileAccumulators = 7;
 
 // Whether index e is the same for every c of a block of `block` channels starting at a multiple of it: c appears only
 // as c / G (floor) with G a multiple of the block (a grouped convolution's group of input channels).
@@ -872,7 +876,8 @@ class StrategyScheduler {
       tile.vectors = vectors;
       tile.pixels = pixels;
     }
-    if (best_accumulators < kMinChannelTileAccumulators) return std::nullopt;
+    if (best_accumulators < (lanes == kAvx2VectorLanes ? kMinAvx2ChannelTileAccumulators : kMinChannelTileAccumulators))
+      return std::nullopt;
     // An epilogue over the tile's pixels (its channels are a plane apart) with fewer pixels than lanes leaves lanes
     // idle: cheap for a batch norm and ReLU, not for a math function that does not run along the channels.
     // EfficientNet's 192 -> 1152 expansions on 7 x 7 maps (7 of 16 lanes) took 0.103 ms each so, against 0.083 as plane
