@@ -37,11 +37,15 @@ constexpr int64_t kMinChannelTileReduction = 128;
 // 112 input channels, 1.09x for 80, 1.03x for 64, 0.94x for 40, 0.77x for 24; in EfficientNet's profile (three
 // profiles of each, medians) 1.065x for 112 and 0.93-0.95x for 80.
 constexpr int64_t kMinChannelTileReductionAlongChannels = 96;
-// Fewer accumulators than this wait on the FMAs' latency. With AVX2, 7: one vector of channels x 7 pixels (a row of
-// a 7 x 7 map, where two vectors would take one pixel) beat the plane tile of 4 accumulators that ran instead. AVX2
-// code on a Zen 4 (whose AVX2 and AVX-512 FMAs peak alike), 2 threads: ResNeXt's last stage, its three blocks' profile
-// intervals, 39.9 -> 27.9 ms; EfficientNet 1.06-1.12x (4 runs of each binary in turn).
+// Fewer accumulators than this wait on the FMAs' latency.
 constexpr int64_t kMinChannelTileAccumulators = 8;
+// With AVX2, 7 (one vector of channels x 7 pixels), which keeps 7 of the 8 FMAs in flight (2 pipes x 4 cycles) but
+// beats what ran where no channel tile of 8 fits: on 7 x 7 maps (two vectors would take one pixel) a stencil tile of 4
+// accumulators, on 14 x 14 maps of 80 or 112 channels a plane tile of 2 channels x 28 pixels (4 vectors, the last half
+// idle). AVX2 code on a Zen 4 (whose AVX2 and AVX-512 FMAs peak alike), 2 threads: ResNeXt's last stage, its three
+// blocks' profile intervals, 39.9 -> 27.9 ms; EfficientNet's projections of stages 3 to 6 0.73-0.90x each (one
+// profile), the model 1.06-1.12x (4 runs of each binary in turn). AVX-512 keeps 8 (not measured: there only 16 output
+// channels would give such a tile).
 constexpr int64_t kMinAvx2ChannelTileAccumulators = 7;
 
 // Whether index e is the same for every c of a block of `block` channels starting at a multiple of it: c appears only
