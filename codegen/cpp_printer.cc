@@ -491,7 +491,11 @@ class CppPrinter {
     if (!vector_loop_var_.empty() && (e.kind() == ExprKind::kBufferLoad || e.kind() == ExprKind::kSelect) &&
         uses_var(e, vector_loop_var_)) {
       for (size_t i = 0; i < vector_operands_.size(); ++i)
-        if (structural_equal(vector_operands_[i], e)) return {"ingot_v" + std::to_string(i), kPrimary, true};
+        if (structural_equal(vector_operands_[i], e)) {
+          if (i < inline_operand_loads_.size() && !inline_operand_loads_[i].empty())
+            return {inline_operand_loads_[i], kPrimary, true};
+          return {"ingot_v" + std::to_string(i), kPrimary, true};
+        }
       fail("vector operand " + to_string(e) + " was not loaded before its use");
     }
     switch (e.kind()) {
@@ -1151,14 +1155,33 @@ class CppPrinter {
     open("for (; " + k + " + INGOT_F32_LANES <= " + extent + "; " + k + " += INGOT_F32_LANES) {");
     // Each operand is loaded once, into its own variable, before any fold uses it. Written inside the folds, g++
     // sometimes kept the loads there as memory operands of the FMAs and loaded a shared operand once per fold: a Swin
-    // GEMM's 2 x 4 tile then issued 12 loads for 8 FMAs in one program and 7 in another.
-    for (size_t i = 0; i < vector_operands_.size(); ++i)
-      emit("const ingot_f32xN ingot_v" + std::to_string(i) + " = ingot_load_f32xN(ingot_p" + std::to_string(i) + " + " +
-           k + ");");
+    // GEMM's 2 x 4 tile then issued 12 loads for 8 FMAs in one program and 7 in another. But where the accumulators
+    // and the operands outnumber the vector registers (AVX2's 16: a GEMV tile of 8 rows reads 8 weight rows and x),
+    // g++ kept an accumulator on the stack, stored and reloaded at every step: the LSTM's input projections ran 2.25x
+    // slower with AVX2 than with AVX-512 on a Zen 4, whose FMAs peak alike. There an operand that one fold reads is
+    // loaded inside that fold (the FMA's memory operand), and only shared ones before.
+    std::vector<int> folds_reading(vector_operands_.size(), 0);
+    for (const Expr& term : terms) {
+      std::vector<Expr> read;
+      collect_lane_operands(term, loop->name(), read);
+      for (const Expr& e : read)
+        for (size_t i = 0; i < vector_operands_.size(); ++i)
+          if (structural_equal(vector_operands_[i], e)) ++folds_reading[i];
+    }
+    const bool crowded = r.folds.size() + vector_operands_.size() > size_t(vector_registers(vector_lanes_));
+    inline_operand_loads_.assign(vector_operands_.size(), "");
+    for (size_t i = 0; i < vector_operands_.size(); ++i) {
+      const std::string load = "ingot_load_f32xN(ingot_p" + std::to_string(i) + " + " + k + ")";
+      if (crowded && folds_reading[i] == 1)
+        inline_operand_loads_[i] = load;
+      else
+        emit("const ingot_f32xN ingot_v" + std::to_string(i) + " = " + load + ";");
+    }
     vector_loop_var_ = loop->name();
     for (size_t n = 0; n < terms.size(); ++n)
       emit("ingot_vacc" + std::to_string(n) + " += " + expr(terms[n]).text + ";");
     vector_loop_var_.clear();
+    inline_operand_loads_.clear();
     close();
     print_reduction_tail(k, extent, r, terms);
     close();
@@ -2904,8 +2927,9 @@ class CppPrinter {
   bool scattering_vector_maps_ = false;     // ... and one scattered its store
   bool pair_maps_ = false;                  // a pair map was printed: the head defines its helpers
   bool vector_map_ = false;                 // printing a vector map's value
-  bool printing_vector_map_fallback_ = false;  // its `omp simd` loop, for machines without AVX-512
-  int64_t vector_lanes_ = 0;                   // lanes of the explicit vectors printed so far; 0 = none
+  bool printing_vector_map_fallback_ = false;      // its `omp simd` loop, for machines without AVX-512
+  int64_t vector_lanes_ = 0;                       // lanes of the explicit vectors printed so far; 0 = none
+  std::vector<std::string> inline_operand_loads_;  // per vector operand: its load, printed where it is read, or ""
   std::string accumulator_name_;
   std::map<std::string, std::string> stage_function_names_;   // canonical text -> function name
   std::vector<StageFunction> stage_functions_;                // stage and kernel functions, callees first

@@ -866,6 +866,35 @@ TEST(CppPrinter, ARegisterTileSumsItsAccumulatorsFourAtATime) {
   }
 }
 
+// A register tile whose accumulators and operands outnumber the vector registers (a GEMV of 8 rows with AVX2: 8
+// accumulators, 8 weight rows and x in 16 registers) loads each operand that one accumulator reads inside that
+// accumulator's FMA, and only the shared x before: hoisted, g++ kept an accumulator on the stack. With AVX-512's 32
+// registers every operand is loaded first, as before. Both sum right.
+TEST(CppPrinter, ACrowdedRegisterTileLoadsOperandsOfOneFoldInsideIt) {
+  const int64_t tile = 8, rows = 2 * tile, n = 72;
+  Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
+  Expr ro = var("ro"), ri = var("ri"), k = var("k");
+  Expr row = ro * tile + ri;
+  for (int64_t lanes : {kAvx512VectorLanes, kAvx2VectorLanes}) {
+    Stmt body = for_loop(ro, 2, LoopKind::kSerial,
+                         seq({for_loop(ri, tile, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
+                              for_loop(k, n, LoopKind::kVectorized,
+                                       for_loop(ri, tile, LoopKind::kUnrolled,
+                                                store(y, row, load(y, row) + load(w, row * n + k) * load(x, k))),
+                                       lanes)}));
+    LoopFunction f{"gemv_of_8", {w, x}, {y}, {}, body};
+    const std::string source = print_cpp(f);
+    const bool crowded = lanes == kAvx2VectorLanes;
+    EXPECT_NE(source.find("const ingot_f32xN ingot_v1 = ingot_load_f32xN(ingot_p1 + k);"), std::string::npos) << source;
+    EXPECT_EQ(source.find("const ingot_f32xN ingot_v0 = ") == std::string::npos, crowded) << source;
+    EXPECT_EQ(source.find("ingot_vacc0 += ingot_load_f32xN(ingot_p0 + k) * ingot_v1;") != std::string::npos, crowded)
+        << source;
+    EXPECT_EQ(source.find("ingot_vacc7 += ingot_load_f32xN(ingot_p8 + k) * ingot_v1;") != std::string::npos, crowded)
+        << source;
+    expect_exact_gemv(compile_cpp(source).path, f, rows, n);
+  }
+}
+
 // The flags that compile a printed kernel without the ISA of its explicit vectors of `lanes` lanes, so that their
 // fallback loops run.
 CompileOptions without_vector_isa(int64_t lanes) {
