@@ -1159,7 +1159,8 @@ class CppPrinter {
     // and the operands outnumber the vector registers (AVX2's 16: a GEMV tile of 8 rows reads 8 weight rows and x),
     // g++ kept an accumulator on the stack, stored and reloaded at every step: the LSTM's input projections ran 2.25x
     // slower with AVX2 than with AVX-512 on a Zen 4, whose FMAs peak alike. There an operand that one fold reads is
-    // loaded inside that fold (the FMA's memory operand), and only shared ones before.
+    // loaded inside that fold, so that it lives for one FMA (still a load of its own: ingot_load_f32xN's empty asm),
+    // and only shared ones before.
     std::vector<int> folds_reading(vector_operands_.size(), 0);
     for (const Expr& term : terms) {
       std::vector<Expr> read;
@@ -1168,7 +1169,7 @@ class CppPrinter {
         for (size_t i = 0; i < vector_operands_.size(); ++i)
           if (structural_equal(vector_operands_[i], e)) ++folds_reading[i];
     }
-    const bool crowded = r.folds.size() + vector_operands_.size() > size_t(vector_registers(vector_lanes_));
+    const bool crowded = r.folds.size() + vector_operands_.size() > size_t(vector_registers(loop->explicit_lanes));
     inline_operand_loads_.assign(vector_operands_.size(), "");
     for (size_t i = 0; i < vector_operands_.size(); ++i) {
       const std::string load = "ingot_load_f32xN(ingot_p" + std::to_string(i) + " + " + k + ")";

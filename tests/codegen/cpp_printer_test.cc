@@ -867,11 +867,12 @@ TEST(CppPrinter, ARegisterTileSumsItsAccumulatorsFourAtATime) {
 }
 
 // A register tile whose accumulators and operands outnumber the vector registers (a GEMV of 8 rows with AVX2: 8
-// accumulators, 8 weight rows and x in 16 registers) loads each operand that one accumulator reads inside that
-// accumulator's FMA, and only the shared x before: hoisted, g++ kept an accumulator on the stack. With AVX-512's 32
-// registers every operand is loaded first, as before. Both sum right.
+// accumulators, 8 weight rows and x in 16 registers) loads each operand that one accumulator reads where that
+// accumulator's FMA uses it, and only the shared x before: hoisted, g++ kept an accumulator on the stack. With
+// AVX-512's 32 registers every operand is loaded first, as before. Both sum right, their scalar tails too (76 = 4 x 16
+// + 12 = 9 x 8 + 4).
 TEST(CppPrinter, ACrowdedRegisterTileLoadsOperandsOfOneFoldInsideIt) {
-  const int64_t tile = 8, rows = 2 * tile, n = 72;
+  const int64_t tile = 8, rows = 2 * tile, n = 76;
   Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
   Expr ro = var("ro"), ri = var("ri"), k = var("k");
   Expr row = ro * tile + ri;
