@@ -830,24 +830,31 @@ TEST(CppPrinter, KeepsTheGuardsOfAGuardedSimdReduction) {
   expect_exact_gemv(compile_expecting_one_vectorized_loop(printed).path, f, rows, n);
 }
 
+// y = W x (W of 2 * tile rows and n columns) in two blocks of `tile` rows: each block's rows zeroed, then folded inside
+// a vectorized k loop whose register tile is held in explicit vectors of `lanes` lanes.
+LoopFunction gemv_of_two_row_tiles(const std::string& name, int64_t tile, int64_t n, int64_t lanes) {
+  const int64_t rows = 2 * tile;
+  Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
+  Expr ro = var("ro"), ri = var("ri"), k = var("k");
+  Expr row = ro * tile + ri;
+  Stmt body = for_loop(ro, 2, LoopKind::kSerial,
+                       seq({for_loop(ri, tile, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
+                            for_loop(k, n, LoopKind::kVectorized,
+                                     for_loop(ri, tile, LoopKind::kUnrolled,
+                                              store(y, row, load(y, row) + load(w, row * n + k) * load(x, k))),
+                                     lanes)}));
+  return LoopFunction{name, {w, x}, {y}, {}, body};
+}
+
 // A register tile's accumulators are summed four at a time (ingot_sum4_f32xN): a last group of two or three with empty
 // vectors for the rest, a last single one alone. Each sum is right, with AVX-512 and with AVX2.
 TEST(CppPrinter, ARegisterTileSumsItsAccumulatorsFourAtATime) {
   const int64_t n = 72;
   for (int64_t tile : {5, 6, 7}) {
     const int64_t rows = 2 * tile;
-    Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
-    Expr ro = var("ro"), ri = var("ri"), k = var("k");
-    Expr row = ro * tile + ri;
     for (int64_t lanes : {kAvx512VectorLanes, kAvx2VectorLanes}) {
       if (tile > int64_t(max_vector_accumulators(lanes))) continue;
-      Stmt body = for_loop(ro, 2, LoopKind::kSerial,
-                           seq({for_loop(ri, tile, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
-                                for_loop(k, n, LoopKind::kVectorized,
-                                         for_loop(ri, tile, LoopKind::kUnrolled,
-                                                  store(y, row, load(y, row) + load(w, row * n + k) * load(x, k))),
-                                         lanes)}));
-      LoopFunction f{"tile_of_" + std::to_string(tile), {w, x}, {y}, {}, body};
+      LoopFunction f = gemv_of_two_row_tiles("tile_of_" + std::to_string(tile), tile, n, lanes);
       std::string source = print_cpp(f);
       const std::string last = tile % 4 == 1 ? "float ingot_acc4 = y[ro * 5 + 4] + ingot_sum_f32xN(ingot_vacc4);"
                                              : "ingot_sum4_f32xN(ingot_vacc4, ingot_vacc5, ";
@@ -873,17 +880,8 @@ TEST(CppPrinter, ARegisterTileSumsItsAccumulatorsFourAtATime) {
 // + 12 = 9 x 8 + 4).
 TEST(CppPrinter, ACrowdedRegisterTileLoadsOperandsOfOneFoldInsideIt) {
   const int64_t tile = 8, rows = 2 * tile, n = 76;
-  Buffer w = global_buffer("W", {rows, n}), x = global_buffer("x", {n}), y = global_buffer("y", {rows});
-  Expr ro = var("ro"), ri = var("ri"), k = var("k");
-  Expr row = ro * tile + ri;
   for (int64_t lanes : {kAvx512VectorLanes, kAvx2VectorLanes}) {
-    Stmt body = for_loop(ro, 2, LoopKind::kSerial,
-                         seq({for_loop(ri, tile, LoopKind::kUnrolled, store(y, row, Expr(0.0))),
-                              for_loop(k, n, LoopKind::kVectorized,
-                                       for_loop(ri, tile, LoopKind::kUnrolled,
-                                                store(y, row, load(y, row) + load(w, row * n + k) * load(x, k))),
-                                       lanes)}));
-    LoopFunction f{"gemv_of_8", {w, x}, {y}, {}, body};
+    LoopFunction f = gemv_of_two_row_tiles("gemv_of_8", tile, n, lanes);
     const std::string source = print_cpp(f);
     const bool crowded = lanes == kAvx2VectorLanes;
     EXPECT_NE(source.find("const ingot_f32xN ingot_v1 = ingot_load_f32xN(ingot_p1 + k);"), std::string::npos) << source;
