@@ -16,7 +16,7 @@ int64_t vector_registers(int64_t lanes) { return lanes >= kAvx512VectorLanes ? 3
 
 size_t max_vector_accumulators(int64_t lanes) { return size_t(vector_registers(lanes) - 8); }
 
-int64_t max_tile_accumulators(int64_t lanes) { return vector_registers(lanes) - 4; }
+int64_t max_tile_accumulators(int64_t lanes) { return vector_registers(lanes) - (lanes >= kAvx512VectorLanes ? 4 : 2); }
 
 bool safe_to_simd(const ForNode* loop) {
   bool safe = true;

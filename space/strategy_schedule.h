@@ -42,6 +42,8 @@ struct TemplateKnobs {
                                     // accumulators (16 lanes), 3 or 2 (8 lanes)
   bool channel_tiles = true;        // a 1 x 1 convolution with a long reduction and a weight packed by output channel
                                     // vectorizes its output channels, pixels broadcast (else a plane tile)
+  int channel_vectors = 0;          // vectors of output channels in a channel tile; 0: the tile with the most
+                                    // accumulators
   int band_rows = 16;               // an expansion whose large map only a depthwise convolution reads is computed in
                                     // that convolution's bands of this many output rows (0: stored, as the plan has it)
   bool operator==(const TemplateKnobs&) const = default;

@@ -577,7 +577,8 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
     for (const Program* p : {&fused, &alone}) {
       const std::string conv = p == &fused ? "c_conv" : "c";  // without a bias the convolution is c itself
       Schedule s = strategy_schedule(*p, make_plan("global", *p, target), isa);
-      const int64_t vectors = lanes == 16 ? 2 : 4, pixels = lanes == 16 ? 14 : 2;
+      // AVX2: 1 vector x 14 pixels (AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels).
+      const int64_t vectors = lanes == 16 ? 2 : 1, pixels = 14;
       EXPECT_EQ(pack_of(s), (std::pair<int64_t, int64_t>{0, vectors * lanes})) << s.to_json();
       EXPECT_EQ(split_of(s, conv, "j"), vectors * lanes) << s.to_json();
       EXPECT_EQ(split_of(s, conv, "j.i"), lanes) << s.to_json();
@@ -593,6 +594,8 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
       EXPECT_NE(source.find("ingot_f32xN ingot_t0 = {};"), std::string::npos);
       EXPECT_EQ(source.find("= ingot_load_strided_f32xN("), std::string::npos);
       EXPECT_NE(source.find("ingot_store_strided_f32xN(" + std::to_string(lanes) + ", "), std::string::npos);
+      EXPECT_NE(source.find("ingot_t" + std::to_string(vectors * pixels - 1) + " "), std::string::npos);
+      EXPECT_EQ(source.find("ingot_t" + std::to_string(vectors * pixels) + " "), std::string::npos);
       expect_matches_interpreter(*p, s);
       expect_matches_interpreter(*p, s, lanes == 16 ? " -mno-avx512f" : " -mno-avx2");
     }
@@ -735,6 +738,45 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
   Schedule s = strategy_schedule(silu, make_plan("global", silu, test_support::avx2_cpu()), avx2);
   EXPECT_FALSE(has_decision(s, DecisionKind::kPack, "w")) << s.to_json();
   EXPECT_FALSE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+}
+
+// With AVX2, where the channel tiles within 12 accumulators broadcast fewer than 4 pixels (4 vectors x 2 pixels on a 14
+// x 14 map), one vector of channels takes a row of 14 pixels: 14 accumulators, one register for the weights and one
+// for the pixel broadcast in turn (ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight checks its code). A 28 x 28
+// map keeps 2 vectors x 4 pixels; 4 x 2 stays where the knobs fix the vectors or the accumulators.
+TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
+  auto tile_of = [](const Schedule& s) {
+    int64_t pack = 0, channels = 0, pixels = 0;
+    for (const Decision& d : s.decisions()) {
+      if (d.kind == DecisionKind::kPack && d.stage == "w") pack = d.factor;
+      if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "j") channels = d.factor;
+      if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "l+m") pixels = d.factor;
+    }
+    return std::tuple{pack, channels, pixels};
+  };
+  using Tile = std::tuple<int64_t, int64_t, int64_t>;
+  auto pointwise = [](int64_t size) {
+    Tensor conv =
+        conv2d("c", placeholder("x", {1, 256, size, size}), placeholder("w", {64, 256, 1, 1}), placeholder("b", {64}));
+    return Program({relu("y", conv)}, "pointwise_" + std::to_string(size));
+  };
+  const Program fourteen = pointwise(14), twenty_eight = pointwise(28);
+  const Target avx2_cpu = test_support::avx2_cpu();
+  FixedScheduleOptions avx2;
+  avx2.weights = {"w", "b"};
+  avx2.simd_fp32_lanes = int(avx2_cpu.cpu.simd_fp32_lanes);
+  EXPECT_EQ(tile_of(strategy_schedule(fourteen, make_plan("global", fourteen, avx2_cpu), avx2)), (Tile{8, 8, 14}));
+  Schedule wide = strategy_schedule(twenty_eight, make_plan("global", twenty_eight, avx2_cpu), avx2);
+  EXPECT_EQ(tile_of(wide), (Tile{16, 16, 4})) << wide.to_json();
+  expect_matches_interpreter(twenty_eight, wide);
+  FixedScheduleOptions four_vectors = avx2, twelve_accumulators = avx2;
+  four_vectors.knobs.channel_vectors = 4;
+  twelve_accumulators.knobs.accumulator_vectors = 12;
+  for (const FixedScheduleOptions& fixed : {four_vectors, twelve_accumulators}) {
+    Schedule s = strategy_schedule(fourteen, make_plan("global", fourteen, avx2_cpu), fixed);
+    EXPECT_EQ(tile_of(s), (Tile{32, 32, 2})) << s.to_json();
+    expect_matches_interpreter(fourteen, s);
+  }
 }
 
 // A 1 x 1 convolution whose operands do not fit half of one core's L2 runs the plane's blocks outside the channels', so
