@@ -894,11 +894,13 @@ class StrategyScheduler {
       consider(1, vector_registers(lanes) - 2);
     if (best_accumulators < (lanes == kAvx2VectorLanes ? kMinAvx2ChannelTileAccumulators : kMinChannelTileAccumulators))
       return std::nullopt;
-    // An epilogue over the tile's pixels (its channels are a plane apart) with fewer pixels than lanes leaves lanes
-    // idle: cheap for a batch norm and ReLU, not for a math function that does not run along the channels.
-    // EfficientNet's 192 -> 1152 expansions on 7 x 7 maps (7 of 16 lanes) took 0.103 ms each so, against 0.083 as plane
-    // tiles.
-    if (!r.same_as(t) && tile.pixels < lanes && calls_a_function(t) && !epilogue_along_channels(t)) return std::nullopt;
+    // An epilogue over the tile's pixels (its channels are a plane apart) that leaves more than one lane idle: cheap
+    // for a batch norm and ReLU, not for a math function that does not run along the channels. EfficientNet's 192 ->
+    // 1152 expansions on 7 x 7 maps (7 of 16 lanes) took 0.103 ms each so, against 0.083 as plane tiles. With AVX2 the
+    // same expansions (7 of 8 lanes) ran as channel tiles of 1 vector x 7 pixels rather than stencil tiles, and the
+    // model 1.049x and 1.04x (11 rounds side by side each way, Zen 4).
+    if (!r.same_as(t) && tile.pixels < lanes - 1 && calls_a_function(t) && !epilogue_along_channels(t))
+      return std::nullopt;
     // The larger operand's blocks outermost (by size alone; a plane tile weighs the bytes each order reads again,
     // reused_operand_axes, not measured for channel tiles), except for a grouped
     // convolution (loop order in channel_loops). ResNeXt's stride-2 256 -> 512 downsampling (X 3.2 MB, W 512 KB),

@@ -693,8 +693,8 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
 // With AVX2 a channel tile may hold 7 accumulators (one vector of channels x 7 pixels) where no tile of 8 fits: on a 7
 // x 7 map two vectors would take one pixel each (a stencil tile of 4 accumulators ran before), and EfficientNet's
 // projections of 14 x 14 maps to 80 channels leave no two-vector tile (a plane tile of 2 channels x 28 pixels ran). A
-// SiLU epilogue keeps the stencil tile (7 of 8 lanes, the rule for math functions over a tile's pixels). AVX-512's
-// tiles stay (4 vectors x 7 pixels for 64 channels on 7 x 7).
+// SiLU epilogue over its 7 pixels leaves one of 8 lanes idle and keeps the tile; with AVX-512 an erf over 7 of 16 lanes
+// does not. AVX-512's tiles stay (4 vectors x 7 pixels for 64 channels on 7 x 7).
 TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
   auto tile_of = [](const Schedule& s) {
     int64_t pack = 0, channels = 0, pixels = 0;
@@ -736,8 +736,19 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
   FixedScheduleOptions avx2 = options;
   avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
   Schedule s = strategy_schedule(silu, make_plan("global", silu, test_support::avx2_cpu()), avx2);
-  EXPECT_FALSE(has_decision(s, DecisionKind::kPack, "w")) << s.to_json();
-  EXPECT_FALSE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+  EXPECT_EQ(tile_of(s), (std::tuple<int64_t, int64_t, int64_t>{8, 8, 7})) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+  expect_matches_interpreter(silu, s);
+  // An erf runs over the pixels with AVX-512 too (only exp, sigmoid and tanh run along the channels): 7 of 16 lanes.
+  Program erf({compute("y", conv7->shape,
+                       [&](const std::vector<Expr>& i) {
+                         Expr v = conv7(i[0], i[1], i[2], i[3]);
+                         return v * math::erf(v);
+                       })},
+              "erf");
+  Schedule zmm = strategy_schedule(erf, make_plan("global", erf, cpu()), options);
+  EXPECT_FALSE(has_decision(zmm, DecisionKind::kPack, "w")) << zmm.to_json();
+  EXPECT_FALSE(has_decision(zmm, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << zmm.to_json();
 }
 
 // With AVX2, where the channel tiles within 12 accumulators broadcast fewer than 4 pixels (4 vectors x 2 pixels on a 14
