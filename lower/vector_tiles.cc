@@ -16,7 +16,11 @@ int64_t vector_registers(int64_t lanes) { return lanes >= kAvx512VectorLanes ? 3
 
 size_t max_vector_accumulators(int64_t lanes) { return size_t(vector_registers(lanes) - 8); }
 
-int64_t max_tile_accumulators(int64_t lanes) { return vector_registers(lanes) - (lanes >= kAvx512VectorLanes ? 4 : 2); }
+int64_t max_tile_accumulators(int64_t lanes) { return vector_registers(lanes) - 4; }
+
+int64_t max_one_operand_tile_accumulators(int64_t lanes) {
+  return lanes >= kAvx512VectorLanes ? max_tile_accumulators(lanes) : vector_registers(lanes) - 2;
+}
 
 bool safe_to_simd(const ForNode* loop) {
   bool safe = true;
@@ -270,7 +274,8 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
         wider.back()[unrolled->name()] = Expr(v);
       }
     tile.combos = std::move(wider);
-    if (int64_t(tile.combos.size()) > std::max(max_tile_accumulators(vector_lanes), kMaxPairTileAccumulators))
+    if (int64_t(tile.combos.size()) >
+        std::max(max_one_operand_tile_accumulators(vector_lanes), kMaxPairTileAccumulators))
       return std::nullopt;
     body = single_statement(unrolled->body);
   }
@@ -300,7 +305,8 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
   if (reads_accumulators) return std::nullopt;
   tile.chunks = (tile.lanes->extent + vector_lanes - 1) / vector_lanes;
   const int64_t accumulators = int64_t(tile.combos.size()) * tile.chunks;
-  if (accumulators > std::max(max_tile_accumulators(vector_lanes), kMaxPairTileAccumulators)) return std::nullopt;
+  if (accumulators > std::max(max_one_operand_tile_accumulators(vector_lanes), kMaxPairTileAccumulators))
+    return std::nullopt;
   for (const auto& combo : tile.combos)
     for (int64_t q = 0; q < tile.chunks; ++q) {
       auto values = combo;
@@ -327,7 +333,12 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
         return std::nullopt;
     tile.bf16_pairs = true;
   }
-  if (accumulators > (tile.bf16_pairs ? kMaxPairTileAccumulators : max_tile_accumulators(vector_lanes)))
+  std::vector<Expr> operands;
+  for (const Expr& term : tile.terms) collect_lane_operands(term, v, operands);
+  const bool one_operand = operands.size() == 1 && tile.lanes->extent % vector_lanes == 0;
+  if (accumulators > (tile.bf16_pairs ? kMaxPairTileAccumulators
+                      : one_operand   ? max_one_operand_tile_accumulators(vector_lanes)
+                                      : max_tile_accumulators(vector_lanes)))
     return std::nullopt;
   // Accumulators whose lanes overlap would each store the shared elements at the end, and one would lose its sums:
   // every two must lie a constant distance apart that is no whole number of lanes within the lower one's lanes (of

@@ -26,8 +26,9 @@ struct TemplateKnobs {
   int register_tile = 4;            // rows of a register tile (each axis of a 2-D one), plane and stencil channels
   int gemv_rows = 8;                // rows of a GEMV's register tile (a reduction with one output axis)
   int gate_chunk = 16;              // a 1-D output's split (its parallel loop's chunk), which a gate GEMV follows
-  int accumulator_vectors = 0;      // vector registers the accumulators of plane and stencil tiles may take; 0:
-                                    // 28 with 16 fp32 lanes (of 32 registers), else 12 (of 16)
+  int accumulator_vectors = 0;      // vector registers the accumulators of plane, stencil and channel tiles may take;
+                                    // 0: 28 with 16 fp32 lanes (of 32 registers), else 12 (of 16), and 14 for an
+                                    // AVX2 channel tile of one vector
   int plane_row_share = 0;          // a plane loop holds 1 / share of the accumulators; 0: 4 with 16 lanes, else 2
   int min_stencil_iterations = 64;  // a stencil tile's rows shrink until its parallel loop has this many iterations
   int min_reduction_lanes = 8;      // a contiguous reduction axis along memory this long or longer is vectorized
@@ -42,8 +43,8 @@ struct TemplateKnobs {
                                     // accumulators (16 lanes), 3 or 2 (8 lanes)
   bool channel_tiles = true;        // a 1 x 1 convolution with a long reduction and a weight packed by output channel
                                     // vectorizes its output channels, pixels broadcast (else a plane tile)
-  int channel_vectors = 0;          // vectors of output channels in a channel tile; 0: the tile with the most
-                                    // accumulators
+  int channel_vectors = 0;          // vectors of output channels in a channel tile; 0: the strategy's choice
+                                    // (docs/strategies.md, "Planes")
   int band_rows = 16;               // an expansion whose large map only a depthwise convolution reads is computed in
                                     // that convolution's bands of this many output rows (0: stored, as the plan has it)
   bool operator==(const TemplateKnobs&) const = default;

@@ -457,7 +457,7 @@ TEST(TemplateKnobs, SamplingIsDeterministicAndCoversEveryValue) {
       knobs_to_string(first),
       "max_vector_lanes=64 register_tile=4 gemv_rows=1 gate_chunk=8 accumulator_vectors=12 plane_row_share=8 "
       "min_stencil_iterations=1 min_reduction_lanes=2 reuse_operand_order=0 cache_write=0 prefetch=0 "
-      "stencil_tiles=1 plane_tiles=1 pack_weights=1 panel_vectors=0 channel_tiles=1 channel_vectors=1 band_rows=0");
+      "stencil_tiles=1 plane_tiles=1 pack_weights=1 panel_vectors=0 channel_tiles=1 channel_vectors=4 band_rows=0");
   FixedScheduleOptions base;
   base.gpu = true;
   base.simd_fp32_lanes = 8;
