@@ -690,6 +690,18 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
   EXPECT_TRUE(plane_tiled(silu_of(conv2d("c", placeholder("x", {1, 64, 7, 7}), short_w, b), "silu_short"), options));
 }
 
+// A channel tile of c_conv: the block its weight w is packed by, its channels' split and its plane's.
+using ChannelTileShape = std::tuple<int64_t, int64_t, int64_t>;
+ChannelTileShape tile_of(const Schedule& s) {
+  int64_t pack = 0, channels = 0, pixels = 0;
+  for (const Decision& d : s.decisions()) {
+    if (d.kind == DecisionKind::kPack && d.stage == "w") pack = d.factor;
+    if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "j") channels = d.factor;
+    if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "l+m") pixels = d.factor;
+  }
+  return {pack, channels, pixels};
+}
+
 // With AVX2 a channel tile may hold 7 accumulators (one vector of channels x 7 pixels) where no tile of 8 fits: on a 7
 // x 7 map two vectors would take one pixel each (a stencil tile of 4 accumulators ran before), and EfficientNet's
 // projections of 14 x 14 maps to 80 channels leave no two-vector tile (a plane tile of 2 channels x 28 pixels ran). A
@@ -697,15 +709,6 @@ TEST(StrategySchedule, ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight) {
 // lanes does not: ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight). AVX-512's tiles stay (4 vectors x 7 pixels
 // for 64 channels on 7 x 7).
 TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
-  auto tile_of = [](const Schedule& s) {
-    int64_t pack = 0, channels = 0, pixels = 0;
-    for (const Decision& d : s.decisions()) {
-      if (d.kind == DecisionKind::kPack && d.stage == "w") pack = d.factor;
-      if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "j") channels = d.factor;
-      if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "l+m") pixels = d.factor;
-    }
-    return std::tuple{pack, channels, pixels};
-  };
   FixedScheduleOptions options;
   options.weights = {"w", "b"};
   Tensor conv7 =
@@ -728,7 +731,7 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
       if (p == &fourteen && lanes == 16) continue;
       Schedule s = strategy_schedule(*p, make_plan("global", *p, target), isa);
       const int64_t channels = (lanes == 16 ? 4 : 1) * lanes;
-      EXPECT_EQ(tile_of(s), (std::tuple<int64_t, int64_t, int64_t>{channels, channels, 7})) << s.to_json();
+      EXPECT_EQ(tile_of(s), (ChannelTileShape{channels, channels, 7})) << s.to_json();
       EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
       expect_matches_interpreter(*p, s);
       expect_matches_interpreter(*p, s, lanes == 16 ? " -mno-avx512f" : " -mno-avx2");
@@ -737,7 +740,7 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
   FixedScheduleOptions avx2 = options;
   avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
   Schedule s = strategy_schedule(silu, make_plan("global", silu, test_support::avx2_cpu()), avx2);
-  EXPECT_EQ(tile_of(s), (std::tuple<int64_t, int64_t, int64_t>{8, 8, 7})) << s.to_json();
+  EXPECT_EQ(tile_of(s), (ChannelTileShape{8, 8, 7})) << s.to_json();
   EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
   expect_matches_interpreter(silu, s);
 }
@@ -747,16 +750,6 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
 // for the pixel broadcast in turn (ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight checks its code). A 28 x 28
 // map keeps 2 vectors x 4 pixels; 4 x 2 stays where the knobs fix the vectors or the accumulators.
 TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
-  auto tile_of = [](const Schedule& s) {
-    int64_t pack = 0, channels = 0, pixels = 0;
-    for (const Decision& d : s.decisions()) {
-      if (d.kind == DecisionKind::kPack && d.stage == "w") pack = d.factor;
-      if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "j") channels = d.factor;
-      if (d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "l+m") pixels = d.factor;
-    }
-    return std::tuple{pack, channels, pixels};
-  };
-  using Tile = std::tuple<int64_t, int64_t, int64_t>;
   auto pointwise = [](int64_t size) {
     Tensor conv =
         conv2d("c", placeholder("x", {1, 256, size, size}), placeholder("w", {64, 256, 1, 1}), placeholder("b", {64}));
@@ -768,31 +761,31 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   avx2.weights = {"w", "b"};
   avx2.simd_fp32_lanes = int(avx2_cpu.cpu.simd_fp32_lanes);
   Schedule row = strategy_schedule(fourteen, make_plan("global", fourteen, avx2_cpu), avx2);
-  EXPECT_EQ(tile_of(row), (Tile{8, 8, 14})) << row.to_json();
+  EXPECT_EQ(tile_of(row), (ChannelTileShape{8, 8, 14})) << row.to_json();
   expect_matches_interpreter(fourteen, row);
   Schedule wide = strategy_schedule(twenty_eight, make_plan("global", twenty_eight, avx2_cpu), avx2);
-  EXPECT_EQ(tile_of(wide), (Tile{16, 16, 4})) << wide.to_json();
+  EXPECT_EQ(tile_of(wide), (ChannelTileShape{16, 16, 4})) << wide.to_json();
   expect_matches_interpreter(twenty_eight, wide);
   FixedScheduleOptions four_vectors = avx2, twelve_accumulators = avx2;
   four_vectors.knobs.channel_vectors = 4;
   twelve_accumulators.knobs.accumulator_vectors = 12;
   for (const FixedScheduleOptions& fixed : {four_vectors, twelve_accumulators}) {
     Schedule s = strategy_schedule(fourteen, make_plan("global", fourteen, avx2_cpu), fixed);
-    EXPECT_EQ(tile_of(s), (Tile{32, 32, 2})) << s.to_json();
+    EXPECT_EQ(tile_of(s), (ChannelTileShape{32, 32, 2})) << s.to_json();
     expect_matches_interpreter(fourteen, s);
   }
   // The knob's one vector takes up to 14 pixels on any map.
   FixedScheduleOptions one_vector = avx2;
   one_vector.knobs.channel_vectors = 1;
   Schedule narrow = strategy_schedule(twenty_eight, make_plan("global", twenty_eight, avx2_cpu), one_vector);
-  EXPECT_EQ(tile_of(narrow), (Tile{8, 8, 14})) << narrow.to_json();
+  EXPECT_EQ(tile_of(narrow), (ChannelTileShape{8, 8, 14})) << narrow.to_json();
   EXPECT_TRUE(has_decision(narrow, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << narrow.to_json();
   // 14 accumulators of two vectors of weights (16 accumulator registers allowed: 2 vectors x 7 pixels) would leave no
   // register for the broadcast: lowering keeps such a tile out of explicit vectors (12 at most).
   FixedScheduleOptions sixteen = avx2;
   sixteen.knobs.accumulator_vectors = 16;
   Schedule two = strategy_schedule(fourteen, make_plan("global", fourteen, avx2_cpu), sixteen);
-  EXPECT_EQ(tile_of(two), (Tile{16, 16, 7})) << two.to_json();
+  EXPECT_EQ(tile_of(two), (ChannelTileShape{16, 16, 7})) << two.to_json();
   EXPECT_FALSE(has_decision(two, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << two.to_json();
   expect_matches_interpreter(fourteen, two);
 }
