@@ -335,7 +335,8 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
   }
   std::vector<Expr> operands;
   for (const Expr& term : tile.terms) collect_lane_operands(term, v, operands);
-  const bool one_operand = operands.size() == 1 && tile.lanes->extent % vector_lanes == 0;
+  const auto* moving = operands.size() == 1 ? operands[0].as<BufferLoadNode>() : nullptr;
+  const bool one_operand = moving && lane_step(moving->index, v) == 1 && tile.lanes->extent % vector_lanes == 0;
   if (accumulators > (tile.bf16_pairs ? kMaxPairTileAccumulators
                       : one_operand   ? max_one_operand_tile_accumulators(vector_lanes)
                                       : max_tile_accumulators(vector_lanes)))

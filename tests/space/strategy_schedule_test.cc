@@ -748,7 +748,8 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
 // With AVX2, where the channel tiles within 12 accumulators broadcast fewer than 4 pixels (4 vectors x 2 pixels on a 14
 // x 14 map), one vector of channels takes a row of 14 pixels: 14 accumulators, one register for the weights and one
 // for the pixel broadcast in turn (ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight checks its code). A 28 x 28
-// map keeps 2 vectors x 4 pixels; 4 x 2 stays where the knobs fix the vectors or the accumulators.
+// map keeps 2 vectors x 4 pixels, as a grouped convolution keeps 4 x 2; 4 x 2 stays where the knobs fix the vectors or
+// the accumulators.
 TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   auto pointwise = [](int64_t size) {
     Tensor conv =
@@ -762,7 +763,15 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   avx2.simd_fp32_lanes = int(avx2_cpu.cpu.simd_fp32_lanes);
   Schedule row = strategy_schedule(fourteen, make_plan("global", fourteen, avx2_cpu), avx2);
   EXPECT_EQ(tile_of(row), (ChannelTileShape{8, 8, 14})) << row.to_json();
-  expect_matches_interpreter(fourteen, row);
+  // A grouped convolution keeps its tile (not measured): groups of 32 channels, 4 vectors x 2 pixels.
+  Conv2dAttrs grouped;
+  grouped.padding = {1, 1, 1, 1};
+  grouped.groups = 2;
+  Program groups_of_32({relu("y", conv2d("c", placeholder("x", {1, 256, 14, 14}), placeholder("w", {64, 128, 3, 3}),
+                                         placeholder("b", {64}), grouped))},
+                       "groups_of_32");
+  Schedule g = strategy_schedule(groups_of_32, make_plan("global", groups_of_32, avx2_cpu), avx2);
+  EXPECT_EQ(tile_of(g), (ChannelTileShape{32, 32, 2})) << g.to_json();
   Schedule wide = strategy_schedule(twenty_eight, make_plan("global", twenty_eight, avx2_cpu), avx2);
   EXPECT_EQ(tile_of(wide), (ChannelTileShape{16, 16, 4})) << wide.to_json();
   expect_matches_interpreter(twenty_eight, wide);
@@ -780,6 +789,7 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   Schedule narrow = strategy_schedule(twenty_eight, make_plan("global", twenty_eight, avx2_cpu), one_vector);
   EXPECT_EQ(tile_of(narrow), (ChannelTileShape{8, 8, 14})) << narrow.to_json();
   EXPECT_TRUE(has_decision(narrow, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << narrow.to_json();
+  expect_matches_interpreter(twenty_eight, narrow);
   // 14 accumulators of two vectors of weights (16 accumulator registers allowed: 2 vectors x 7 pixels) would leave no
   // register for the broadcast: lowering keeps such a tile out of explicit vectors (12 at most).
   FixedScheduleOptions sixteen = avx2;
