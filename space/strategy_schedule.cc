@@ -886,12 +886,12 @@ class StrategyScheduler {
     // every register but its weights' and the pixel broadcast in turn: 14 of 16 (max_one_operand_tile_accumulators; the
     // printer writes each pixel into its FMA, and g++ broadcasts them into one register in turn: no spill in the
     // assembly). Not for a grouped convolution, nor where no channel tile was chosen (neither measured);
-    // `channel_vectors=1` takes it on every map. On 14 x 14 maps that is 1
-    // vector x 14 pixels, which per step of the reduction reads a vector of weights and a line of the map for 14 FMAs,
-    // where 4 vectors x 2 pixels read four vectors and the line for 8. ResNeXt's AVX2 program on a Zen 4 (2 threads):
-    // its 1 x 1 convolutions of 14 x 14 maps 1.2-1.28x as fast (two profiles of each), the model 1.125x (7 rounds side
-    // by side). Where 1 x 14 also replaced 2 x 4 (56 x 56 and 28 x 28 maps) those convolutions ran 1.03-1.06x slower,
-    // and where it replaced 1 x 7 (EfficientNet's 14 x 14 maps of 80 and 112 channels) the model was level (9 rounds).
+    // `channel_vectors=1` takes it on every map. On 14 x 14 maps that is 1 vector x 14 pixels, which per step of the
+    // reduction reads a vector of weights and a line of the map for 14 FMAs, where 4 vectors x 2 pixels read four
+    // vectors and the line for 8. ResNeXt's AVX2 program on a Zen 4 (2 threads): its 1 x 1 convolutions of 14 x 14 maps
+    // 1.2-1.28x as fast (two profiles of each), the model 1.125x (7 rounds side by side). Where 1 x 14 also replaced 2
+    // x 4 (56 x 56 and 28 x 28 maps) those convolutions ran 1.03-1.06x slower, and where it replaced 1 x 7
+    // (EfficientNet's 14 x 14 maps of 80 and 112 channels) the model was level (9 rounds).
     if (lanes == kAvx2VectorLanes && knobs().accumulator_vectors == 0 && grouped_indices.empty() &&
         ((best_accumulators >= kMinAvx2ChannelTileAccumulators && tile.pixels < 4) || knobs().channel_vectors == 1))
       consider(1, max_one_operand_tile_accumulators(lanes));
