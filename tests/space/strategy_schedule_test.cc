@@ -775,29 +775,29 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   Schedule wide = strategy_schedule(twenty_eight, make_plan("global", twenty_eight, avx2_cpu), avx2);
   EXPECT_EQ(tile_of(wide), (ChannelTileShape{16, 16, 4})) << wide.to_json();
   expect_matches_interpreter(twenty_eight, wide);
-  FixedScheduleOptions four_vectors = avx2, twelve_accumulators = avx2;
-  four_vectors.knobs.channel_vectors = 4;
-  twelve_accumulators.knobs.accumulator_vectors = 12;
-  for (const FixedScheduleOptions& fixed : {four_vectors, twelve_accumulators}) {
-    Schedule s = strategy_schedule(fourteen, make_plan("global", fourteen, avx2_cpu), fixed);
-    EXPECT_EQ(tile_of(s), (ChannelTileShape{32, 32, 2})) << s.to_json();
-    expect_matches_interpreter(fourteen, s);
+  // Knobs: 4 x 2 where they fix the vectors or the accumulators; the knob's one vector takes up to 14 pixels on any
+  // map; 14 accumulators of two vectors of weights (accumulator_vectors=16: 2 vectors x 7 pixels) would leave no
+  // register for the broadcast, and lowering keeps that tile out of explicit vectors (12 at most).
+  auto with = [&](int TemplateKnobs::*knob, int value) {
+    FixedScheduleOptions o = avx2;
+    o.knobs.*knob = value;
+    return o;
+  };
+  struct KnobCase {
+    const Program& program;
+    FixedScheduleOptions options;
+    ChannelTileShape tile;
+    bool explicit_vectors;
+  };
+  for (const KnobCase& k : {KnobCase{fourteen, with(&TemplateKnobs::channel_vectors, 4), {32, 32, 2}, true},
+                            KnobCase{fourteen, with(&TemplateKnobs::accumulator_vectors, 12), {32, 32, 2}, true},
+                            KnobCase{twenty_eight, with(&TemplateKnobs::channel_vectors, 1), {8, 8, 14}, true},
+                            KnobCase{fourteen, with(&TemplateKnobs::accumulator_vectors, 16), {16, 16, 7}, false}}) {
+    Schedule s = strategy_schedule(k.program, make_plan("global", k.program, avx2_cpu), k.options);
+    EXPECT_EQ(tile_of(s), k.tile) << s.to_json();
+    EXPECT_EQ(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i"), k.explicit_vectors) << s.to_json();
+    expect_matches_interpreter(k.program, s);
   }
-  // The knob's one vector takes up to 14 pixels on any map.
-  FixedScheduleOptions one_vector = avx2;
-  one_vector.knobs.channel_vectors = 1;
-  Schedule narrow = strategy_schedule(twenty_eight, make_plan("global", twenty_eight, avx2_cpu), one_vector);
-  EXPECT_EQ(tile_of(narrow), (ChannelTileShape{8, 8, 14})) << narrow.to_json();
-  EXPECT_TRUE(has_decision(narrow, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << narrow.to_json();
-  expect_matches_interpreter(twenty_eight, narrow);
-  // 14 accumulators of two vectors of weights (16 accumulator registers allowed: 2 vectors x 7 pixels) would leave no
-  // register for the broadcast: lowering keeps such a tile out of explicit vectors (12 at most).
-  FixedScheduleOptions sixteen = avx2;
-  sixteen.knobs.accumulator_vectors = 16;
-  Schedule two = strategy_schedule(fourteen, make_plan("global", fourteen, avx2_cpu), sixteen);
-  EXPECT_EQ(tile_of(two), (ChannelTileShape{16, 16, 7})) << two.to_json();
-  EXPECT_FALSE(has_decision(two, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << two.to_json();
-  expect_matches_interpreter(fourteen, two);
 }
 
 // A 1 x 1 convolution whose operands do not fit half of one core's L2 runs the plane's blocks outside the channels', so
