@@ -274,8 +274,7 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
         wider.back()[unrolled->name()] = Expr(v);
       }
     tile.combos = std::move(wider);
-    if (int64_t(tile.combos.size()) >
-        std::max(max_one_operand_tile_accumulators(vector_lanes), kMaxPairTileAccumulators))
+    if (int64_t(tile.combos.size()) > std::max(max_tile_accumulators(vector_lanes), kMaxPairTileAccumulators))
       return std::nullopt;
     body = single_statement(unrolled->body);
   }
@@ -305,8 +304,7 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
   if (reads_accumulators) return std::nullopt;
   tile.chunks = (tile.lanes->extent + vector_lanes - 1) / vector_lanes;
   const int64_t accumulators = int64_t(tile.combos.size()) * tile.chunks;
-  if (accumulators > std::max(max_one_operand_tile_accumulators(vector_lanes), kMaxPairTileAccumulators))
-    return std::nullopt;
+  if (accumulators > std::max(max_tile_accumulators(vector_lanes), kMaxPairTileAccumulators)) return std::nullopt;
   for (const auto& combo : tile.combos)
     for (int64_t q = 0; q < tile.chunks; ++q) {
       auto values = combo;
