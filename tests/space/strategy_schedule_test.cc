@@ -490,7 +490,7 @@ TEST(StrategySchedule, AnExpansionLargerThanL2IsComputedInItsDepthwiseBands) {
       other.knobs.band_rows = rows;
       expect_matches_interpreter(p, global_schedule(p, other));
     }
-    // AVX2's 16 registers hold the expansion's 4 x 2 vectors of a 16-pixel row too.
+    // AVX2's 16 registers hold the expansion's 4 x 2 vectors of a 16-pixel row too (wider rows: the next test).
     FixedScheduleOptions avx2 = options;
     avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
     Schedule narrow = global_schedule(p, avx2, test_support::avx2_cpu());
@@ -508,6 +508,47 @@ TEST(StrategySchedule, AnExpansionLargerThanL2IsComputedInItsDepthwiseBands) {
     EXPECT_FALSE(has_decision(unbanded, DecisionKind::kComputeAt, "expanded")) << unbanded.to_json();
     EXPECT_EQ(unbanded.layout().size(), 2u);
     expect_matches_interpreter(p, unbanded);
+  }
+}
+
+// The factor of stage's split of axis, 0 where it is not split.
+int64_t split_factor(const Schedule& s, const std::string& stage, const std::string& axis) {
+  for (const Decision& d : s.decisions())
+    if (d.kind == DecisionKind::kSplit && d.stage == stage && !d.axes.empty() && d.axes[0] == axis) return d.factor;
+  return 0;
+}
+
+// With AVX2's 16 registers, 4 channels x a row of 112 pixels (56 accumulators) do not fit: a band's register tiles
+// take 4 channels x the widest chunk of whole vectors that divides the row, else 2 channels x the row (28 pixels:
+// 4 vectors, the last one half full). With AVX-512 the rows stay whole (4 x 7 vectors on 112 pixels).
+TEST(StrategySchedule, AvxTwoBandsTileTheirRowsInChunksOfWholeVectors) {
+  struct Case {
+    int64_t width;                     // of the expanded map; the depthwise convolution has stride 2
+    int64_t expand_pixels, dw_pixels;  // each tile's split of the row (0: the whole row)
+    int64_t dw_channel_split;          // the depthwise tile's split of its 4 channels (0: all 4)
+  };
+  for (Case c : {Case{112, 16, 8, 0}, Case{56, 8, 0, 2}}) {
+    SCOPED_TRACE(c.width);
+    Tensor x = placeholder("x", {1, 8, 6, c.width}), we = placeholder("we", {32, 8, 1, 1});
+    Tensor expanded = silu("expanded", conv2d("expand", x, we));
+    Program p({silu("y", conv2d("dw", expanded, placeholder("wd", {32, 1, 3, 3}), Tensor(), depthwise_attrs(3, 2)))},
+              "mbconv");
+    FixedScheduleOptions avx2 = small_l2();
+    avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
+    Schedule s = global_schedule(p, avx2, test_support::avx2_cpu());
+    SCOPED_TRACE(s.to_json());
+    EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "expanded"));
+    EXPECT_EQ(split_factor(s, "expand", "m"), c.expand_pixels);
+    EXPECT_EQ(split_factor(s, "dw", "m"), c.dw_pixels);
+    EXPECT_EQ(split_factor(s, "dw", "j.i"), c.dw_channel_split);
+    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "expand"));
+    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "dw"));
+    expect_matches_interpreter(p, s);
+
+    Schedule wide = global_schedule(p, small_l2());
+    EXPECT_TRUE(has_decision(wide, DecisionKind::kComputeAt, "expanded")) << wide.to_json();
+    EXPECT_EQ(split_factor(wide, "expand", "m"), 0) << wide.to_json();
+    EXPECT_EQ(split_factor(wide, "dw", "m"), 0) << wide.to_json();
   }
 }
 
