@@ -5,7 +5,12 @@ the same name, exported as standalone C++ (`ingot export`) and run as a subproce
 the peers; nothing of this is part of ingot's build, tests or CI.
 
     ~/.cache/ingot/peers-venv/bin/python scripts/peers/run_peers.py OUT \\
-        [--models resnext efficientnet swin bert lstm mmoe] [--threads 2] [--rounds 3] [--min-ms 1000]
+        [--models resnext efficientnet swin bert lstm mmoe] [--threads 2] [--rounds 3] [--min-ms 1000] \\
+        [--tuned-db TUNED.db]
+
+With --tuned-db, a fifth runner, ingot_tuned, runs each model's best program in that database: what
+`ingot tune configs/paper/<model>.yaml --db TUNED.db` found for the built-in model at paper size (the config's
+threads must be the runners'; a model not tuned there shows the error and the others run).
 
 (Run with another python, it re-runs itself with the peers venv's when that exists.) It writes OUT/peers.json and
 OUT/peers.md. Steps:
@@ -15,7 +20,8 @@ OUT/peers.md. Steps:
      - ingot, twice (the ONNX file; the built-in model): a run config with `search.fusion: global`,
        `budget.trials: 1` and `search.batch: 1`, `ingot tune` (its first and only candidate is the fixed strategy
        schedule: compiled, checked against the interpreter, measured), `ingot export` of that program, and the g++
-       command the export prints. Progress: --work-dir/<model>-<onnx|builtin>-t<threads>/prepare.log*.
+       command the export prints. With --tuned-db, also `ingot best --config configs/paper/<model>.yaml --db
+       TUNED.db` and the export of that program. Progress: --work-dir/<model>-<onnx|builtin>-t<threads>/prepare.log*.
      - ONNX Runtime and OpenVINO: one worker process per peer and model loads the ONNX file, checks one inference
        on the export's test data against torch's outputs, and binds the random inputs (the same for both peers).
   2. Rounds: each round runs every runner once for every model, the runners' order rotating from round to round.
@@ -40,12 +46,13 @@ import time
 import traceback
 
 MODELS = ["resnext", "efficientnet", "swin", "bert", "lstm", "mmoe"]
-RUNNERS = ["ort", "openvino", "ingot_onnx", "ingot_builtin"]
+RUNNERS = ["ort", "openvino", "ingot_onnx", "ingot_builtin", "ingot_tuned"]
 RUNNER_TITLES = {
     "ort": "ORT ms",
     "openvino": "OpenVINO f32 ms",
     "ingot_onnx": "ingot (ONNX file, global) ms",
     "ingot_builtin": "ingot (built-in, global) ms",
+    "ingot_tuned": "ingot (built-in, tuned) ms",
 }
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CACHE = os.path.join(os.path.expanduser("~"), ".cache", "ingot")
@@ -423,7 +430,9 @@ def file_digest(path):
 
 
 class IngotRunner:
-    """ingot's fixed global program of one model, exported and built; measure() runs it as a subprocess."""
+    """ingot's fixed global program of one model (variant onnx or builtin), or the best program a tuning run stored
+    (variant tuned: `ingot best --config configs/paper/<model>.yaml --db --tuned-db`), exported and built; measure()
+    runs it as a subprocess."""
 
     def __init__(self, variant, model, args, ingot_digest, onnx_path):
         self.variant = variant
@@ -433,6 +442,9 @@ class IngotRunner:
         suffix = "-bf16" if PRECISION == "bf16" else ""
         work = os.path.join(args.work_dir, f"{model}-{variant}-t{args.threads}{suffix}")
         os.makedirs(work, exist_ok=True)
+        if variant == "tuned":
+            self._prepare_tuned(model, args, ingot_digest, work)
+            return
         # One database per ingot binary: a shared one kept the fixed schedules of earlier builds, and `ingot best`
         # answered with one of those where it had once been measured faster than this build's.
         database = os.path.join(args.work_dir, f"peers-{ingot_digest[:12]}.db")
@@ -474,31 +486,69 @@ class IngotRunner:
             if fixed and abs(float(fixed.group(1)) - 1.0) > 1e-9:
                 raise StepError(f"ingot tune's best is not the fixed schedule (log {log}):\n{tail(tuned, 4)}")
             best = json.loads(run_step("ingot best", [ingot, "best", "--config", config, "--json"], log, env=env))
-            export_dir = os.path.join(work, "export")
-            # Workload names repeat (the ONNX file's stem is the built-in model's name): export by hash.
-            out = run_step("ingot export", [ingot, "export", "--db", database, "--workload", best["workload_hash"],
-                                            "--out", export_dir, "--threads", str(args.threads)], log, env=env)
-            build = re.search(r"^build: cd (.+?) && (.+)$", out, re.M)
-            name = re.search(r"^run: +cd .+? && \./(\S+)", out, re.M)
-            if not build or not name:
-                raise StepError(f"ingot export printed no build command (log {log}):\n{tail(out)}")
-            run_step("building the export", build.group(2), log, cwd=export_dir, shell=True)
-            prepared = {"stamp": stamp, "binary": os.path.join(export_dir, name.group(1)), "data_dir": export_dir,
-                        "workload": best["workload"], "workload_hash": best["workload_hash"],
-                        "candidate": best["candidate"], "tuned_median_ms": best["median_s"] * 1000.0,
-                        "partition": best.get("partition"), "build_command": build.group(2)}
-            # First timed calls: the program checks itself, and gives the first estimate of its time (10, 100,
-            # ... runs until they take 100 ms: the first runs of a process are slow, OpenMP's threads start).
-            runs = 10
-            while True:
-                ms, _, check = self._run(prepared, runs, timeout_s=3600)
-                if ms * runs >= 100 or runs >= 1000000:
-                    break
-                runs *= 10
-            prepared["first_ms"] = ms
-            prepared["export_check"] = check
+            prepared = self._export(best, database, stamp, work, log, args, env)
             with open(stamp_path, "w") as f:
                 json.dump(prepared, f, indent=2)
+        self._use(prepared, work)
+
+    def _prepare_tuned(self, model, args, ingot_digest, work):
+        """The best program of the paper model's config (configs/paper/<model>.yaml, its workload at paper size)
+        in --tuned-db, for these threads; redone when the binary, the database's best or the settings change."""
+        config = os.path.join(REPO, "configs", "paper", f"{model}.yaml")
+        log = os.path.join(work, "prepare.log")
+        stamp_path = os.path.join(work, "prepared.json")
+        env = dict(os.environ, INGOT_CACHE_DIR=args.cache_dir)
+        with open(log, "a") as f:
+            f.write(f"looking up {model}'s best in {args.tuned_db} {time.ctime()}\n")
+        try:
+            answer = run_step("ingot best", [args.ingot, "best", "--config", config, "--db", args.tuned_db,
+                                             "--threads", str(args.threads), "--json"], log, env=env)
+            best = json.loads(answer)
+        except (StepError, ValueError) as e:
+            raise StepError(f"no tuned program of {model} for {args.threads} threads in {args.tuned_db} (tune it "
+                            f"with: ingot tune {os.path.relpath(config, REPO)} --db {args.tuned_db}): {e}")
+        stamp = {"tuned_db": args.tuned_db, "candidate": best["candidate"], "ingot_sha256": ingot_digest,
+                 "precision": PRECISION}
+        prepared = None
+        if os.path.exists(stamp_path) and not args.reprepare:
+            with open(stamp_path) as f:
+                prepared = json.load(f)
+            if prepared.get("stamp") != stamp or not os.access(prepared.get("binary", ""), os.X_OK):
+                prepared = None
+        if prepared is None:
+            prepared = self._export(best, args.tuned_db, stamp, work, log, args, env)
+            with open(stamp_path, "w") as f:
+                json.dump(prepared, f, indent=2)
+        self._use(prepared, work)
+
+    def _export(self, best, database, stamp, work, log, args, env):
+        """Exports and builds `ingot best`'s answer, and times its first calls."""
+        export_dir = os.path.join(work, "export")
+        # Workload names repeat (the ONNX file's stem is the built-in model's name): export by hash.
+        out = run_step("ingot export", [args.ingot, "export", "--db", database, "--workload", best["workload_hash"],
+                                        "--out", export_dir, "--threads", str(args.threads)], log, env=env)
+        build = re.search(r"^build: cd (.+?) && (.+)$", out, re.M)
+        name = re.search(r"^run: +cd .+? && \./(\S+)", out, re.M)
+        if not build or not name:
+            raise StepError(f"ingot export printed no build command (log {log}):\n{tail(out)}")
+        run_step("building the export", build.group(2), log, cwd=export_dir, shell=True)
+        prepared = {"stamp": stamp, "binary": os.path.join(export_dir, name.group(1)), "data_dir": export_dir,
+                    "workload": best["workload"], "workload_hash": best["workload_hash"],
+                    "candidate": best["candidate"], "tuned_median_ms": best["median_s"] * 1000.0,
+                    "partition": best.get("partition"), "build_command": build.group(2)}
+        # First timed calls: the program checks itself, and gives the first estimate of its time (10, 100,
+        # ... runs until they take 100 ms: the first runs of a process are slow, OpenMP's threads start).
+        runs = 10
+        while True:
+            ms, _, check = self._run(prepared, runs, timeout_s=3600)
+            if ms * runs >= 100 or runs >= 1000000:
+                break
+            runs *= 10
+        prepared["first_ms"] = ms
+        prepared["export_check"] = check
+        return prepared
+
+    def _use(self, prepared, work):
         self.prepared = prepared
         self.estimate_ms = prepared["first_ms"]
         self.info = {k: prepared[k] for k in ("workload", "workload_hash", "candidate", "tuned_median_ms",
@@ -611,7 +661,9 @@ def write_report(out_dir, report):
     with open(os.path.join(out_dir, "peers.json"), "w") as f:
         json.dump(report, f, indent=2)
     s = report["settings"]
-    shown = [r for r in RUNNERS if r != "ort" or s.get("precision", "fp32") == "fp32"]
+    shown = [r for r in RUNNERS if (r != "ort" or s.get("precision", "fp32") == "fp32")
+             and (r != "ingot_tuned" or r in s["runners"])]
+    tuned = "ingot_tuned" in shown
     m = report["machine"]
     v = report["versions"]
     lines = [
@@ -635,8 +687,9 @@ def write_report(out_dir, report):
                      "each other; these numbers are not comparable with an idle machine's")
     lines += [
         "",
-        "| model | " + " | ".join(RUNNER_TITLES[r] for r in shown) + " | best peer / ingot |",
-        "|---|" + "---|" * (len(shown) + 1),
+        "| model | " + " | ".join(RUNNER_TITLES[r] for r in shown) + " | best peer / ingot |"
+        + (" best peer / ingot tuned |" if tuned else ""),
+        "|---|" + "---|" * (len(shown) + 1 + tuned),
     ]
     if report.get("prepare_only"):
         lines += ["", "Prepared only (--prepare-only): no timings; the table shows which cells failed.", ""]
@@ -655,12 +708,13 @@ def write_report(out_dir, report):
                 cells.append(f"({fmt_ms(cell.get('median_ms'))}, f32)")
             else:
                 cells.append(fmt_ms(cell.get("median_ms")))
-        ratio = r.get("best_peer_over_ingot")
-        cells.append(f"{ratio:.2f}x" if ratio else "-")
+        for key in ("best_peer_over_ingot", "best_peer_over_ingot_tuned")[:1 + tuned]:
+            ratio = r.get(key)
+            cells.append(f"{ratio:.2f}x" if ratio else "-")
         lines.append(f"| {model} | " + " | ".join(cells) + " |")
         if r.get("error"):
             notes.append(f"- {model}: {short(r['error'])}")
-        for runner in ("ingot_onnx", "ingot_builtin"):
+        for runner in ("ingot_onnx", "ingot_builtin", "ingot_tuned"):
             check = r["runners"].get(runner, {}).get("info", {}).get("export_check")
             if check and check != "every output matches the reference":
                 notes.append(f"- {model}, {runner}: the exported program's own check, with its fixed tolerance "
@@ -676,6 +730,10 @@ def write_report(out_dir, report):
         "best peer / ingot: the faster of ORT and OpenVINO divided by ingot's program of the same ONNX file; above 1, "
         "ingot is faster. Each cell is the median over the rounds of each round's median time of one inference.",
     ]
+    if tuned:
+        lines += ["", f"ingot tuned: the best program of `ingot tune configs/paper/<model>.yaml` in {s['tuned_db']} "
+                  "(the built-in model at paper size; its partition and candidate in peers.json); best peer / ingot "
+                  "tuned divides the faster peer by it."]
     if notes:
         lines += ["", "Errors and notes (details in peers.json):", ""] + notes
     with open(os.path.join(out_dir, "peers.md"), "w") as f:
@@ -689,7 +747,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out_dir", help="where peers.json and peers.md are written")
     parser.add_argument("--models", nargs="+", choices=MODELS, default=MODELS)
-    parser.add_argument("--runners", nargs="+", choices=RUNNERS, default=RUNNERS)
+    parser.add_argument("--runners", nargs="+", choices=RUNNERS,
+                        default=[r for r in RUNNERS if r != "ingot_tuned"],
+                        help="default: all but ingot_tuned, which --tuned-db adds")
+    parser.add_argument("--tuned-db", help="a database of `ingot tune configs/paper/<model>.yaml` runs with these "
+                        "threads: adds the runner ingot_tuned, each model's best program there (models not tuned "
+                        "in it show the error)")
     parser.add_argument("--onnx-dir", default=os.path.join(CACHE, "peers-onnx"),
                         help="export_onnx.py's OUT_DIR (default ~/.cache/ingot/peers-onnx)")
     parser.add_argument("--work-dir", default=os.path.join(CACHE, "peers-work"),
@@ -722,6 +785,16 @@ def main():
         RUNNER_TITLES["openvino"] = "OpenVINO bf16 ms"
         RUNNER_TITLES["ingot_onnx"] = "ingot bf16 (ONNX file, global) ms"
         RUNNER_TITLES["ingot_builtin"] = "ingot bf16 (built-in, global) ms"
+    if args.tuned_db:
+        if PRECISION == "bf16":
+            parser.error("--tuned-db: the paper configs tune fp32 programs; leave out --precision bf16")
+        if not os.path.isfile(args.tuned_db):
+            parser.error(f"--tuned-db: no database file at {args.tuned_db}")
+        args.tuned_db = os.path.abspath(args.tuned_db)
+        if "ingot_tuned" not in args.runners:
+            args.runners.append("ingot_tuned")
+    elif "ingot_tuned" in args.runners:
+        parser.error("the runner ingot_tuned needs --tuned-db")
     ensure_venv()
     if args.threads < 1 or args.rounds < 1 or args.repeats < 1 or args.warmup < 0 or args.min_ms < 0:
         parser.error("--threads, --rounds and --repeats must be at least 1, --warmup and --min-ms at least 0")
@@ -737,7 +810,8 @@ def main():
         "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "command": [sys.executable, os.path.abspath(__file__)] + sys.argv[1:],
         "settings": {k: getattr(args, k) for k in ("models", "runners", "threads", "precision", "rounds", "min_ms", "repeats",
-                                                   "warmup", "seed", "onnx_dir", "work_dir", "ingot", "cache_dir")},
+                                                   "warmup", "seed", "onnx_dir", "work_dir", "ingot", "cache_dir",
+                                                   "tuned_db")},
         "machine": {"cpu": cpu_info(), "hostname": platform.node(), "kernel": platform.release()},
         "versions": versions(args),
         "load_before": list(os.getloadavg()),
@@ -777,7 +851,7 @@ def main():
                 entry["error"] = f"reading {onnx_path}: {type(e).__name__}: {e}"
         for runner in args.runners:
             cell = entry["runners"][runner]
-            needs_onnx = runner != "ingot_builtin"
+            needs_onnx = runner not in ("ingot_builtin", "ingot_tuned")
             if needs_onnx and not have_onnx:
                 cell["error"] = f"{onnx_path} is missing"
                 continue
@@ -863,6 +937,8 @@ def main():
             entry["best_peer_over_ingot"] = min(peers) / get("ingot_onnx")
         if peers and get("ingot_builtin"):
             entry["best_peer_over_ingot_builtin"] = min(peers) / get("ingot_builtin")
+        if peers and get("ingot_tuned"):
+            entry["best_peer_over_ingot_tuned"] = min(peers) / get("ingot_tuned")
     report["load_after"] = list(os.getloadavg())
     report["elapsed_s"] = round(time.time() - started, 1)
     write_report(args.out_dir, report)
