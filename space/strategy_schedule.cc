@@ -1913,17 +1913,19 @@ class StrategyScheduler {
     return DepthwiseBand{epilogue, depthwise, expanded, expansion, rows, *expansion_tile, *depthwise_tile};
   }
 
-  // The register tile over a band's rows of `width` pixels that fits the accumulators: its 4 channels x the row
+  // The register tile over a band's rows of `width` pixels that fits the accumulators (and lowering's register tile
+  // limit, which a larger accumulator_vectors knob would pass, leaving a plain loop): its 4 channels x the row
   // (AVX-512: 4 x 7 vectors on 112 pixels); else 4 channels x the widest chunk of whole vectors that divides the row
-  // (AVX2: 4 x 2 vectors on 112, 4 x 1 on 56); else fewer channels x the row (AVX2: 2 x 3.5 vectors on 28). On AVX2
+  // (AVX2: 4 x 2 vectors on 112, 4 x 1 on 56); else 2 channels x the row (AVX2: 2 x 3.5 vectors on 28). On AVX2
   // EfficientNet's 56-pixel rows ran 1.05x faster in chunks of one vector than of 14 pixels (two vectors, 6 of 8
   // lanes in the second), the whole model 1.075x against 1.028x over no band (side by side, 11 rounds).
   std::optional<DepthwiseBand::RowTile> band_row_tile(int64_t width) const {
     const int64_t lanes = options_.simd_fp32_lanes, row_vectors = (width + lanes - 1) / lanes;
-    if (kBandChannels * row_vectors <= accumulator_vectors()) return DepthwiseBand::RowTile{kBandChannels, width};
-    for (int64_t vectors = accumulator_vectors() / kBandChannels; vectors >= 1; --vectors)
+    const int64_t accumulators = std::min(accumulator_vectors(), max_tile_accumulators(lanes));
+    if (kBandChannels * row_vectors <= accumulators) return DepthwiseBand::RowTile{kBandChannels, width};
+    for (int64_t vectors = accumulators / kBandChannels; vectors >= 1; --vectors)
       if (width % (vectors * lanes) == 0) return DepthwiseBand::RowTile{kBandChannels, vectors * lanes};
-    if (2 * row_vectors <= accumulator_vectors()) return DepthwiseBand::RowTile{2, width};
+    if (2 * row_vectors <= accumulators) return DepthwiseBand::RowTile{2, width};
     return std::nullopt;
   }
 
@@ -1955,7 +1957,8 @@ class StrategyScheduler {
       s.parallel(name, n + "+" + c + ".o+" + h + ".o").vectorize(name, w);
       attach_loop_[name] = n + "+" + c + ".o+" + h + ".o";
     } else if (t.same_as(band.depthwise)) {
-      // The stencil tile of the depthwise convolution: 4 channels x a row, window taps outside.
+      // The stencil tile of the depthwise convolution (band.depthwise_tile: 4 channels x a row where it fits), window
+      // taps outside.
       const ReduceNode* r = t->reduction();
       s.compute_at(name, band.epilogue->name, attach_loop_.at(band.epilogue->name));
       s.split(name, c, kBandChannels);
@@ -1973,7 +1976,8 @@ class StrategyScheduler {
       s.reorder(name, {n, h, c, w}).vectorize(name, w);
       attach_loop_[name] = h;
     } else {
-      // The expansion of one row: 4 channels x the row, each load of the input row shared by the 4 channels.
+      // The expansion of one row (band.expansion_tile: 4 channels x the row where it fits), each load of the input row
+      // shared by the tile's channels.
       const ReduceNode* r = t->reduction();
       s.compute_at(name, band.expanded->name, attach_loop_.at(band.expanded->name));
       std::vector<std::string> order = {n, h};
@@ -1985,11 +1989,12 @@ class StrategyScheduler {
     }
   }
 
-  // Splits the band's `channels` axis (of kBandChannels) and t's row into `tile`, appending the loops over tiles to
-  // `order`; returns the tile's axes.
   struct RowTileAxes {
     std::string channels, pixels;
   };
+  // Splits t's `channels` axis (4 channels of the band inside the loop it is computed at: the depthwise convolution's
+  // axis split by 4, the expansion's whole axis bounded to 4 by compute_at) and t's row into `tile`, appending the
+  // loops over tiles to `order`; returns the tile's axes.
   static RowTileAxes split_row_tile(const Tensor& t, const std::string& channels, DepthwiseBand::RowTile tile,
                                     std::vector<std::string>& order, Schedule& s) {
     RowTileAxes axes{channels, axis(t, 3)};

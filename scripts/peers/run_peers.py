@@ -431,7 +431,7 @@ def file_digest(path):
 
 class IngotRunner:
     """ingot's fixed global program of one model (variant onnx or builtin), or the best program a tuning run stored
-    (variant tuned: `ingot best --config configs/paper/<model>.yaml --db --tuned-db`), exported and built; measure()
+    (variant tuned: `ingot best --config configs/paper/<model>.yaml --db TUNED_DB`), exported and built; measure()
     runs it as a subprocess."""
 
     def __init__(self, variant, model, args, ingot_digest, onnx_path):
@@ -493,7 +493,8 @@ class IngotRunner:
 
     def _prepare_tuned(self, model, args, ingot_digest, work):
         """The best program of the paper model's config (configs/paper/<model>.yaml, its workload at paper size)
-        in --tuned-db, for these threads; redone when the binary, the database's best or the settings change."""
+        in --tuned-db, for these threads; redone when the binary, the database's path or its best candidate
+        changes."""
         config = os.path.join(REPO, "configs", "paper", f"{model}.yaml")
         log = os.path.join(work, "prepare.log")
         stamp_path = os.path.join(work, "prepared.json")
@@ -506,7 +507,9 @@ class IngotRunner:
             best = json.loads(answer)
         except (StepError, ValueError) as e:
             raise StepError(f"no tuned program of {model} for {args.threads} threads in {args.tuned_db} (tune it "
-                            f"with: ingot tune {os.path.relpath(config, REPO)} --db {args.tuned_db}): {e}")
+                            f"with: ingot tune {os.path.relpath(config, REPO)} --db {args.tuned_db}, which tunes for "
+                            f"all cores; for another thread count, a copy of the config with target.threads: "
+                            f"{args.threads}): {e}")
         stamp = {"tuned_db": args.tuned_db, "candidate": best["candidate"], "ingot_sha256": ingot_digest,
                  "precision": PRECISION}
         prepared = None

@@ -520,14 +520,15 @@ int64_t split_factor(const Schedule& s, const std::string& stage, const std::str
 
 // With AVX2's 16 registers, 4 channels x a row of 112 pixels (56 accumulators) do not fit: a band's register tiles
 // take 4 channels x the widest chunk of whole vectors that divides the row, else 2 channels x the row (28 pixels:
-// 4 vectors, the last one half full). With AVX-512 the rows stay whole (4 x 7 vectors on 112 pixels).
+// 4 vectors, the last one half full). With AVX-512 the rows stay whole (4 x 7 vectors on 112 pixels), and with AVX2
+// so do rows that fit (4 x 2 vectors on 14 pixels).
 TEST(StrategySchedule, AvxTwoBandsTileTheirRowsInChunksOfWholeVectors) {
   struct Case {
-    int64_t width;                     // of the expanded map; the depthwise convolution has stride 2
-    int64_t expand_pixels, dw_pixels;  // each tile's split of the row (0: the whole row)
-    int64_t dw_channel_split;          // the depthwise tile's split of its 4 channels (0: all 4)
+    int64_t width;                                   // of the expanded map; the depthwise convolution has stride 2
+    int64_t expand_pixels, dw_pixels;                // each tile's split of the row (0: the whole row)
+    int64_t expand_channel_split, dw_channel_split;  // each tile's split of its 4 channels (0: all 4)
   };
-  for (Case c : {Case{112, 16, 8, 0}, Case{56, 8, 0, 2}}) {
+  for (Case c : {Case{112, 16, 8, 0, 0}, Case{56, 8, 0, 0, 2}, Case{28, 0, 0, 2, 0}}) {
     SCOPED_TRACE(c.width);
     Tensor x = placeholder("x", {1, 8, 6, c.width}), we = placeholder("we", {32, 8, 1, 1});
     Tensor expanded = silu("expanded", conv2d("expand", x, we));
@@ -540,9 +541,10 @@ TEST(StrategySchedule, AvxTwoBandsTileTheirRowsInChunksOfWholeVectors) {
     EXPECT_TRUE(has_decision(s, DecisionKind::kComputeAt, "expanded"));
     EXPECT_EQ(split_factor(s, "expand", "m"), c.expand_pixels);
     EXPECT_EQ(split_factor(s, "dw", "m"), c.dw_pixels);
+    EXPECT_EQ(split_factor(s, "expand", "j"), c.expand_channel_split);
     EXPECT_EQ(split_factor(s, "dw", "j.i"), c.dw_channel_split);
-    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "expand"));
-    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "dw"));
+    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "expand", c.expand_pixels ? "m.i" : "m"));
+    EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "dw", c.dw_pixels ? "m.i" : "m"));
     expect_matches_interpreter(p, s);
 
     Schedule wide = global_schedule(p, small_l2());
