@@ -26,9 +26,10 @@ struct TemplateKnobs {
   int register_tile = 4;            // rows of a register tile (each axis of a 2-D one), plane and stencil channels
   int gemv_rows = 8;                // rows of a GEMV's register tile (a reduction with one output axis)
   int gate_chunk = 16;              // a 1-D output's split (its parallel loop's chunk), which a gate GEMV follows
-  int accumulator_vectors = 0;      // vector registers the accumulators of plane, stencil and channel tiles may take;
-                                    // 0: 28 with 16 fp32 lanes (of 32 registers), else 12 (of 16); 0 also lets an
-                                    // AVX2 channel tile of one vector take 14 (docs/strategies.md, "Planes")
+  int accumulator_vectors = 0;      // vector registers the accumulators of plane, stencil and channel tiles (and,
+                                    // up to lowering's limit, a depthwise band's) may take; 0: 28 with 16 fp32
+                                    // lanes (of 32 registers), else 12 (of 16); 0 also lets an AVX2 channel tile of
+                                    // one vector take 14 (docs/strategies.md, "Planes")
   int plane_row_share = 0;          // a plane loop holds 1 / share of the accumulators; 0: 4 with 16 lanes, else 2
   int min_stencil_iterations = 64;  // a stencil tile's rows shrink until its parallel loop has this many iterations
   int min_reduction_lanes = 8;      // a contiguous reduction axis along memory this long or longer is vectorized

@@ -506,7 +506,8 @@ class IngotRunner:
                                              "--threads", str(args.threads), "--json"], log, env=env)
             best = json.loads(answer)
         except (StepError, ValueError) as e:
-            raise StepError(f"no tuned program of {model} for {args.threads} threads in {args.tuned_db} (tune it "
+            raise StepError(f"no tuned program of {model} for {args.threads} threads in {args.tuned_db}, or ingot best "
+                            f"failed (its error at the end; tune it "
                             f"with: ingot tune {os.path.relpath(config, REPO)} --db {args.tuned_db}, which tunes for "
                             f"all cores; for another thread count, a copy of the config with target.threads: "
                             f"{args.threads}): {e}")

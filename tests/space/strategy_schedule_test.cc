@@ -546,6 +546,13 @@ TEST(StrategySchedule, AvxTwoBandsTileTheirRowsInChunksOfWholeVectors) {
     EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "expand", c.expand_pixels ? "m.i" : "m"));
     EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "dw", c.dw_pixels ? "m.i" : "m"));
     expect_matches_interpreter(p, s);
+    // More accumulators than lowering's AVX2 register tiles take (12) leave the tiles as they are, not plain loops.
+    FixedScheduleOptions many = avx2;
+    many.knobs.accumulator_vectors = 28;
+    Schedule capped = global_schedule(p, many, test_support::avx2_cpu());
+    EXPECT_EQ(split_factor(capped, "expand", "m"), c.expand_pixels) << capped.to_json();
+    EXPECT_EQ(split_factor(capped, "dw", "m"), c.dw_pixels) << capped.to_json();
+    EXPECT_TRUE(has_decision(capped, DecisionKind::kExplicitVectors, "expand")) << capped.to_json();
 
     Schedule wide = global_schedule(p, small_l2());
     EXPECT_TRUE(has_decision(wide, DecisionKind::kComputeAt, "expanded")) << wide.to_json();
