@@ -469,12 +469,7 @@ class IngotRunner:
             st = os.stat(onnx_path)
             stamp["onnx"] = {"path": onnx_path, "bytes": st.st_size, "mtime": st.st_mtime}
         env = dict(os.environ, INGOT_CACHE_DIR=args.cache_dir)
-        prepared = None
-        if os.path.exists(stamp_path) and not args.reprepare:
-            with open(stamp_path) as f:
-                prepared = json.load(f)
-            if prepared.get("stamp") != stamp or not os.access(prepared.get("binary", ""), os.X_OK):
-                prepared = None
+        prepared = self._cached(stamp_path, stamp, args)
         if prepared is None:
             with open(config, "w") as f:
                 f.write(config_text)
@@ -513,17 +508,23 @@ class IngotRunner:
                             f"{args.threads}): {e}")
         stamp = {"tuned_db": args.tuned_db, "candidate": best["candidate"], "ingot_sha256": ingot_digest,
                  "precision": PRECISION}
-        prepared = None
-        if os.path.exists(stamp_path) and not args.reprepare:
-            with open(stamp_path) as f:
-                prepared = json.load(f)
-            if prepared.get("stamp") != stamp or not os.access(prepared.get("binary", ""), os.X_OK):
-                prepared = None
+        prepared = self._cached(stamp_path, stamp, args)
         if prepared is None:
             prepared = self._export(best, args.tuned_db, stamp, work, log, args, env)
             with open(stamp_path, "w") as f:
                 json.dump(prepared, f, indent=2)
         self._use(prepared, work)
+
+    @staticmethod
+    def _cached(stamp_path, stamp, args):
+        """The preparation stored at stamp_path, where it was made with this stamp and its binary is still there."""
+        if not os.path.exists(stamp_path) or args.reprepare:
+            return None
+        with open(stamp_path) as f:
+            prepared = json.load(f)
+        if prepared.get("stamp") != stamp or not os.access(prepared.get("binary", ""), os.X_OK):
+            return None
+        return prepared
 
     def _export(self, best, database, stamp, work, log, args, env):
         """Exports and builds `ingot best`'s answer, and times its first calls."""
