@@ -481,9 +481,7 @@ class IngotRunner:
             if fixed and abs(float(fixed.group(1)) - 1.0) > 1e-9:
                 raise StepError(f"ingot tune's best is not the fixed schedule (log {log}):\n{tail(tuned, 4)}")
             best = json.loads(run_step("ingot best", [ingot, "best", "--config", config, "--json"], log, env=env))
-            prepared = self._export(best, database, stamp, work, log, args, env)
-            with open(stamp_path, "w") as f:
-                json.dump(prepared, f, indent=2)
+            prepared = self._export(best, database, stamp, stamp_path, work, log, args, env)
         self._use(prepared, work)
 
     def _prepare_tuned(self, model, args, ingot_digest, work):
@@ -506,13 +504,10 @@ class IngotRunner:
                             f"with: ingot tune {os.path.relpath(config, REPO)} --db {args.tuned_db}, which tunes for "
                             f"all cores; for another thread count, a copy of the config with target.threads: "
                             f"{args.threads}): {e}")
-        stamp = {"tuned_db": args.tuned_db, "candidate": best["candidate"], "ingot_sha256": ingot_digest,
-                 "precision": PRECISION}
+        stamp = {"tuned_db": args.tuned_db, "candidate": best["candidate"], "ingot_sha256": ingot_digest}
         prepared = self._cached(stamp_path, stamp, args)
         if prepared is None:
-            prepared = self._export(best, args.tuned_db, stamp, work, log, args, env)
-            with open(stamp_path, "w") as f:
-                json.dump(prepared, f, indent=2)
+            prepared = self._export(best, args.tuned_db, stamp, stamp_path, work, log, args, env)
         self._use(prepared, work)
 
     @staticmethod
@@ -526,8 +521,9 @@ class IngotRunner:
             return None
         return prepared
 
-    def _export(self, best, database, stamp, work, log, args, env):
-        """Exports and builds `ingot best`'s answer, and times its first calls."""
+    def _export(self, best, database, stamp, stamp_path, work, log, args, env):
+        """Exports and builds `ingot best`'s answer, times its first calls, and stores the preparation (with its
+        stamp) at stamp_path for _cached."""
         export_dir = os.path.join(work, "export")
         # Workload names repeat (the ONNX file's stem is the built-in model's name): export by hash.
         out = run_step("ingot export", [args.ingot, "export", "--db", database, "--workload", best["workload_hash"],
@@ -551,6 +547,8 @@ class IngotRunner:
             runs *= 10
         prepared["first_ms"] = ms
         prepared["export_check"] = check
+        with open(stamp_path, "w") as f:
+            json.dump(prepared, f, indent=2)
         return prepared
 
     def _use(self, prepared, work):
