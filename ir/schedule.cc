@@ -11,7 +11,7 @@ constexpr DecisionKind kAllKinds[] = {
     DecisionKind::kSplit,         DecisionKind::kReorder,    DecisionKind::kFuse,      DecisionKind::kParallel,
     DecisionKind::kVectorize,     DecisionKind::kUnroll,     DecisionKind::kBind,      DecisionKind::kComputeAt,
     DecisionKind::kComputeInline, DecisionKind::kCacheWrite, DecisionKind::kCacheRead, DecisionKind::kExplicitVectors,
-    DecisionKind::kPack,          DecisionKind::kBatch};
+    DecisionKind::kPack,          DecisionKind::kBatch,      DecisionKind::kPad};
 
 DecisionKind parse_kind(const std::string& name) {
   for (DecisionKind k : kAllKinds)
@@ -21,7 +21,7 @@ DecisionKind parse_kind(const std::string& name) {
 
 bool takes_one_axis(DecisionKind k) {
   return k != DecisionKind::kReorder && k != DecisionKind::kFuse && k != DecisionKind::kComputeInline &&
-         k != DecisionKind::kPack && k != DecisionKind::kBatch;
+         k != DecisionKind::kPack && k != DecisionKind::kBatch && k != DecisionKind::kPad;
 }
 
 }  // namespace
@@ -50,6 +50,7 @@ const char* decision_kind_name(DecisionKind k) {
     case DecisionKind::kExplicitVectors: return "explicit_vectors";
     case DecisionKind::kPack: return "pack";
     case DecisionKind::kBatch: return "batch";
+    case DecisionKind::kPad: return "pad";
   }
   return "?";
 }
@@ -75,6 +76,7 @@ std::string Decision::to_string() const {
     case DecisionKind::kExplicitVectors: os << " of " << factor << " lanes"; break;
     case DecisionKind::kPack: os << " dimension " << dim << " in blocks of " << factor; break;
     case DecisionKind::kBatch: os << " stacking " << tensor; break;
+    case DecisionKind::kPad: os << " dimension " << dim << " by " << factor << " elements"; break;
     default: break;
   }
   return os.str();
@@ -156,6 +158,14 @@ Schedule& Schedule::pack(const std::string& tensor, int64_t dim, int64_t block) 
   return *this;
 }
 
+Schedule& Schedule::pad(const std::string& stage, int64_t dim, int64_t elements) {
+  Decision d = make_decision(DecisionKind::kPad, stage, {});
+  d.dim = dim;
+  d.factor = elements;
+  append(d);
+  return *this;
+}
+
 std::string Schedule::to_json() const {
   nlohmann::json list = nlohmann::json::array();
   for (const Decision& d : decisions_) {
@@ -164,7 +174,7 @@ std::string Schedule::to_json() const {
     j["stage"] = d.stage;
     if (takes_one_axis(d.kind))
       j["axis"] = d.axes.empty() ? "" : d.axes[0];
-    else if (d.kind != DecisionKind::kComputeInline && d.kind != DecisionKind::kPack)
+    else if (d.kind != DecisionKind::kComputeInline && d.kind != DecisionKind::kPack && d.kind != DecisionKind::kPad)
       j["axes"] = d.axes;
     switch (d.kind) {
       case DecisionKind::kSplit:
@@ -183,6 +193,10 @@ std::string Schedule::to_json() const {
         j["block"] = d.factor;
         break;
       case DecisionKind::kBatch: j["tensor"] = d.tensor; break;
+      case DecisionKind::kPad:
+        j["dim"] = d.dim;
+        j["elements"] = d.factor;
+        break;
       default: break;
     }
     list.push_back(std::move(j));
@@ -230,7 +244,8 @@ Schedule Schedule::from_json(const std::string& text) {
       d.stage = str("stage");
       if (takes_one_axis(d.kind)) {
         d.axes = {str("axis")};
-      } else if (d.kind != DecisionKind::kComputeInline && d.kind != DecisionKind::kPack) {
+      } else if (d.kind != DecisionKind::kComputeInline && d.kind != DecisionKind::kPack &&
+                 d.kind != DecisionKind::kPad) {
         if (!j.contains("axes") || !j["axes"].is_array()) throw ScheduleError(where + ": key \"axes\" must be a list");
         for (const auto& a : j["axes"]) {
           if (!a.is_string()) throw ScheduleError(where + ": \"axes\" must hold strings");
@@ -260,7 +275,9 @@ Schedule Schedule::from_json(const std::string& text) {
           d.factor = j["lanes"].get<int64_t>();
           break;
         case DecisionKind::kPack:
-          for (auto [key, field] : {std::pair{"dim", &d.dim}, std::pair{"block", &d.factor}}) {
+        case DecisionKind::kPad:
+          for (auto [key, field] :
+               {std::pair{"dim", &d.dim}, std::pair{d.kind == DecisionKind::kPack ? "block" : "elements", &d.factor}}) {
             if (!j.contains(key) || !j[key].is_number_integer())
               throw ScheduleError(where + ": key \"" + key + "\" must be an integer");
             *field = j[key].get<int64_t>();

@@ -1,8 +1,9 @@
 // A schedule is a replayable list of decisions about how to run a program's computes (split, reorder, fuse,
-// parallel, vectorize, unroll, bind, compute_at, compute_inline, cache_write, cache_read, explicit_vectors), and
-// optionally the stage layout a partition plan fixes (the order of stages, their barriers and kernels). It is plain
-// data with a canonical JSON form: the tuner samples it, the database stores it, lowering replays it. What each
-// decision means and the rules it must keep: docs/schedules.md; lowering (lower/lower.h) checks every rule.
+// parallel, vectorize, unroll, bind, compute_at, compute_inline, cache_write, cache_read, explicit_vectors, pack,
+// batch, pad), and optionally the stage layout a partition plan fixes (the order of stages, their barriers and
+// kernels). It is plain data with a canonical JSON form: the tuner samples it, the database stores it, lowering
+// replays it. What each decision means and the rules it must keep: docs/schedules.md; lowering (lower/lower.h) checks
+// every rule.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,8 @@ enum class DecisionKind : uint8_t {
   kCacheRead,
   kExplicitVectors,
   kPack,
-  kBatch
+  kBatch,
+  kPad
 };
 const char* decision_kind_name(DecisionKind k);  // "split", "reorder", ... as in the JSON
 
@@ -42,8 +44,8 @@ struct Decision {
   std::vector<std::string> axes;  // split/parallel/vectorize/unroll/bind/compute_at/cache_write/cache_read: one
                                   // axis; reorder: the new order; fuse: outer then inner; batch: the members
   int64_t factor = 0;             // split: extent of the inner axis; explicit_vectors: fp32 lanes per vector;
-                                  // pack: the block
-  int64_t dim = 0;                // pack: the placeholder's dimension cut into blocks
+                                  // pack: the block; pad: the elements added
+  int64_t dim = 0;                // pack: the placeholder's dimension cut into blocks; pad: the dimension padded
   bool guard_tail = false;        // split: allow a factor that does not divide, guarding the tail
   std::string target;             // compute_at: the reader stage whose loop `axes[0]` hosts this stage
   std::string tensor;             // cache_read: the tensor read through the cache; batch: the stacked read
@@ -106,6 +108,10 @@ class Schedule {
   // The computes `members` become one compute `batched` with a leading axis over them, reading `stacked`, the read they
   // differ in (ir/horizontal_batch.h). Applied to the program before any other decision, which may name `batched`.
   Schedule& batch(const std::string& batched, std::vector<std::string> members, const std::string& stacked);
+  // The buffer of `stage`, a compute stored in the workspace, has `elements` more elements along dimension `dim` than
+  // the compute, never written or read: each index of the dimensions before it moves by that much more. Rows of 4 KB
+  // read together at one column fall in one set of the L1 cache; a pad of one line spreads them.
+  Schedule& pad(const std::string& stage, int64_t dim, int64_t elements);
   void append(Decision d) { decisions_.push_back(std::move(d)); }
   const StageLayout& layout() const { return layout_; }
   void set_layout(StageLayout layout) { layout_ = std::move(layout); }

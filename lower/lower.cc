@@ -114,6 +114,10 @@ class Lowering {
         add_pack(n, d);
         continue;
       }
+      if (d.kind == DecisionKind::kPad) {
+        add_pad(n, d);
+        continue;
+      }
       if (d.kind == DecisionKind::kBatch) continue;  // applied to the program before lowering
       auto it = stages_.find(d.stage);
       if (it == stages_.end()) {
@@ -137,6 +141,20 @@ class Lowering {
     // A bf16 weight (workloads/bf16_products.h: two dimensions, k the other one) keeps its pairs of k together.
     const bool pairs = t->dtype == DType::kBFloat16 && t->shape.size() == 2 && t->shape[1 - d.dim] % 2 == 0;
     packs_[d.stage] = PackedLayout{d.stage, t->shape, d.dim, d.factor, pairs ? 1 - d.dim : -1};
+  }
+
+  void add_pad(size_t n, const Decision& d) {
+    const std::string where = "decision #" + std::to_string(n) + " (" + d.to_string() + "): ";
+    Tensor t = program_.find(d.stage);
+    if (!t) fail(where + "no tensor '" + d.stage + "'");
+    if (t->is_placeholder())
+      fail(where + "'" + d.stage + "' is an input, whose layout is its caller's; pack lays out weights");
+    if (program_.is_output(t)) fail(where + "'" + d.stage + "' is an output, which keeps the program's dense layout");
+    if (pads_.count(d.stage)) fail(where + "'" + d.stage + "' is already padded");
+    if (d.dim < 0 || d.dim >= int64_t(t->shape.size()))
+      fail(where + "'" + d.stage + "' has " + std::to_string(t->shape.size()) + " dimensions");
+    if (d.factor < 1) fail(where + "a pad adds at least one element");
+    pads_[d.stage] = {d.dim, d.factor};
   }
 
   // A load of an input (a placeholder) at the program's index, through its packed layout when it has one.
@@ -171,8 +189,14 @@ class Lowering {
     }
     for (const Tensor& t : computes) {
       Stage& s = stages_.at(t->name);
-      if (s.inlined || !s.attach_stage.empty()) continue;
-      s.buffer = make_buffer(t->name, t->dtype, t->shape, MemoryScope::kGlobal);
+      auto pad = pads_.find(t->name);
+      if (s.inlined || !s.attach_stage.empty()) {
+        if (pad != pads_.end()) fail("pad of '" + t->name + "': it is computed inside its readers and has no buffer");
+        continue;
+      }
+      std::vector<int64_t> shape = t->shape;
+      if (pad != pads_.end()) shape[pad->second.first] += pad->second.second;
+      s.buffer = make_buffer(t->name, t->dtype, shape, MemoryScope::kGlobal);
       buffers_[t->name] = s.buffer;
       if (!program_.is_output(t)) f.workspace.push_back(s.buffer);
     }
@@ -588,6 +612,7 @@ class Lowering {
       case DecisionKind::kComputeAt: return;  // handled by attach() before the loops exist
       case DecisionKind::kComputeInline: return;
       case DecisionKind::kPack: return;   // an input's, taken before the stages
+      case DecisionKind::kPad: return;    // the buffer's, taken before the stages
       case DecisionKind::kBatch: return;  // applied to the program before lowering
       case DecisionKind::kCacheWrite: {
         if (!s.cache_write_axis.empty()) fail("stage already has a cache_write at '" + s.cache_write_axis + "'");
@@ -1066,9 +1091,10 @@ class Lowering {
   std::map<std::string, Stage> stages_;
   std::map<std::string, Buffer> buffers_;
   std::map<std::string, Region> cache_regions_;
-  std::map<std::string, PackedLayout> packs_;             // placeholder -> its packed layout
-  std::map<std::string, std::set<std::string>> reads_;    // stage -> tensors its inlined body reads
-  std::map<std::string, std::set<std::string>> readers_;  // tensor -> stages whose inlined bodies read it
+  std::map<std::string, PackedLayout> packs_;                // placeholder -> its packed layout
+  std::map<std::string, std::pair<int64_t, int64_t>> pads_;  // stored compute -> (dimension, elements added)
+  std::map<std::string, std::set<std::string>> reads_;       // stage -> tensors its inlined body reads
+  std::map<std::string, std::set<std::string>> readers_;     // tensor -> stages whose inlined bodies read it
   VarRanges ranges_;
 };
 

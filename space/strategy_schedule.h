@@ -48,6 +48,8 @@ struct TemplateKnobs {
                                     // (docs/strategies.md, "Planes")
   int band_rows = 16;               // an expansion whose large map only a depthwise convolution reads is computed in
                                     // that convolution's bands of this many output rows (0: stored, as the plan has it)
+  bool pad_rows = true;             // a GEMM tile's rows operand whose rows share one L1 set (a multiple of 4 KB apart)
+                                    // is stored with a cache line more per row (a pad decision)
   bool operator==(const TemplateKnobs&) const = default;
   std::string to_string() const;  // "register_tile=4 gemv_rows=8 ...", every member in declaration order
 };

@@ -161,7 +161,7 @@ std::vector<Schedule> keep_tasks_that_hold_in_the_model(ModelTuneJob& job, const
     if (job.options.stop && job.options.stop->load()) break;
     std::vector<Schedule> trial = current;
     trial[i] = kept[i];
-    const Schedule schedule = assemble_schedule(job.plan, tasks, trial);
+    const Schedule schedule = assemble_schedule(job.plan, tasks, trial, job.fixed_schedule);
     ListSearch one({schedule});
     TuneOptions options = job.options;
     options.trials = 1;
@@ -275,7 +275,8 @@ Schedule search_partitions(ModelTuneJob& job, const std::vector<ModelTask>& tune
       schedules.push_back(it == tuned.end() ? task_schedule(moved_fixed, t, job.fixed_options)
                                             : schedule_for_task(*it->second.second, *it->second.first, t));
     }
-    const Schedule moved_schedule = after_batches(moved->batches, assemble_schedule(moved->plan, tasks, schedules));
+    const Schedule moved_schedule =
+        after_batches(moved->batches, assemble_schedule(moved->plan, tasks, schedules, moved_fixed));
     ListSearch one({moved_schedule});
     TuneOptions options = job.options;
     options.trials = 1;
@@ -569,7 +570,7 @@ ModelTuneSummary run_model_tune_job(ModelTuneJob& job,
   bool all_starts = true;
   for (size_t i = 0; i < bests.size(); ++i) all_starts = all_starts && bests[i] == job.tasks[i].start;
   // The starts assemble to the fixed schedule's decisions in another order: the same program under another key.
-  Schedule assembled = all_starts ? job.fixed_schedule : assemble_schedule(job.plan, tasks, bests);
+  Schedule assembled = all_starts ? job.fixed_schedule : assemble_schedule(job.plan, tasks, bests, job.fixed_schedule);
   summary.assembled_schedule_json = assembled.to_json();
   ListSearch end_to_end({job.fixed_schedule, assembled});
   TuneOptions options = job.options;

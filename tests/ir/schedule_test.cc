@@ -20,7 +20,8 @@ Schedule every_kind() {
       .cache_write("C", "i.o+j.o")
       .cache_read("C", "B", MemoryScope::kShared, "k")
       .explicit_vectors("C", "k", 16)
-      .pack("W", 1, 48);
+      .pack("W", 1, 48)
+      .pad("H", 1, 16);
   return s;
 }
 
@@ -58,6 +59,16 @@ TEST(Schedule, PackJsonNamesItsDimensionAndBlock) {
   EXPECT_NE(Schedule().pack("W", 1, 48).hash(), s.hash());
   expect_json_error(R"({"decisions":[{"dim":0,"kind":"pack","stage":"W"}],"version":1})",
                     "schedule decision #0: key \"block\" must be an integer");
+}
+
+TEST(Schedule, PadJsonNamesItsDimensionAndElements) {
+  Schedule s;
+  s.pad("H", 1, 16);
+  EXPECT_EQ(s.to_json(), R"({"decisions":[{"dim":1,"elements":16,"kind":"pad","stage":"H"}],"version":1})");
+  EXPECT_EQ(s.decisions()[0].to_string(), "pad H dimension 1 by 16 elements");
+  EXPECT_NE(Schedule().pad("H", 1, 8).hash(), s.hash());
+  expect_json_error(R"({"decisions":[{"dim":1,"kind":"pad","stage":"H"}],"version":1})",
+                    "schedule decision #0: key \"elements\" must be an integer");
 }
 
 TEST(Schedule, JsonRoundTripsEveryDecisionKind) {

@@ -662,6 +662,41 @@ TEST(LowerErrors, PackOfAComputeADimensionOrABlockThatDoesNotFit) {
   expect_schedule_error(elementwise(), Schedule().pack("A", 1, 3).pack("A", 0, 2), "'A' is already packed");
 }
 
+// A padded intermediate: B's buffer has 2 elements more per row, B's stage writes and C's reads at its padded index
+// (rows 8 apart), and the workspace holds the padded size.
+TEST(Lower, PaddedComputeIsWrittenAndReadAtItsPaddedIndex) {
+  LoopFunction f = lower(elementwise(), Schedule().pad("B", 1, 2));
+  ASSERT_EQ(f.workspace.size(), 1u);
+  EXPECT_EQ(f.workspace[0]->shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(lowered(elementwise(), Schedule().pad("B", 1, 2)),
+            R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
+  workspace B: f32[4, 8]
+  for B.i in 0..4 {
+    for B.j in 0..6 {
+      B[((B.i * 8) + B.j)] = (A[((B.i * 6) + B.j)] * 2.0)
+    }
+  }
+  barrier grid
+  for C.i in 0..4 {
+    for C.j in 0..6 {
+      C[((C.i * 6) + C.j)] = (B[((C.i * 8) + C.j)] + 1.0)
+    }
+  }
+}
+)");
+}
+
+TEST(LowerErrors, PadOfAnInputAnOutputAnInlinedComputeOrADimensionThatIsNot) {
+  expect_schedule_error(elementwise(), Schedule().pad("A", 1, 2), "'A' is an input");
+  expect_schedule_error(elementwise(), Schedule().pad("C", 1, 2), "'C' is an output");
+  expect_schedule_error(elementwise(), Schedule().pad("X", 1, 2), "no tensor 'X'");
+  expect_schedule_error(elementwise(), Schedule().pad("B", 2, 2), "'B' has 2 dimensions");
+  expect_schedule_error(elementwise(), Schedule().pad("B", 1, 0), "a pad adds at least one element");
+  expect_schedule_error(elementwise(), Schedule().pad("B", 1, 2).pad("B", 0, 1), "'B' is already padded");
+  expect_schedule_error(elementwise(), Schedule().pad("B", 1, 2).compute_inline("B"),
+                        "pad of 'B': it is computed inside its readers and has no buffer");
+}
+
 TEST(LowerErrors, CacheReadOfATensorNotRead) {
   expect_schedule_error(elementwise(), Schedule().cache_read("C", "A", MemoryScope::kLocal, "i"),
                         "stage 'C' does not read 'A'");

@@ -1138,6 +1138,47 @@ TEST(StrategySchedule, PackedPanelsOfASmallWeightRunInsideTheRowsOfTheMap) {
   }
 }
 
+// A GEMM tile's 14 rows of A, 4 KB apart (1024 columns), would share one set of the L1 cache; stored by the stage
+// before, A gets a cache line more per row. Rows 2 KB apart (7 of the 14 in each of two sets), pad_rows=0 and AVX2's
+// tiles of fewer rows keep A dense.
+TEST(StrategySchedule, GemmRowsInOneL1SetArePadded) {
+  auto two_gemms = [](int64_t hidden) {
+    const int64_t T = 14, K = 32, N = 64;
+    Tensor x = placeholder("x", {1, T, T, K}), W1 = placeholder("W1", {hidden, K}), W2 = placeholder("W2", {N, hidden});
+    IterVar k = reduce_axis(K, "k"), q = reduce_axis(hidden, "q");
+    Tensor h = compute("h", {1, T, T, hidden}, [&](const std::vector<Expr>& i) {
+      return sum(x(i[0], i[1], i[2], k.var) * W1(i[3], k.var), {k});
+    });
+    Tensor y = compute("y", {1, T, T, N}, [&](const std::vector<Expr>& i) {
+      return sum(h(i[0], i[1], i[2], q.var) * W2(i[3], q.var), {q});
+    });
+    return Program({y}, "two_gemms");
+  };
+  FixedScheduleOptions packing;
+  packing.weights = {"W1", "W2"};
+  for (const char* strategy : {"unfused", "global"}) {
+    Program p = two_gemms(1024);
+    Schedule s = make_strategy_program(p, strategy, cpu(), packing).schedule;
+    ASSERT_TRUE(has_decision(s, DecisionKind::kPad, "h")) << strategy << " " << s.to_json();
+    for (const Decision& d : s.decisions()) {
+      if (d.kind == DecisionKind::kPad) {
+        EXPECT_EQ(d.to_string(), "pad h dimension 3 by 16 elements");
+      }
+    }
+    const std::string cpp = compile_to_cpp_source(p, s).source;
+    EXPECT_NE(cpp.find("f32[1, 14, 14, 1040] h"), std::string::npos) << cpp;
+    expect_matches_interpreter(p, s);
+
+    FixedScheduleOptions dense = packing;
+    dense.knobs.pad_rows = false;
+    EXPECT_FALSE(has_decision(make_strategy_program(p, strategy, cpu(), dense).schedule, DecisionKind::kPad, "h"));
+    Schedule avx2 = make_strategy_program(p, strategy, with_cpu_isa(cpu(), CpuIsa::kAvx2), packing).schedule;
+    EXPECT_FALSE(has_decision(avx2, DecisionKind::kPad, "h")) << avx2.to_json();
+    Schedule two_sets = make_strategy_program(two_gemms(512), strategy, cpu(), packing).schedule;
+    EXPECT_FALSE(has_decision(two_sets, DecisionKind::kPad, "h")) << two_sets.to_json();
+  }
+}
+
 // An outer-product GEMM tile holds its accumulators, its row of B and one broadcast element of A in the 32 AVX-512
 // registers: on a map of 14-token rows with 512 output columns, 2 vectors x 14 rows (28 + 2 + 1 registers), not 4
 // vectors x 7 rows (28 + 4 + 1: g++ kept one accumulator on the stack, stored and reloaded every step of k).

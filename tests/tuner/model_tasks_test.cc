@@ -15,6 +15,7 @@
 #include "runtime/local_run.h"
 #include "space/strategy_schedule.h"
 #include "tests/support/fixed_targets.h"
+#include "workloads/examples.h"
 #include "workloads/registry.h"
 
 namespace ingot {
@@ -116,13 +117,34 @@ TEST(ModelTasks, TheModelsFixedScheduleSplitsIntoTaskSchedulesThatAssembleBack) 
       }
       EXPECT_EQ(weights, plan.stage_count());
       // The same C++: every occurrence of a task has the decisions of its first.
-      EXPECT_EQ(compile_to_cpp_source(model, assemble_schedule(plan, tasks, starts)).source,
+      EXPECT_EQ(compile_to_cpp_source(model, assemble_schedule(plan, tasks, starts, fixed)).source,
                 compile_to_cpp_source(model, fixed).source);
     }
   }
   // The unfused LSTM repeats its cells' kernels; the global one fuses cells of different steps into each stage.
   Program lstm = make_workload("lstm", find_workload("lstm")->small);
   EXPECT_LT(extract_tasks(lstm, make_plan("unfused", lstm, cpu()), "lstm").size(), lstm.computes().size());
+}
+
+// A pad of a tensor between two stages (R: 28 rows of 4 KB, read 14 rows at a time by the second GEMM's tiles) is left
+// out of the task that writes it, whose outputs stay dense, and comes back from the fixed schedule in the assembly.
+TEST(ModelTasks, APadBetweenStagesLeavesTheTasksAndComesBackInTheAssembly) {
+  Program model = two_gemm(28, 1024, 32, 512);
+  PartitionPlan plan = make_plan("global", model, cpu());
+  Schedule fixed = strategy_schedule(model, plan);
+  ASSERT_EQ(fixed.decisions().front().to_string(), "pad R dimension 1 by 16 elements") << fixed.to_json();
+  std::vector<ModelTask> tasks = extract_tasks(model, plan, "two_gemm");
+  ASSERT_EQ(tasks.size(), 2u);
+  std::vector<Schedule> starts;
+  for (const ModelTask& t : tasks) {
+    starts.push_back(task_schedule(fixed, t, FixedScheduleOptions{}));
+    for (const Decision& d : starts.back().decisions()) EXPECT_NE(d.kind, DecisionKind::kPad) << t.name;
+    EXPECT_NO_THROW(lower(t.program, starts.back())) << t.name;
+  }
+  EXPECT_EQ(compile_to_cpp_source(model, assemble_schedule(plan, tasks, starts, fixed)).source,
+            compile_to_cpp_source(model, fixed).source);
+  EXPECT_NE(compile_to_cpp_source(model, assemble_schedule(plan, tasks, starts, Schedule())).source,
+            compile_to_cpp_source(model, fixed).source);
 }
 
 // With an L2 small enough that EfficientNet's expansions run in their depthwise convolutions' bands, the model's
@@ -172,7 +194,7 @@ TEST(ModelTasks, AssembledTunedSchedulesRunCorrectly) {
   knobs.knobs.register_tile = 2;
   knobs.knobs.cache_write = false;
   for (const ModelTask& t : tasks) schedules.push_back(strategy_schedule(t.program, t.plan, knobs));
-  Schedule assembled = assemble_schedule(plan, tasks, schedules);
+  Schedule assembled = assemble_schedule(plan, tasks, schedules, strategy_schedule(model, plan, knobs));
   EXPECT_EQ(compile_to_cpp_source(model, assembled).source,
             compile_to_cpp_source(model, strategy_schedule(model, plan, knobs)).source);
   TensorMap inputs = random_inputs(model, 3);
@@ -182,7 +204,7 @@ TEST(ModelTasks, AssembledTunedSchedulesRunCorrectly) {
   options.min_repeats = 1;
   LocalRunResult r = local_run(model, assembled, inputs, interpret(model, inputs), options);
   EXPECT_TRUE(r.correct);
-  EXPECT_THROW(assemble_schedule(plan, tasks, {}), std::invalid_argument);
+  EXPECT_THROW(assemble_schedule(plan, tasks, {}, Schedule()), std::invalid_argument);
 }
 
 }  // namespace
