@@ -1694,6 +1694,11 @@ class StrategyScheduler {
       if (a->name == tile.packed || a->is_placeholder() || program_.is_output(a) || a->dtype != DType::kFloat32 ||
           stage_of_.at(a->name) == stage_of_.at(r->name))
         continue;  // not stored by another stage in a layout of ours
+      // Read by the GEMM's stage alone: no other reader's loops were planned on A's rows being dense.
+      const std::vector<Tensor> readers = program_.readers(a);
+      if (std::any_of(readers.begin(), readers.end(),
+                      [&](const Tensor& reader) { return stage_of_.at(reader->name) != stage_of_.at(r->name); }))
+        continue;
       auto most_rows_in_one_set = [&](const std::vector<int64_t>& shape) -> int64_t {
         Expr flat = indices[0];
         for (size_t d = 1; d < indices.size(); ++d) flat = flat * shape[d] + indices[d];

@@ -1139,10 +1139,10 @@ TEST(StrategySchedule, PackedPanelsOfASmallWeightRunInsideTheRowsOfTheMap) {
 }
 
 // A GEMM tile's 14 rows of A, 4 KB apart (1024 columns), would share one set of the L1 cache; stored by the stage
-// before, A gets a cache line more per row. Rows 2 KB apart (7 of the 14 in each of two sets), pad_rows=0 and AVX2's
-// tiles of fewer rows keep A dense.
+// before, A gets a cache line more per row. Rows 2 KB apart (7 of the 14 in each of two sets), pad_rows=0, AVX2's
+// tiles of fewer rows and a reader in another stage keep A dense.
 TEST(StrategySchedule, GemmRowsInOneL1SetArePadded) {
-  auto two_gemms = [](int64_t hidden) {
+  auto two_gemms = [](int64_t hidden, bool second_reader = false) {
     const int64_t T = 14, K = 32, N = 64;
     Tensor x = placeholder("x", {1, T, T, K}), W1 = placeholder("W1", {hidden, K}), W2 = placeholder("W2", {N, hidden});
     IterVar k = reduce_axis(K, "k"), q = reduce_axis(hidden, "q");
@@ -1152,7 +1152,9 @@ TEST(StrategySchedule, GemmRowsInOneL1SetArePadded) {
     Tensor y = compute("y", {1, T, T, N}, [&](const std::vector<Expr>& i) {
       return sum(h(i[0], i[1], i[2], q.var) * W2(i[3], q.var), {q});
     });
-    return Program({y}, "two_gemms");
+    if (!second_reader) return Program({y}, "two_gemms");
+    Tensor z = compute("z", {1, T, T, hidden}, [&](const std::vector<Expr>& i) { return h(i) * Expr(2.0); });
+    return Program({y, z}, "two_gemms");
   };
   FixedScheduleOptions packing;
   packing.weights = {"W1", "W2"};
@@ -1177,6 +1179,9 @@ TEST(StrategySchedule, GemmRowsInOneL1SetArePadded) {
     Schedule two_sets = make_strategy_program(two_gemms(512), strategy, cpu(), packing).schedule;
     EXPECT_FALSE(has_decision(two_sets, DecisionKind::kPad, "h")) << two_sets.to_json();
   }
+  // Read by a stage of its own too (z, unfused), whose loops were planned on dense rows: h stays dense.
+  Schedule shared = make_strategy_program(two_gemms(1024, true), "unfused", cpu(), packing).schedule;
+  EXPECT_FALSE(has_decision(shared, DecisionKind::kPad, "h")) << shared.to_json();
 }
 
 // An outer-product GEMM tile holds its accumulators, its row of B and one broadcast element of A in the 32 AVX-512
