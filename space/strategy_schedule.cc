@@ -581,6 +581,7 @@ class StrategyScheduler {
   // (f free of both) of a tensor whose last dimension is as wide as w, no other index uses them, and no select
   // condition (a padded border) does. The plane's flat index is then the loop's.
   bool plane_is_contiguous(const Tensor& t) {
+    if (pads_.count(t->name)) return false;  // its rows padded (pad_rows_in_one_l1_set)
     size_t n = t->axes.size();
     const std::string& h = t->axes[n - 2].name();
     const std::string& w = t->axes[n - 1].name();
@@ -599,6 +600,7 @@ class StrategyScheduler {
     for (auto [tensor, indices] : reads) {
       for (Expr& index : indices) index = simplify(substitute(index, single));
       if (std::none_of(indices.begin(), indices.end(), uses_plane)) continue;
+      if (pads_.count(tensor->name)) return false;
       // A tensor of bf16 pairs ([.., h, w, 2], workloads/bf16_products.h): its pixels are pairs side by side.
       const bool pairs = is_bf16_pairs(tensor) && !uses_plane(indices.back());
       if (pairs) indices.pop_back();
@@ -1680,7 +1682,9 @@ class StrategyScheduler {
   // A packed panel's tile broadcasts one element of each of its rows of A per k. Where A's rows lie a multiple of 4 KB
   // apart, all of them fall in one set of the L1 cache (4 KB of 64-byte lines per way on the x86 cores we know: 32 KB
   // 8-way, 48 KB 12-way), and more rows than its 8 ways evict each other at every line of k. A, stored by another
-  // stage, then gets a line more per row (a pad decision; fp32 only: a bf16 operand's layout is its pair tiles').
+  // stage and read by the GEMM's stage alone, then gets a line more per row (a pad decision; fp32 only: a bf16
+  // operand's layout is its pair tiles'); A's writer, decided after its readers, no longer takes its rows as one
+  // contiguous plane (plane_is_contiguous).
   // Swin's second FFN GEMM in its third stage (A 196 x 2048, 14 rows at 8 KB, Zen 4 with its 1 MB L2), alone in a
   // harness: 2.36-2.47 -> 1.83-1.87 ms (170 -> 223 GFLOP/s); 7 rows at 16 KB or 14 at 2 KB: unchanged.
   void pad_rows_in_one_l1_set(const Tensor& r, const StencilTile& tile) {
@@ -1692,7 +1696,7 @@ class StrategyScheduler {
     folded_reads(r->body, folded_into(r), reads);
     for (const auto& [a, indices] : reads) {
       if (a->name == tile.packed || a->is_placeholder() || program_.is_output(a) || a->dtype != DType::kFloat32 ||
-          stage_of_.at(a->name) == stage_of_.at(r->name))
+          indices.size() < 2 || stage_of_.at(a->name) == stage_of_.at(r->name))
         continue;  // not stored by another stage in a layout of ours
       // Read by the GEMM's stage alone: no other reader's loops were planned on A's rows being dense.
       const std::vector<Tensor> readers = program_.readers(a);
