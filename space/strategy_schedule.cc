@@ -1682,9 +1682,10 @@ class StrategyScheduler {
   // A packed panel's tile broadcasts one element of each of its rows of A per k. Where A's rows lie a multiple of 4 KB
   // apart, all of them fall in one set of the L1 cache (4 KB of 64-byte lines per way on the x86 cores we know: 32 KB
   // 8-way, 48 KB 12-way), and more rows than its 8 ways evict each other at every line of k. A, stored by another
-  // stage and read by the GEMM's stage alone, then gets a line more per row (a pad decision; fp32 only: a bf16
-  // operand's layout is its pair tiles'); A's writer, decided after its readers, no longer takes its rows as one
-  // contiguous plane (plane_is_contiguous).
+  // stage and read by the GEMM's stage alone, then gets a line more per row (a pad decision): fp32, or bf16 rows
+  // rounded once where the target has no AMX (vdpbf16ps tiles: Swin in bf16 1.064x, 7 rounds side by side, Zen 4; AMX
+  // tile loads were not measured so). A's writer, decided after its readers, no longer takes its rows as one contiguous
+  // plane (plane_is_contiguous).
   // Swin's second FFN GEMM in its third stage (A 196 x 2048, 14 rows at 8 KB, Zen 4 with its 1 MB L2), alone in a
   // harness: 2.36-2.47 -> 1.83-1.87 ms (170 -> 223 GFLOP/s); 7 rows at 16 KB or 14 at 2 KB: unchanged.
   void pad_rows_in_one_l1_set(const Tensor& r, const StencilTile& tile) {
@@ -1695,8 +1696,9 @@ class StrategyScheduler {
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(r->body, folded_into(r), reads);
     for (const auto& [a, indices] : reads) {
-      if (a->name == tile.packed || a->is_placeholder() || program_.is_output(a) || a->dtype != DType::kFloat32 ||
-          indices.size() < 2 || stage_of_.at(a->name) == stage_of_.at(r->name))
+      if (a->name == tile.packed || a->is_placeholder() || program_.is_output(a) ||
+          (a->dtype != DType::kFloat32 && (a->dtype != DType::kBFloat16 || options_.amx_bf16)) || indices.size() < 2 ||
+          stage_of_.at(a->name) == stage_of_.at(r->name))
         continue;  // not stored by another stage in a layout of ours
       // Read by the GEMM's stage alone: no other reader's loops were planned on A's rows being dense.
       const std::vector<Tensor> readers = program_.readers(a);
@@ -1708,14 +1710,14 @@ class StrategyScheduler {
         for (size_t d = 1; d < indices.size(); ++d) flat = flat * shape[d] + indices[d];
         std::optional<AffineForm> form = as_affine(simplify(flat));
         if (!form || !form->coeffs.count(row)) return 0;
-        const int64_t stride = std::abs(form->coeffs.at(row)) * int64_t(sizeof(float));
+        const int64_t stride = std::abs(form->coeffs.at(row)) * dtype_bytes(a->dtype);
         std::map<int64_t, int64_t> rows_in_set;
         int64_t most = 0;
         for (int64_t i = 0; i < tile.rows; ++i) most = std::max(most, ++rows_in_set[i * stride / kLineBytes % kL1Sets]);
         return most;
       };
       std::vector<int64_t> padded = a->shape;
-      padded.back() += kLineBytes / int64_t(sizeof(float));
+      padded.back() += kLineBytes / dtype_bytes(a->dtype);
       if (most_rows_in_one_set(a->shape) > kL1Ways && most_rows_in_one_set(padded) <= kL1Ways)
         pads_[a->name] = padded.back() - a->shape.back();
     }

@@ -423,6 +423,28 @@ TEST(Bf16Products, AGemmUnderItsEpilogueBlocksKAndWritesTheNextLayersRows) {
   expect_the_interpreters_answer(f32, bf16, s.schedule);
 }
 
+// Rows rounded to bf16 once (relu_bf16: 196 x 2048, 4 KB apart) that the layer's tile reads 14 at a time would share
+// one set of the L1 cache: they get a line more per row (32 values), where the target has no AMX (its tiles' loads
+// were not measured so). Where the CPU has AVX-512 BF16 the padded program matches the interpreter. (The rows come
+// from an elementwise stage, so that the interpreter and the program round the same values.)
+TEST(Bf16Products, RowsRoundedOnceInOneL1SetArePaddedWithoutAmx) {
+  Tensor x = placeholder("x", {196, 2048}), v = placeholder("v", {128, 2048});
+  Tensor relu = compute("relu", x->shape, [&](const std::vector<Expr>& i) { return maximum(x(i), float_imm(0.0)); });
+  Program f32({dense("z", relu, v)}, "layer");
+  Bf16Program bf16 = bf16_products(f32, {"v"});
+  FixedScheduleOptions options;
+  options.weights = {"v"};
+  for (bool amx : {false, true}) {
+    Target target = test_support::avx512_cpu();
+    target.cpu.amx_bf16 = amx;
+    StrategyProgram s = make_strategy_program(bf16.program, "global", target, options);
+    const std::string json = s.schedule.to_json();
+    EXPECT_EQ(json.find(R"({"dim":1,"elements":32,"kind":"pad","stage":"relu_bf16"})") != std::string::npos, !amx)
+        << json;
+    if (!amx) expect_the_interpreters_answer(f32, bf16, s.schedule);
+  }
+}
+
 // A layer norm read only through a shift of its rows by a dense layer (Swin's first norm before its shifted windows):
 // its stage is the one that rounds the shifted rows to bf16 (analysis/strategies.cc), where it is inlined, so no f32
 // tensor of it is stored; its statistics are. So is a copy of it in its own stage (an ONNX file's Pad of nothing),
