@@ -1697,8 +1697,8 @@ class StrategyScheduler {
     folded_reads(r->body, folded_into(r), reads);
     for (const auto& [a, indices] : reads) {
       if (a->name == tile.packed || a->is_placeholder() || program_.is_output(a) ||
-          (a->dtype != DType::kFloat32 && (a->dtype != DType::kBFloat16 || options_.amx_bf16)) || indices.size() < 2 ||
-          stage_of_.at(a->name) == stage_of_.at(r->name))
+          (a->dtype != DType::kFloat32 && (!is_bf16_rounding(a) || is_bf16_pairs(a) || options_.amx_bf16)) ||
+          indices.size() < 2 || stage_of_.at(a->name) == stage_of_.at(r->name))
         continue;  // not stored by another stage in a layout of ours
       // Read by the GEMM's stage alone: no other reader's loops were planned on A's rows being dense.
       const std::vector<Tensor> readers = program_.readers(a);

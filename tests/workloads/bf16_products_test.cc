@@ -441,6 +441,9 @@ TEST(Bf16Products, RowsRoundedOnceInOneL1SetArePaddedWithoutAmx) {
     const std::string json = s.schedule.to_json();
     EXPECT_EQ(json.find(R"({"dim":1,"elements":32,"kind":"pad","stage":"relu_bf16"})") != std::string::npos, !amx)
         << json;
+    EXPECT_THAT(
+        to_string(lower(bf16.program, s.schedule)),
+        testing::HasSubstr(amx ? "workspace relu_bf16: bf16[196, 2048]" : "workspace relu_bf16: bf16[196, 2080]"));
     if (!amx) expect_the_interpreters_answer(f32, bf16, s.schedule);
   }
 }
