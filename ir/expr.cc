@@ -243,6 +243,13 @@ Expr read(Tensor tensor, std::vector<Expr> indices) {
   return Expr(std::make_shared<const TensorReadNode>(std::move(tensor), std::move(indices), t));
 }
 
+Expr flat_index(const std::vector<Expr>& index, const std::vector<int64_t>& shape) {
+  if (index.empty()) return Expr(int64_t(0));
+  Expr flat = index[0];
+  for (size_t d = 1; d < index.size(); ++d) flat = flat * shape[d] + index[d];
+  return flat;
+}
+
 Expr load(Buffer buffer, Expr index) {
   INGOT_REQUIRE(buffer && index && is_int(index.dtype()), "load needs a buffer and an integer index");
   return Expr(std::make_shared<const BufferLoadNode>(std::move(buffer), std::move(index)));

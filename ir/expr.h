@@ -220,6 +220,8 @@ Expr cast(DType dtype, Expr value);
 Expr call(MathFunc func, std::vector<Expr> args);
 Expr read(Tensor tensor, std::vector<Expr> indices);
 Expr load(Buffer buffer, Expr index);
+// The row-major flat offset of `index` into a buffer of `shape` (0 for a scalar), as loads and stores take it.
+Expr flat_index(const std::vector<Expr>& index, const std::vector<int64_t>& shape);
 Expr reduce(ReduceOp op, Expr source, std::vector<IterVar> axes);
 Expr identity_element(ReduceOp op, DType dtype);  // 0, -inf or +inf
 

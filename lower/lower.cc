@@ -84,13 +84,6 @@ std::string join(const std::vector<std::string>& names) {
   return s;
 }
 
-Expr flat_index(const std::vector<Expr>& index, const std::vector<int64_t>& shape) {
-  if (index.empty()) return Expr(int64_t(0));
-  Expr flat = index[0];
-  for (size_t d = 1; d < index.size(); ++d) flat = flat * shape[d] + index[d];
-  return flat;
-}
-
 // Index (or shape) `in_order` with its dimensions in `order`; in_order itself where order is empty.
 template <typename T>
 std::vector<T> in_storage_order(const std::vector<T>& in_order, const std::vector<size_t>& order) {

@@ -1706,9 +1706,7 @@ class StrategyScheduler {
                       [&](const Tensor& reader) { return stage_of_.at(reader->name) != stage_of_.at(r->name); }))
         continue;
       auto most_rows_in_one_set = [&](const std::vector<int64_t>& shape) -> int64_t {
-        Expr flat = indices[0];
-        for (size_t d = 1; d < indices.size(); ++d) flat = flat * shape[d] + indices[d];
-        std::optional<AffineForm> form = as_affine(simplify(flat));
+        std::optional<AffineForm> form = as_affine(simplify(flat_index(indices, shape)));
         if (!form || !form->coeffs.count(row)) return 0;
         const int64_t stride = std::abs(form->coeffs.at(row)) * dtype_bytes(a->dtype);
         std::map<int64_t, int64_t> rows_in_set;

@@ -105,12 +105,7 @@ Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTas
     for (size_t o = 0; o < tasks[t].occurrences.size(); ++o)
       at[{tasks[t].occurrences[o].kernel, tasks[t].occurrences[o].stage}] = {t, o};
   Schedule out;
-  std::set<std::string> packed;          // a weight that two tasks read is packed as the first packs it
-  std::set<std::string> between_stages;  // the model's tensors that a task outputs
-  for (const ModelTask& task : tasks)
-    for (const TaskOccurrence& occurrence : task.occurrences)
-      for (const Tensor& output : task.program.outputs())
-        between_stages.insert(occurrence.model_names.at(output->name));
+  std::set<std::string> packed;  // a weight that two tasks read is packed as the first packs it
   for (size_t k = 0; k < plan.kernels.size(); ++k)
     for (size_t s = 0; s < plan.kernels[k].stages.size(); ++s) {
       auto it = at.find({int64_t(k), int64_t(s)});
@@ -125,7 +120,7 @@ Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTas
       }
     }
   for (const Decision& d : fixed.decisions())
-    if (d.kind == DecisionKind::kPad && between_stages.count(d.stage)) out.append(d);
+    if (d.kind == DecisionKind::kPad) out.append(d);
   out.set_layout(plan_layout(plan));
   return out;
 }
@@ -137,7 +132,7 @@ Schedule task_schedule(const Schedule& model_schedule, const ModelTask& task, co
   Schedule out;
   for (const Decision& d : model_schedule.decisions()) {
     if (d.kind == DecisionKind::kPack ? inputs.count(d.stage) == 0 : computes.count(d.stage) == 0) continue;
-    if (d.kind == DecisionKind::kPad && task.program.is_output(task.program.find(d.stage))) continue;
+    if (d.kind == DecisionKind::kPad) continue;  // a layout between stages: the task's buffers are dense
     if (d.kind == DecisionKind::kComputeAt && computes.count(d.target) == 0)
       return strategy_schedule(task.program, task.plan, options);
     out.append(d);
