@@ -28,7 +28,7 @@ Tensor gather(const std::string& name, const Tensor& data, const std::vector<int
 
 // Indices given by an expression of the index positions: out[a..., i..., b...] = data[a..., index_fn(i...),
 // b...] with i ranging over index_shape. index_fn returns an int64 expression in [0, data.shape[axis]) (not
-// checked before evaluation). Swin's relative position bias: gather_computed(name, table, 0, {N, N},
+// checked before evaluation). A relative position bias [N, N, heads]: gather_computed(name, table, 0, {N, N},
 // [&](auto& i) { return (i[0] / ws - i[1] / ws + ws - 1) * (2 * ws - 1) + i[0] % ws - i[1] % ws + ws - 1; }).
 Tensor gather_computed(const std::string& name, const Tensor& data, int64_t axis,
                        const std::vector<int64_t>& index_shape,

@@ -63,8 +63,9 @@ InputRanges swin_input_ranges(const SwinSizes& sizes);
 // The attention inside the windows of one block as the model builds it, and as the task workloads
 // (workloads/tasks.h) cut it out. q, k, v: [windows * heads, window^2 tokens, head_dim], head-major within a window;
 // mask: [windows, tokens, tokens] for a shifted block, else null. Computes `<prefix>scores` (q k^T),
-// `<prefix>rel_bias` (the gather from the new weight `<prefix>rel_bias_table`), `<prefix>attn_logits`, the softmax
-// `<prefix>attn` and `<prefix>context` = probabilities times v [windows * heads, tokens, head_dim].
+// `<prefix>rel_bias` (the gather from the new weight `<prefix>rel_bias_table`, [heads, tokens, tokens]),
+// `<prefix>attn_logits`, the softmax `<prefix>attn` and `<prefix>context` = probabilities times v [windows * heads,
+// tokens, head_dim].
 Tensor swin_window_attention(ModelWeights& weights, const std::string& prefix, const Tensor& q, const Tensor& k,
                              const Tensor& v, int64_t heads, int64_t window, const Tensor& mask);
 

@@ -202,11 +202,11 @@ TEST(Swin, RelativePositionBiasIsGatheredByTorchvisionsIndex) {
     const HostTensor& bias = out.at(std::string(block) + "rel_bias");
     const int64_t heads = table.shape()[1], tokens = 36;
     ASSERT_EQ(table.shape()[0], 121);
-    ASSERT_EQ(bias.shape(), (std::vector<int64_t>{tokens, tokens, heads}));
+    ASSERT_EQ(bias.shape(), (std::vector<int64_t>{heads, tokens, tokens}));
     for (int64_t i = 0; i < tokens; ++i)
       for (int64_t j = 0; j < tokens; ++j)
         for (int64_t h = 0; h < heads; ++h)
-          ASSERT_EQ(bias.get((i * tokens + j) * heads + h), table.get(reference_relative_index(i, j, 6) * heads + h))
+          ASSERT_EQ(bias.get((h * tokens + i) * tokens + j), table.get(reference_relative_index(i, j, 6) * heads + h))
               << block << " " << i << " " << j << " " << h;
   }
 }
