@@ -35,8 +35,8 @@ struct SwinSizes {
 //     x = x + fc2(GELU(fc1(LayerNorm(x))))
 //   where odd blocks shift by window / 2 (torch.roll by -window/2, rolled back after) unless the map is a single
 //   window, and attention per window and head is softmax(q k^T / sqrt(head_dim) + bias + mask) v, with
-//     bias[i, j] = table[(ih - jh + window - 1) * (2 window - 1) + iw - jw + window - 1, head]: a gather from the
-//       per-block placeholder table[(2 window - 1)^2, heads] by constant indices (computed from i and j);
+//     bias[head, i, j] = table[(ih - jh + window - 1) * (2 window - 1) + iw - jw + window - 1, head]: computed
+//       from the per-block placeholder table[(2 window - 1)^2, heads] by indices made of i and j;
 //     mask = -100 between tokens of different regions of the shifted map, else 0: a constant compute per stage.
 //   patch merging after stages 0..2: concat of the 2x2 neighbours (x[0::2,0::2], x[1::2,0::2], x[0::2,1::2],
 //     x[1::2,1::2]) -> LayerNorm(4C) -> Linear(4C, 2C, no bias)
