@@ -1,7 +1,8 @@
-// A packed layout of an input tensor (a schedule's pack decision): one dimension cut into blocks, the block index
-// outermost and the offset within a block innermost, the other dimensions in order between them. A weight [3072,
-// 768] packed along dimension 0 by 48 is [64, 768, 48]: each panel of 48 rows that a GEMM's register tile walks
-// lies contiguous, k-major. Lowering indexes the packed buffer; the runtime packs the data once before the runs.
+// A packed layout of a tensor (a schedule's pack decision): one dimension cut into blocks, the block index outermost
+// and the offset within a block innermost, the other dimensions in order between them. A weight [3072, 768] packed
+// along dimension 0 by 48 is [64, 768, 48]: each panel of 48 rows that a GEMM's register tile walks lies contiguous,
+// k-major. Lowering indexes the packed buffer; for an input the runtime packs the data once before the runs, a stored
+// intermediate its stage writes packed.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 namespace ingot {
 
 struct PackedLayout {
-  std::string tensor;          // the placeholder
+  std::string tensor;          // the placeholder, or the compute stored in the workspace
   std::vector<int64_t> shape;  // its shape as the program has it
   int64_t dim = 0;             // the dimension cut into blocks
   int64_t block = 1;           // divides shape[dim]

@@ -103,7 +103,8 @@ class Schedule {
   Schedule& explicit_vectors(const std::string& stage, const std::string& axis, int64_t lanes);
   // The placeholder `tensor` is passed in a packed layout, made once before the runs (a weight's, as inference
   // runtimes prepack them): its dimension `dim` cut into blocks of `block`, the block index outermost and the offset
-  // in a block innermost (ir/input_layout.h). Every stage reading it reads the packed form.
+  // in a block innermost (ir/packed_layout.h). Every stage reading it reads the packed form. A compute stored in the
+  // workspace may be packed alike (a blocked layout between stages): its stage writes the packed form.
   Schedule& pack(const std::string& tensor, int64_t dim, int64_t block);
   // The computes `members` become one compute `batched` with a leading axis over them, reading `stacked`, the read they
   // differ in (ir/horizontal_batch.h). Applied to the program before any other decision, which may name `batched`.

@@ -125,14 +125,16 @@ class Lowering {
     const std::string where = "decision #" + std::to_string(n) + " (" + d.to_string() + "): ";
     Tensor t = program_.find(d.stage);
     if (!t) fail(where + "no tensor '" + d.stage + "'");
-    if (!t->is_placeholder()) fail(where + "'" + d.stage + "' is a compute; only inputs are packed");
+    if (program_.is_output(t)) fail(where + "'" + d.stage + "' is an output, which keeps the program's dense layout");
     if (packs_.count(d.stage)) fail(where + "'" + d.stage + "' is already packed");
+    if (pads_.count(d.stage)) fail(where + "'" + d.stage + "' is padded; a buffer has one layout");
     if (d.dim < 0 || d.dim >= int64_t(t->shape.size()))
       fail(where + "'" + d.stage + "' has " + std::to_string(t->shape.size()) + " dimensions");
     if (d.factor < 1 || t->shape[d.dim] % d.factor != 0)
       fail(where + "the block must divide the dimension's extent " + std::to_string(t->shape[d.dim]));
     // A bf16 weight (workloads/bf16_products.h: two dimensions, k the other one) keeps its pairs of k together.
-    const bool pairs = t->dtype == DType::kBFloat16 && t->shape.size() == 2 && t->shape[1 - d.dim] % 2 == 0;
+    const bool pairs =
+        t->is_placeholder() && t->dtype == DType::kBFloat16 && t->shape.size() == 2 && t->shape[1 - d.dim] % 2 == 0;
     packs_[d.stage] = PackedLayout{d.stage, t->shape, d.dim, d.factor, pairs ? 1 - d.dim : -1};
   }
 
@@ -144,14 +146,16 @@ class Lowering {
       fail(where + "'" + d.stage + "' is an input, whose layout is its caller's; pack lays out weights");
     if (program_.is_output(t)) fail(where + "'" + d.stage + "' is an output, which keeps the program's dense layout");
     if (pads_.count(d.stage)) fail(where + "'" + d.stage + "' is already padded");
+    if (packs_.count(d.stage)) fail(where + "'" + d.stage + "' is packed; a buffer has one layout");
     if (d.dim < 0 || d.dim >= int64_t(t->shape.size()))
       fail(where + "'" + d.stage + "' has " + std::to_string(t->shape.size()) + " dimensions");
     if (d.factor < 1) fail(where + "a pad adds at least one element");
     pads_[d.stage] = {d.dim, d.factor};
   }
 
-  // A load of an input (a placeholder) at the program's index, through its packed layout when it has one.
-  Expr load_input(const Buffer& b, const std::vector<Expr>& index) const {
+  // A load of a global buffer (an input's, or a compute's stored at its root) at the program's index, through its
+  // packed layout when it has one.
+  Expr load_global(const Buffer& b, const std::vector<Expr>& index) const {
     auto it = packs_.find(b->name);
     return load(b, flat_index(it == packs_.end() ? index : it->second.packed_index(index), b->shape));
   }
@@ -183,11 +187,14 @@ class Lowering {
     for (const Tensor& t : computes) {
       Stage& s = stages_.at(t->name);
       auto pad = pads_.find(t->name);
+      auto pack = packs_.find(t->name);
       if (s.inlined || !s.attach_stage.empty()) {
         if (pad != pads_.end()) fail("pad of '" + t->name + "': it is computed inside its readers and has no buffer");
+        if (pack != packs_.end())
+          fail("pack of '" + t->name + "': it is computed inside its readers and has no buffer");
         continue;
       }
-      std::vector<int64_t> shape = t->shape;
+      std::vector<int64_t> shape = pack != packs_.end() ? pack->second.packed_shape() : t->shape;
       if (pad != pads_.end()) shape[pad->second.first] += pad->second.second;
       s.buffer = make_buffer(t->name, t->dtype, shape, MemoryScope::kGlobal);
       buffers_[t->name] = s.buffer;
@@ -786,7 +793,7 @@ class Lowering {
         auto it = self.stages_.find(name);
         if (it != self.stages_.end() && !it->second.attach_stage.empty())
           return self.load_at(it->second.buffer, r->indices, it->second.origin, it->second.storage_order);
-        return self.load_input(self.buffers_.at(name), r->indices);
+        return self.load_global(self.buffers_.at(name), r->indices);
       }
     } rewriter(*this, s);
     return rewriter.mutate(e);
@@ -799,8 +806,12 @@ class Lowering {
     return load(b, flat_index(in_storage_order(local, storage_order), b->shape));
   }
 
-  // The flat index of domain coordinates in s's own buffer.
-  static Expr own_index(const Stage& s, const std::vector<Expr>& coords) {
+  // The flat index of domain coordinates in s's own buffer: a root stage's global buffer through its packed layout
+  // when it has one, a local buffer in its storage order.
+  Expr own_index(const Stage& s, const std::vector<Expr>& coords) const {
+    auto pack = packs_.find(s.tensor->name);
+    if (s.attach_stage.empty() && pack != packs_.end())
+      return flat_index(pack->second.packed_index(coords), s.buffer->shape);
     return flat_index(in_storage_order(coords, s.storage_order), s.buffer->shape);
   }
 
@@ -1033,7 +1044,6 @@ class Lowering {
   Stmt wrap_cache_read(const Stage& s, const CacheRead& cr, const Context& ctx, const Stmt& inner) {
     const Region& region = cache_regions_.at(s.tensor->name + "/" + cr.tensor);
     Tensor t = program_.find(cr.tensor);
-    const bool input = t->is_placeholder();
     Buffer source = buffers_.count(cr.tensor) ? buffers_.at(cr.tensor) : stages_.at(cr.tensor).buffer;
     const bool attached_source = stages_.count(cr.tensor) && !stages_.at(cr.tensor).attach_stage.empty();
     const std::vector<Expr> source_origin = attached_source ? stages_.at(cr.tensor).origin : std::vector<Expr>{};
@@ -1050,9 +1060,9 @@ class Lowering {
           conds.push_back(lt(index.back(), t->shape[d]));
         }
       }
-      return guarded(conds,
-                     store(cr.buffer, flat_index(r, cr.buffer->shape),
-                           input ? load_input(source, index) : load_at(source, index, source_origin, source_order)));
+      return guarded(conds, store(cr.buffer, flat_index(r, cr.buffer->shape),
+                                  attached_source ? load_at(source, index, source_origin, source_order)
+                                                  : load_global(source, index)));
     };
     std::string prefix = cr.buffer->name;
     if (ctx.under_block && !ctx.under_thread)
@@ -1084,7 +1094,7 @@ class Lowering {
   std::map<std::string, Stage> stages_;
   std::map<std::string, Buffer> buffers_;
   std::map<std::string, Region> cache_regions_;
-  std::map<std::string, PackedLayout> packs_;                // placeholder -> its packed layout
+  std::map<std::string, PackedLayout> packs_;                // input or stored compute -> its packed layout
   std::map<std::string, std::pair<int64_t, int64_t>> pads_;  // stored compute -> (dimension, elements added)
   std::map<std::string, std::set<std::string>> reads_;       // stage -> tensors its inlined body reads
   std::map<std::string, std::set<std::string>> readers_;     // tensor -> stages whose inlined bodies read it

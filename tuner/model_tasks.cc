@@ -119,8 +119,13 @@ Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTas
         out.append(std::move(model_decision));
       }
     }
+  std::set<std::string> computes;
+  for (const PlanKernel& kernel : plan.kernels)
+    for (const PlanStage& stage : kernel.stages) computes.insert(stage.tes.begin(), stage.tes.end());
   for (const Decision& d : fixed.decisions())
-    if (d.kind == DecisionKind::kPad) out.append(d);
+    if (d.kind == DecisionKind::kPad ||
+        (d.kind == DecisionKind::kPack && computes.count(d.stage) && packed.insert(d.stage).second))
+      out.append(d);
   out.set_layout(plan_layout(plan));
   return out;
 }

@@ -51,8 +51,9 @@ TensorMap task_expected_outputs(const ModelTask& task, const TensorMap& values);
 // schedule of a task alone can differ from the model's, whose strategy aligns a stage with its readers in later
 // stages (an LSTM gate GEMV follows the cell's row chunks). Where the model's schedule computes a stage of the task
 // inside a compute of another task (an expansion in its depthwise convolution's bands, space/strategy_schedule.h), the
-// task starts from its own fixed schedule, strategy_schedule(task.program, task.plan, options), instead. Pads are left
-// out: the strategy pads only tensors that one stage writes and another reads, and a task's buffers are dense.
+// task starts from its own fixed schedule, strategy_schedule(task.program, task.plan, options), instead. Pads and the
+// packs of the task's computes are left out: they lay out tensors that one stage writes and another reads, and a
+// task's computes are dense (a pack of a tensor the task reads as an input stays: its runner packs it).
 Schedule task_schedule(const Schedule& model_schedule, const ModelTask& task, const FixedScheduleOptions& options);
 
 // A schedule of `from`'s program as a schedule of `to`'s (equal structure): every tensor renamed by its position.
@@ -60,8 +61,9 @@ Schedule task_schedule(const Schedule& model_schedule, const ModelTask& task, co
 Schedule schedule_for_task(const Schedule& schedule, const ModelTask& from, const ModelTask& to);
 
 // The model's schedule made of one schedule per task (in extract_tasks' order): each task's decisions, renamed to
-// every occurrence, in plan order, with the plan's layout, and the pads of `fixed` (the plan's fixed schedule), which
-// no task's schedule holds (task_schedule). Throws std::invalid_argument when the counts differ.
+// every occurrence, in plan order, with the plan's layout, and the pads and the packs of computes of `fixed` (the
+// plan's fixed schedule) that no task's schedule holds (task_schedule). Throws std::invalid_argument when the counts
+// differ.
 Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTask>& tasks,
                            const std::vector<Schedule>& task_schedules, const Schedule& fixed);
 

@@ -654,8 +654,39 @@ TEST(Lower, PackedInputIsReadThroughItsPackedIndex) {
 )");
 }
 
-TEST(LowerErrors, PackOfAComputeADimensionOrABlockThatDoesNotFit) {
-  expect_schedule_error(elementwise(), Schedule().pack("B", 0, 2), "'B' is a compute; only inputs are packed");
+// A packed intermediate (B [4, 6] in blocks of 3 of its columns: [2, 4, 3]): B's stage, its columns split by the block,
+// writes each block's elements side by side, and C, its loops as they are, reads B through the packed index.
+TEST(Lower, PackedComputeIsWrittenAndReadAtItsPackedIndex) {
+  Schedule s = Schedule().pack("B", 1, 3).split("B", "j", 3).reorder("B", {"j.o", "i", "j.i"});
+  LoopFunction f = lower(elementwise(), s);
+  ASSERT_EQ(f.workspace.size(), 1u);
+  EXPECT_EQ(f.workspace[0]->shape, (std::vector<int64_t>{2, 4, 3}));
+  EXPECT_TRUE(f.packed_inputs.empty());  // made by the program, not by its callers
+  EXPECT_EQ(lowered(elementwise(), s), R"(func chain(A: f32[4, 6]) -> (C: f32[4, 6]) {
+  workspace B: f32[2, 4, 3]
+  for B.j.o in 0..2 {
+    for B.i in 0..4 {
+      for B.j.i in 0..3 {
+        B[(((B.i * 3) + B.j.i) + (B.j.o * 12))] = (A[(((B.i * 6) + B.j.i) + (B.j.o * 3))] * 2.0)
+      }
+    }
+  }
+  barrier grid
+  for C.i in 0..4 {
+    for C.j in 0..6 {
+      C[((C.i * 6) + C.j)] = (B[(((C.i * 3) + ((C.j / 3) * 12)) + (C.j % 3))] + 1.0)
+    }
+  }
+}
+)");
+}
+
+TEST(LowerErrors, PackOfAnOutputAPaddedOrInlinedComputeADimensionOrABlockThatDoesNotFit) {
+  expect_schedule_error(elementwise(), Schedule().pack("C", 1, 3), "'C' is an output");
+  expect_schedule_error(elementwise(), Schedule().pack("B", 1, 3).pad("B", 1, 2), "'B' is packed");
+  expect_schedule_error(elementwise(), Schedule().pad("B", 1, 2).pack("B", 1, 3), "'B' is padded");
+  expect_schedule_error(elementwise(), Schedule().pack("B", 1, 3).compute_inline("B"),
+                        "pack of 'B': it is computed inside its readers and has no buffer");
   expect_schedule_error(elementwise(), Schedule().pack("X", 0, 2), "no tensor 'X'");
   expect_schedule_error(elementwise(), Schedule().pack("A", 2, 2), "'A' has 2 dimensions");
   expect_schedule_error(elementwise(), Schedule().pack("A", 1, 4), "the block must divide the dimension's extent 6");

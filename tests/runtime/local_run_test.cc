@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "codegen/pipeline.h"
@@ -71,6 +72,28 @@ TEST(LocalRun, HandSchedulesMatchTheInterpreterAtFullSize) {
     LocalRunResult r = local_run(p, hand_schedule(p), inputs, expected, quick());
     EXPECT_TRUE(r.correct) << name << ": " << r.checks[0].message;
     EXPECT_EQ(r.seconds.size(), 1u);
+  }
+}
+
+// A packed intermediate: R (the first GEMM's relu, [8, 24]) stored in blocks of 8 of its columns, a block's columns
+// written together (vectorized), read by the second GEMM directly and through a cache, equals the interpreter.
+TEST(LocalRun, PackedIntermediateMatchesTheInterpreter) {
+  Program p = find_example("two_gemm").make_small();
+  TensorMap inputs = random_inputs(p, 5);
+  TensorMap expected = interpret(p, inputs);
+  const Schedule packed = Schedule()
+                              .pack("R", 1, 8)
+                              .split("R", "j", 8)
+                              .reorder("R", {"j.o", "i", "j.i"})
+                              .parallel("R", "j.o")
+                              .vectorize("R", "j.i");
+  for (const Schedule& s : {packed, Schedule(packed).cache_read("Y", "R", MemoryScope::kLocal, "i")}) {
+    LocalRunResult r = local_run(p, s, inputs, expected, quick());
+    EXPECT_TRUE(r.correct) << s.to_json() << ": " << r.checks[0].message << "\n" << to_string(r.function);
+    auto buffer = std::find_if(r.function.workspace.begin(), r.function.workspace.end(),
+                               [](const Buffer& b) { return b->name == "R"; });
+    ASSERT_NE(buffer, r.function.workspace.end());
+    EXPECT_EQ((*buffer)->shape, (std::vector<int64_t>{3, 8, 8})) << s.to_json();
   }
 }
 

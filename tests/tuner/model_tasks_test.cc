@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "analysis/strategies.h"
@@ -145,6 +146,38 @@ TEST(ModelTasks, APadBetweenStagesLeavesTheTasksAndComesBackInTheAssembly) {
             compile_to_cpp_source(model, fixed).source);
   EXPECT_NE(compile_to_cpp_source(model, assemble_schedule(plan, tasks, starts, Schedule())).source,
             compile_to_cpp_source(model, fixed).source);
+}
+
+// A pack of a tensor between two stages (R in blocks of 16 of its columns) is left out of the task that writes it,
+// whose outputs stay dense; the task that reads it packs its input as the model's stage reads it; assembled, the model
+// packs R once, as its fixed schedule does.
+TEST(ModelTasks, APackBetweenStagesLeavesTheWriterAndComesBackOnceInTheAssembly) {
+  Program model = two_gemm(28, 1024, 32, 512);
+  PartitionPlan plan = make_plan("global", model, cpu());
+  const Schedule strategy = strategy_schedule(model, plan);
+  Schedule fixed = Schedule().pack("R", 1, 16);  // instead of the strategy's pad of R
+  for (const Decision& d : strategy.decisions())
+    if (d.kind != DecisionKind::kPad) fixed.append(d);
+  fixed.set_layout(strategy.layout());
+  std::vector<ModelTask> tasks = extract_tasks(model, plan, "two_gemm");
+  ASSERT_EQ(tasks.size(), 2u);
+  std::vector<Schedule> starts;
+  int packs_of_inputs = 0;
+  for (const ModelTask& t : tasks) {
+    starts.push_back(task_schedule(fixed, t, FixedScheduleOptions{}));
+    for (const Decision& d : starts.back().decisions()) {
+      if (d.kind != DecisionKind::kPack) continue;
+      EXPECT_TRUE(t.program.find(d.stage)->is_placeholder()) << t.name << ": " << d.to_string();
+      packs_of_inputs += t.program.find(d.stage)->shape == std::vector<int64_t>{28, 1024};
+    }
+    EXPECT_NO_THROW(lower(t.program, starts.back())) << t.name;
+  }
+  EXPECT_EQ(packs_of_inputs, 1);
+  Schedule assembled = assemble_schedule(plan, tasks, starts, fixed);
+  EXPECT_EQ(std::count_if(assembled.decisions().begin(), assembled.decisions().end(),
+                          [](const Decision& d) { return d.kind == DecisionKind::kPack && d.stage == "R"; }),
+            1);
+  EXPECT_EQ(compile_to_cpp_source(model, assembled).source, compile_to_cpp_source(model, fixed).source);
 }
 
 // With an L2 small enough that EfficientNet's expansions run in their depthwise convolutions' bands, the model's
