@@ -18,6 +18,7 @@
 #include "lower/lower.h"
 #include "ops/conv.h"
 #include "ops/elementwise.h"
+#include "ops/reduce.h"
 #include "runtime/local_run.h"
 #include "tests/support/fixed_targets.h"
 #include "workloads/lstm.h"
@@ -353,6 +354,59 @@ TEST(StrategySchedule, AStencilEpilogueVectorizesTheTilesPlaneWhereRowsLeaveLane
   Schedule narrow = strategy_schedule(small, make_plan("global", small, test_support::avx2_cpu()), avx2);
   EXPECT_TRUE(has_decision(narrow, DecisionKind::kVectorize, "y", "m")) << narrow.to_json();
   expect_matches_interpreter(small, narrow);
+}
+
+// An inverted bottleneck on a 7 x 7 map (EfficientNet's last stages): a 1 x 1 expansion under its SiLU (a channel tile,
+// its epilogue along the channels), a depthwise 3 x 3 convolution under its SiLU, a squeeze-excitation's pooling and
+// scaling, a 1 x 1 projection (a channel tile). With AVX-512 the expanded, depthwise and scaled maps are stored in
+// blocks of 16 channels and the depthwise weight packed alike: the expansion's epilogue stores each vector of channels
+// whole, the depthwise convolution runs channels in the lanes over a row of 7 pixels, and the pooling and the scaling
+// vectorize the blocks' channels. The knob off, AVX2, or a reader that is neither (an output) keeps the maps whole.
+TEST(StrategySchedule, ADepthwiseConvolutionBetweenChannelTilesRunsOverBlocksOfChannels) {
+  Conv2dAttrs depthwise;
+  depthwise.padding = {1, 1, 1, 1};
+  depthwise.groups = 64;
+  Tensor x = placeholder("x", {1, 128, 7, 7}), we = placeholder("we", {64, 128, 1, 1}),
+         wd = placeholder("wd", {64, 1, 3, 3}), wp = placeholder("wp", {32, 64, 1, 1});
+  Tensor e = silu("e", conv2d("ce", x, we, Tensor(), Conv2dAttrs{}));
+  Tensor d = silu("d", conv2d("cd", e, wd, Tensor(), depthwise));
+  Tensor pool = reduce_mean("pool", d, {2, 3}, false);
+  Tensor gate = sigmoid("gate", pool);
+  Tensor scaled = compute("scaled", d->shape, [&](const std::vector<Expr>& i) { return d(i) * gate(i[0], i[1]); });
+  Program block({conv2d("y", scaled, wp, Tensor(), Conv2dAttrs{})}, "inverted_bottleneck");
+  FixedScheduleOptions options;
+  options.weights = {"we", "wd", "wp"};
+  Schedule s = strategy_schedule(block, make_plan("global", block, cpu()), options);
+  std::vector<std::string> packed;
+  for (const Decision& dec : s.decisions())
+    if (dec.kind == DecisionKind::kPack) packed.push_back(dec.to_string());
+  EXPECT_THAT(packed, ::testing::IsSupersetOf(
+                          {"pack e dimension 1 in blocks of 16", "pack d dimension 1 in blocks of 16",
+                           "pack scaled dimension 1 in blocks of 16", "pack wd dimension 0 in blocks of 16"}))
+      << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "e", "j.i.i")) << s.to_json();  // the tile's lanes in blocks
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "cd", "j.i")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kUnroll, "cd", "m")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "d", "j.i")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "pool", "j.i")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "scaled", "j.i")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "cd", "j.i")) << s.to_json();
+  expect_matches_interpreter(block, s);
+
+  auto packs_a_map = [](const Schedule& schedule) {
+    return std::any_of(schedule.decisions().begin(), schedule.decisions().end(), [](const Decision& dec) {
+      return dec.kind == DecisionKind::kPack && (dec.stage == "e" || dec.stage == "d" || dec.stage == "wd");
+    });
+  };
+  FixedScheduleOptions off = options;
+  off.knobs.channel_blocks = false;
+  EXPECT_FALSE(packs_a_map(strategy_schedule(block, make_plan("global", block, cpu()), off)));
+  FixedScheduleOptions avx2 = options;
+  avx2.simd_fp32_lanes = 8;
+  Schedule narrow = strategy_schedule(block, make_plan("global", block, test_support::avx2_cpu()), avx2);
+  EXPECT_FALSE(packs_a_map(narrow)) << narrow.to_json();
+  Program read_out({conv2d("y", scaled, wp, Tensor(), Conv2dAttrs{}), d}, "inverted_bottleneck_read_out");
+  EXPECT_FALSE(packs_a_map(strategy_schedule(read_out, make_plan("global", read_out, cpu()), options)));
 }
 
 // Swin's patch embedding, a 4 x 4 convolution at stride 4 over the image's 3 channels: no stencil tile reads a window

@@ -95,7 +95,7 @@ TEST(TemplateKnobs, DefaultsAreTheFixedSchedulesConstants) {
       "register_tile=4 gemv_rows=8 gate_chunk=16 accumulator_vectors=0 plane_row_share=0 "
       "min_stencil_iterations=64 min_reduction_lanes=8 reuse_operand_order=1 cache_write=1 prefetch=1 "
       "stencil_tiles=1 plane_tiles=1 pack_weights=1 panel_vectors=0 channel_tiles=1 channel_vectors=0 band_rows=16 "
-      "pad_rows=1");
+      "pad_rows=1 channel_blocks=1");
   EXPECT_EQ(knobs_to_string(FixedScheduleOptions{}), "max_vector_lanes=64 " + TemplateKnobs{}.to_string());
   FixedScheduleOptions from_ranges;
   from_ranges.max_vector_lanes = 8;
@@ -116,7 +116,7 @@ TEST(TemplateKnobs, RangesHoldTheirDefaultAndDistinctValues) {
     EXPECT_THAT(range.values, testing::Contains(range.default_value)) << range.name;
   }
   EXPECT_EQ(template_knob_ranges().front().name, "max_vector_lanes");
-  EXPECT_EQ(names.size(), 19u);
+  EXPECT_EQ(names.size(), 20u);
 }
 
 TEST(TemplateKnobs, SetKnobRefusesUnknownNamesAndValuesOutsideTheRange) {
@@ -459,7 +459,7 @@ TEST(TemplateKnobs, SamplingIsDeterministicAndCoversEveryValue) {
       "max_vector_lanes=64 register_tile=4 gemv_rows=1 gate_chunk=8 accumulator_vectors=12 plane_row_share=8 "
       "min_stencil_iterations=1 min_reduction_lanes=2 reuse_operand_order=0 cache_write=0 prefetch=0 "
       "stencil_tiles=1 plane_tiles=1 pack_weights=1 panel_vectors=0 channel_tiles=1 channel_vectors=4 band_rows=0 "
-      "pad_rows=1");
+      "pad_rows=1 channel_blocks=0");
   FixedScheduleOptions base;
   base.gpu = true;
   base.simd_fp32_lanes = 8;
