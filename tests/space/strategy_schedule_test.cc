@@ -361,12 +361,13 @@ TEST(StrategySchedule, AStencilEpilogueVectorizesTheTilesPlaneWhereRowsLeaveLane
 // scaling, a 1 x 1 projection (a channel tile). With AVX-512 the expanded, depthwise and scaled maps are stored in
 // blocks of 16 channels and the depthwise weight packed alike: the expansion's epilogue stores each vector of channels
 // whole, the depthwise convolution runs channels in the lanes over a row of 7 pixels, and the pooling and the scaling
-// vectorize the blocks' channels. The knob off, AVX2, or a reader that is neither (an output) keeps the maps whole.
+// vectorize the blocks' channels. The expansion's reduction of 80 input channels takes a channel tile only so (64 or
+// more; 96 with its maps whole). The knob off, AVX2, or a reader that is neither (an output) keeps the maps whole.
 TEST(StrategySchedule, ADepthwiseConvolutionBetweenChannelTilesRunsOverBlocksOfChannels) {
   Conv2dAttrs depthwise;
   depthwise.padding = {1, 1, 1, 1};
   depthwise.groups = 64;
-  Tensor x = placeholder("x", {1, 128, 7, 7}), we = placeholder("we", {64, 128, 1, 1}),
+  Tensor x = placeholder("x", {1, 80, 7, 7}), we = placeholder("we", {64, 80, 1, 1}),
          wd = placeholder("wd", {64, 1, 3, 3}), wp = placeholder("wp", {32, 64, 1, 1});
   Tensor e = silu("e", conv2d("ce", x, we, Tensor(), Conv2dAttrs{}));
   Tensor d = silu("d", conv2d("cd", e, wd, Tensor(), depthwise));
