@@ -2030,70 +2030,97 @@ class StrategyScheduler {
 
   static std::string axis(const Tensor& t, size_t d) { return t->axes[d].name(); }
 
-  // Blocks of channels: a depthwise convolution whose input, the epilogue of an expansion's channel tile (vectors of
-  // channels, AVX-512's SiLU epilogue along the channels), only it reads, with its own epilogue read only by poolings
-  // over the plane, elementwise maps of its shape and 1 x 1 convolutions that run as channel tiles (each pixel
-  // broadcast). Those maps are stored in blocks of a vector of channels ([C, H, W] as [C / lanes, H, W, lanes], a
-  // pack decision), so the expansion stores its vectors whole, where it scattered each lane to its channel's plane,
-  // and the depthwise convolution puts channels in its lanes, a row of pixels in its accumulators and the weight packed
-  // alike, where its rows of 7 or 14 pixels left lanes idle. EfficientNet's 7 x 7 blocks (1152 channels, 5 x 5 window;
-  // by hand, one block of the built-in model, one profile, Zen 4): the expansion 0.170 -> 0.130 ms, the depthwise
-  // convolution with its pooling 0.055 -> 0.030 ms, the rest the same.
+  // Blocks of channels (AVX-512): a channel tile's epilogue along the channels (vectors of output channels under a
+  // SiLU: EfficientNet's expansions and head on 14 x 14 and 7 x 7 maps) whose readers can all read it stored in blocks
+  // of a vector of channels ([C, H, W] as [C / lanes, H, W, lanes], a pack decision; reads_blocks): the tile then
+  // stores each vector whole, where it scattered each lane to its channel's plane. A depthwise convolution that reads
+  // it puts channels in its lanes, a row of pixels in its accumulators and its weight packed alike, where its rows of 7
+  // or 14 pixels left lanes idle; its stored epilogue is in blocks too, and so is a squeeze-excitation's scaling of it.
+  // EfficientNet's 7 x 7 blocks (1152 channels, 5 x 5 window; one block by hand, one profile, Zen 4): the expansion
+  // 0.170 -> 0.130 ms, the depthwise convolution with its pooling 0.055 -> 0.030 ms; its head 0.317 -> 0.230 ms.
   void find_channel_blocks() {
     const int64_t lanes = options_.simd_fp32_lanes;
     if (options_.gpu || !knobs().channel_blocks || lanes != kAvx512VectorLanes) return;
-    for (const Tensor& depthwise : program_.computes()) {
-      const ReduceNode* r = depthwise->reduction();
-      if (!r || r->op != ReduceOp::kSum || r->axes.size() != 2 || !is_nchw_map(depthwise) ||
-          band_of_.count(depthwise->name) || depthwise->axes[1].extent % lanes != 0)
+    for (const Tensor& expanded : program_.computes()) {
+      if (!is_nchw_map(expanded) || program_.is_output(expanded) || expanded->axes[1].extent % lanes != 0 ||
+          !expands_along_channels(expanded))
         continue;
-      Tensor expanded, weight;
-      bool plain = true;
-      std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-      folded_reads(depthwise->body, folded_into(depthwise), reads);
-      for (const auto& [tensor, indices] : reads) {
-        const Expr channel = indices.size() > 1 ? simplify(indices[tensor->is_placeholder() ? 0 : 1]) : Expr();
-        const auto* c = channel ? channel.as<VarNode>() : nullptr;
-        plain = plain && c && c->name == depthwise->axes[1].name();
-        if (tensor->is_placeholder() ? weight && !weight.same_as(tensor) : expanded && !expanded.same_as(tensor))
-          plain = false;
-        (tensor->is_placeholder() ? weight : expanded) = tensor;
-      }
-      if (!plain || !expanded || !weight || !is_weight(weight->name) || packs_.count(weight->name) ||
-          !is_nchw_map(expanded) || program_.is_output(expanded) || program_.readers(expanded).size() != 1 ||
-          expanded->axes[1].extent != depthwise->axes[1].extent || !expands_along_channels(expanded))
+      ChannelBlocks blocks;
+      blocks.roles[expanded->name] = ChannelBlockRole::kExpanded;
+      const std::vector<Tensor> readers = program_.readers(expanded);
+      if (!std::all_of(readers.begin(), readers.end(),
+                       [&](const Tensor& reader) { return reads_blocks(reader, expanded, true, blocks); }) ||
+          std::any_of(blocks.roles.begin(), blocks.roles.end(),
+                      [&](const auto& role) { return channel_blocked_.count(role.first) > 0; }) ||
+          std::any_of(blocks.weights.begin(), blocks.weights.end(),
+                      [&](const std::string& weight) { return packs_.count(weight) > 0; }))
         continue;
-      Tensor epilogue = epilogue_of(depthwise);
-      if (!epilogue || !is_nchw_map(epilogue) || !same_extents(epilogue, depthwise) || program_.is_output(epilogue))
-        continue;
-      std::map<std::string, ChannelBlockRole> roles = {{expanded->name, ChannelBlockRole::kExpanded},
-                                                       {depthwise->name, ChannelBlockRole::kDepthwise},
-                                                       {epilogue->name, ChannelBlockRole::kEpilogue}};
-      bool blockable = true;
-      for (const Tensor& reader : program_.readers(epilogue)) {
-        if (reader.same_as(depthwise)) continue;
-        if (reads_as_broadcast(reader, epilogue)) continue;
-        if (pools_plane(reader, epilogue)) {
-          roles[reader->name] = ChannelBlockRole::kPool;
-          continue;
-        }
-        const std::vector<Tensor> map_readers = program_.readers(reader);
-        blockable = blockable && maps_alike(reader, epilogue) && !program_.is_output(reader) && !map_readers.empty() &&
-                    std::all_of(map_readers.begin(), map_readers.end(),
-                                [&](const Tensor& q) { return reads_as_broadcast(q, reader); });
-        roles[reader->name] = ChannelBlockRole::kMap;
-      }
-      if (!blockable ||
-          std::any_of(roles.begin(), roles.end(), [&](const auto& role) { return channel_blocked_.count(role.first); }))
-        continue;
-      for (const auto& [name, role] : roles) {
+      for (const auto& [name, role] : blocks.roles) {
         channel_blocked_[name] = role;
         if (role == ChannelBlockRole::kExpanded || role == ChannelBlockRole::kEpilogue ||
             role == ChannelBlockRole::kMap)
           packs_[name] = {1, lanes};
       }
-      packs_[weight->name] = {0, lanes};
+      for (const std::string& weight : blocks.weights) packs_[weight] = {0, lanes};
     }
+  }
+
+  // The TEs of one set of maps in blocks of channels, by role, and the depthwise weights packed alike.
+  struct ChannelBlocks {
+    std::map<std::string, ChannelBlockRole> roles;
+    std::set<std::string> weights;
+  };
+
+  // Whether `reader` can read `map` stored in blocks of channels, and the roles that takes (into `blocks`): a channel
+  // tile (it broadcasts each element), a pooling over the plane, an elementwise map of map's shape that only channel
+  // tiles read, or (where `depthwise` allows) a depthwise convolution with its weight packed whose stored epilogue
+  // only such readers read.
+  bool reads_blocks(const Tensor& reader, const Tensor& map, bool depthwise, ChannelBlocks& blocks) {
+    if (reads_as_broadcast(reader, map)) return true;
+    if (pools_plane(reader, map)) {
+      blocks.roles[reader->name] = ChannelBlockRole::kPool;
+      return true;
+    }
+    if (maps_alike(reader, map)) {
+      const std::vector<Tensor> readers = program_.readers(reader);
+      blocks.roles[reader->name] = ChannelBlockRole::kMap;
+      return !program_.is_output(reader) && !readers.empty() &&
+             std::all_of(readers.begin(), readers.end(),
+                         [&](const Tensor& q) { return reads_as_broadcast(q, reader); });
+    }
+    if (!depthwise) return false;
+    const std::string weight = depthwise_weight(reader, map);
+    if (weight.empty()) return false;
+    Tensor epilogue = epilogue_of(reader);
+    if (!epilogue || !is_nchw_map(epilogue) || !same_extents(epilogue, reader) || program_.is_output(epilogue))
+      return false;
+    blocks.roles[reader->name] = ChannelBlockRole::kDepthwise;
+    blocks.roles[epilogue->name] = ChannelBlockRole::kEpilogue;
+    blocks.weights.insert(weight);
+    const std::vector<Tensor> readers = program_.readers(epilogue);
+    return std::all_of(readers.begin(), readers.end(),
+                       [&](const Tensor& r) { return r.same_as(reader) || reads_blocks(r, epilogue, false, blocks); });
+  }
+
+  // The weight of t where t is a depthwise convolution of map alone (sum over a window of map[.., c, .., ..] times
+  // weight[c, ..], c t's channel, the weight a model weight no band holds), else "".
+  std::string depthwise_weight(const Tensor& t, const Tensor& map) {
+    const ReduceNode* r = t->reduction();
+    if (!r || r->op != ReduceOp::kSum || r->axes.size() != 2 || !is_nchw_map(t) || band_of_.count(t->name) ||
+        t->axes[1].extent != map->axes[1].extent)
+      return "";
+    Tensor weight;
+    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+    folded_reads(t->body, folded_into(t), reads);
+    for (const auto& [tensor, indices] : reads) {
+      if (!tensor->is_placeholder() && !tensor.same_as(map)) return "";
+      if (tensor->is_placeholder() && weight && !weight.same_as(tensor)) return "";
+      const Expr channel = indices.size() > 1 ? simplify(indices[tensor->is_placeholder() ? 0 : 1]) : Expr();
+      const auto* c = channel ? channel.as<VarNode>() : nullptr;
+      if (!c || c->name != t->axes[1].name()) return "";
+      if (tensor->is_placeholder()) weight = tensor;
+    }
+    return weight && is_weight(weight->name) ? weight->name : "";
   }
 
   // Whether cpu_root would compute the expansion t hosts as a channel tile with its epilogue along the channels: a

@@ -410,6 +410,20 @@ TEST(StrategySchedule, ADepthwiseConvolutionBetweenChannelTilesRunsOverBlocksOfC
   EXPECT_FALSE(packs_a_map(strategy_schedule(read_out, make_plan("global", read_out, cpu()), options)));
 }
 
+// A channel tile's SiLU epilogue that only a global pooling reads (EfficientNet's head) is stored in blocks of channels
+// too, and the pooling vectorizes a block's channels.
+TEST(StrategySchedule, AChannelTileThatOnlyAPoolingReadsIsStoredInBlocksOfChannels) {
+  Tensor x = placeholder("x", {1, 80, 7, 7}), w = placeholder("w", {64, 80, 1, 1});
+  Tensor head = silu("head", conv2d("c", x, w, Tensor(), Conv2dAttrs{}));
+  Program p({reduce_mean("pool", head, {2, 3}, false)}, "head");
+  FixedScheduleOptions options;
+  options.weights = {"w"};
+  Schedule s = strategy_schedule(p, make_plan("global", p, cpu()), options);
+  EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "head")) << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "pool", "j.i")) << s.to_json();
+  expect_matches_interpreter(p, s);
+}
+
 // Swin's patch embedding, a 4 x 4 convolution at stride 4 over the image's 3 channels: no stencil tile reads a window
 // at that stride, and the plain loops loaded the image with it, one output pixel at a time (Swin's interval with the
 // patch embedding 1.76 -> 0.45 ms, Zen 5). A channel tile broadcasts each pixel, so it takes one although its
