@@ -2176,9 +2176,10 @@ class StrategyScheduler {
     return read;
   }
 
-  // Whether m is elementwise over map: of its shape, reading it at its own coordinates.
+  // Whether m is elementwise over map: of its shape, reading it at its own coordinates, hosting no reduction.
   bool maps_alike(const Tensor& m, const Tensor& map) {
-    if (m->reduction() || !same_extents(m, map)) return false;
+    if (m->reduction() || !same_extents(m, map) || hosted_reduction_where(m, [](const Tensor&) { return true; }))
+      return false;
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(m->body, folded_into(m), reads);
     for (const auto& [tensor, indices] : reads) {
