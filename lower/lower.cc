@@ -611,7 +611,7 @@ class Lowering {
         return;
       case DecisionKind::kComputeAt: return;  // handled by attach() before the loops exist
       case DecisionKind::kComputeInline: return;
-      case DecisionKind::kPack: return;   // an input's, taken before the stages
+      case DecisionKind::kPack: return;   // a buffer's layout, taken before the stages
       case DecisionKind::kPad: return;    // the buffer's, taken before the stages
       case DecisionKind::kBatch: return;  // applied to the program before lowering
       case DecisionKind::kCacheWrite: {

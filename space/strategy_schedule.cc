@@ -85,11 +85,11 @@ bool one_output_axis(const Tensor& t) {
 // The roles of the TEs around a depthwise convolution whose maps are stored in blocks of channels
 // (StrategyScheduler::find_channel_blocks).
 enum class ChannelBlockRole {
-  kExpanded,   // the expansion's epilogue (a channel tile's), which the depthwise convolution alone reads
-  kDepthwise,  // the depthwise convolution, computed inside its epilogue's blocks, channels in the lanes
-  kEpilogue,   // its stored epilogue
-  kPool,       // a pooling of the epilogue over its plane
-  kMap,        // an elementwise map of the epilogue of its shape (the squeeze-excitation's scaling)
+  kExpanded,   // a channel tile's epilogue along the channels, stored in blocks, whose readers all read blocks
+  kDepthwise,  // a depthwise convolution of it, computed inside its epilogue's blocks, channels in the lanes
+  kEpilogue,   // that convolution's stored epilogue
+  kPool,       // a pooling over the plane of a map in blocks
+  kMap,        // an elementwise map of a map in blocks, of its shape (the squeeze-excitation's scaling)
 };
 
 // An expansion computed inside the bands of the depthwise convolution that reads it (StrategyScheduler's
@@ -304,11 +304,11 @@ class StrategyScheduler {
     if (!r || t->axes.empty()) return;
     // Where the last axis has one iteration, only a reduction along memory has loops to arrange (a GEMV written as a
     // 1 x 1 convolution of a 1 x 1 map: EfficientNet's squeeze-excitation layers reduced one scalar at a time).
-    if (t->axes.back().extent < 2 && inner_loops(t) != InnerLoops::kVectorizeReduction) return;
     if (auto blocked = channel_blocked_.find(t->name); blocked != channel_blocked_.end()) {
       if (blocked->second == ChannelBlockRole::kDepthwise) return channel_block_depthwise_loops(t, s);
       if (blocked->second == ChannelBlockRole::kPool) return channel_block_root(t, blocked->second, s, false);
     }
+    if (t->axes.back().extent < 2 && inner_loops(t) != InnerLoops::kVectorizeReduction) return;
     if (auto plane = hosted_planes_.find(t->name); plane != hosted_planes_.end())
       return hosted_tile_loops(t, plane_loops(t, plane->second, s), s);
     if (auto channel = hosted_channels_.find(t->name); channel != hosted_channels_.end())
@@ -852,8 +852,8 @@ class StrategyScheduler {
     // Its lanes are output channels; a tensor of bf16 pairs holds pixels side by side (a plane tile's lanes).
     // An epilogue along the channels (channel_root) stores the accumulators whole, so a shorter reduction pays.
     if (!r.same_as(t) && epilogue_along_channels(t))
-      min_reduction = std::min(min_reduction, channel_blocked_.count(t->name) ? kMinChannelTileReductionInBlocks
-                                                                              : kMinChannelTileReductionAlongChannels);
+      min_reduction = std::min(min_reduction, short_expansions_.count(t->name) ? kMinChannelTileReductionInBlocks
+                                                                               : kMinChannelTileReductionAlongChannels);
     if (reduction < min_reduction || reads_bf16_pairs(r)) return std::nullopt;
     const std::string& c = r->axes[n - 3].name();
     auto is_plane = [&](const std::string& v) { return v == r->axes[n - 2].name() || v == r->axes[n - 1].name(); };
@@ -1729,7 +1729,7 @@ class StrategyScheduler {
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(r->body, folded_into(r), reads);
     for (const auto& [a, indices] : reads) {
-      if (a->name == tile.packed || a->is_placeholder() || program_.is_output(a) ||
+      if (a->name == tile.packed || a->is_placeholder() || program_.is_output(a) || packs_.count(a->name) ||
           (a->dtype != DType::kFloat32 && (!is_bf16_rounding(a) || is_bf16_pairs(a) || options_.amx_bf16)) ||
           indices.size() < 2 || stage_of_.at(a->name) == stage_of_.at(r->name))
         continue;  // not stored by another stage in a layout of ours
@@ -1777,8 +1777,11 @@ class StrategyScheduler {
 
   void cpu_root(const Tensor& t, Schedule& s) {
     const std::string& name = t->name;
-    if (auto blocked = channel_blocked_.find(name); blocked != channel_blocked_.end())
-      if (blocked->second != ChannelBlockRole::kExpanded) return channel_block_root(t, blocked->second, s);
+    if (auto blocked = channel_blocked_.find(name);
+        blocked != channel_blocked_.end() &&
+        (blocked->second == ChannelBlockRole::kEpilogue || blocked->second == ChannelBlockRole::kMap ||
+         blocked->second == ChannelBlockRole::kPool))
+      return channel_block_root(t, blocked->second, s);
     // A tensor of bf16 pairs: each pixel's pair of channels written together, the pixels of a row vectorized, or of
     // the whole plane where the input's plane is contiguous: ResNeXt's 66 pair stages in bf16 took 6.6 ms so by rows,
     // 4.3 so by planes (a 14 x 14 map's pairs 0.085 -> 0.045 ms).
@@ -2036,14 +2039,15 @@ class StrategyScheduler {
   // stores each vector whole, where it scattered each lane to its channel's plane. A depthwise convolution that reads
   // it puts channels in its lanes, a row of pixels in its accumulators and its weight packed alike, where its rows of 7
   // or 14 pixels left lanes idle; its stored epilogue is in blocks too, and so is a squeeze-excitation's scaling of it.
-  // EfficientNet's 7 x 7 blocks (1152 channels, 5 x 5 window; one block by hand, one profile, Zen 4): the expansion
-  // 0.170 -> 0.130 ms, the depthwise convolution with its pooling 0.055 -> 0.030 ms; its head 0.317 -> 0.230 ms.
+  // EfficientNet's 7 x 7 blocks (1152 channels, 5 x 5 window; one block's schedule edited so by hand against the next
+  // block's, one profile, Zen 4): the expansion 0.170 -> 0.130 ms, the depthwise convolution with its pooling 0.055 ->
+  // 0.030 ms. Its head, by the strategy: 0.317 -> 0.230 ms.
   void find_channel_blocks() {
     const int64_t lanes = options_.simd_fp32_lanes;
     if (options_.gpu || !knobs().channel_blocks || lanes != kAvx512VectorLanes) return;
     for (const Tensor& expanded : program_.computes()) {
       if (!is_nchw_map(expanded) || program_.is_output(expanded) || expanded->axes[1].extent % lanes != 0 ||
-          !expands_along_channels(expanded))
+          !expands_along_channels(expanded, kMinChannelTileReductionInBlocks))
         continue;
       ChannelBlocks blocks;
       blocks.roles[expanded->name] = ChannelBlockRole::kExpanded;
@@ -2055,6 +2059,10 @@ class StrategyScheduler {
           std::any_of(blocks.weights.begin(), blocks.weights.end(),
                       [&](const std::string& weight) { return packs_.count(weight) > 0; }))
         continue;
+      // The shorter reductions only where a depthwise convolution reads the map (where they were measured).
+      if (blocks.weights.empty() && !expands_along_channels(expanded, kMinChannelTileReduction)) continue;
+      if (!blocks.weights.empty()) short_expansions_.insert(expanded->name);
+      pooled_channels_.insert(blocks.pooled_channels.begin(), blocks.pooled_channels.end());
       for (const auto& [name, role] : blocks.roles) {
         channel_blocked_[name] = role;
         if (role == ChannelBlockRole::kExpanded || role == ChannelBlockRole::kEpilogue ||
@@ -2069,6 +2077,7 @@ class StrategyScheduler {
   struct ChannelBlocks {
     std::map<std::string, ChannelBlockRole> roles;
     std::set<std::string> weights;
+    std::map<std::string, std::string> pooled_channels;  // pooling -> its axis over the map's channels
   };
 
   // Whether `reader` can read `map` stored in blocks of channels, and the roles that takes (into `blocks`): a channel
@@ -2077,8 +2086,9 @@ class StrategyScheduler {
   // only such readers read.
   bool reads_blocks(const Tensor& reader, const Tensor& map, bool depthwise, ChannelBlocks& blocks) {
     if (reads_as_broadcast(reader, map)) return true;
-    if (pools_plane(reader, map)) {
+    if (std::string c = pooled_channel(reader, map); !c.empty()) {
       blocks.roles[reader->name] = ChannelBlockRole::kPool;
+      blocks.pooled_channels[reader->name] = c;
       return true;
     }
     if (maps_alike(reader, map)) {
@@ -2099,7 +2109,7 @@ class StrategyScheduler {
     blocks.weights.insert(weight);
     const std::vector<Tensor> readers = program_.readers(epilogue);
     return std::all_of(readers.begin(), readers.end(),
-                       [&](const Tensor& r) { return r.same_as(reader) || reads_blocks(r, epilogue, false, blocks); });
+                       [&](const Tensor& r) { return reads_blocks(r, epilogue, false, blocks); });
   }
 
   // The weight of t where t is a depthwise convolution of map alone (sum over a window of map[.., c, .., ..] times
@@ -2125,23 +2135,32 @@ class StrategyScheduler {
 
   // Whether cpu_root would compute the expansion t hosts as a channel tile with its epilogue along the channels: a
   // reduction of vectorized pixels whose plane leaves lanes idle (predicted: producers are decided after readers).
-  bool expands_along_channels(const Tensor& t) {
-    if (t->reduction() || !epilogue_along_channels(t) || hosted_panel_reduction(t) || hosted_reduction_along_memory(t))
-      return false;
+  bool expands_along_channels(const Tensor& t, int64_t min_reduction) {
+    if (t->reduction() || !epilogue_along_channels(t)) return false;
     Tensor r = hosted_reduction(t, InnerLoops::kVectorizeSpatial);
-    if (!r) return false;
+    return r && runs_as_channel_tile(t, r, min_reduction);
+  }
+
+  // Whether cpu_root computes root t's reduction r (t itself, or one t hosts) as a channel tile: the first choice of
+  // its path for a reduction of vectorized pixels, where the plane leaves lanes idle (predicted as that path decides).
+  bool runs_as_channel_tile(const Tensor& t, const Tensor& r, int64_t min_reduction) {
+    if (is_bf16_pairs(t) || hosted_panel_reduction(t) || hosted_reduction_along_memory(t) ||
+        !hosted_reduction(t, InnerLoops::kVectorizeSpatial).same_as(r))
+      return false;
     std::optional<PlaneTile> plane = plane_tile(t, r);
     const int64_t lanes = plane ? plane->lanes : t->axes.back().extent;
-    return lanes % options_.simd_fp32_lanes != 0 && channel_tile(t, r, kMinChannelTileReductionInBlocks).has_value();
+    return lanes % options_.simd_fp32_lanes != 0 && channel_tile(t, r, min_reduction).has_value();
   }
 
   // Whether reduction q reads map only through its channels' reduction axis (a 1 x 1 convolution's input,
-  // [.., k, h, w] with k reduced), on a plane whose rows leave lanes idle: a channel tile, which broadcasts each
-  // element it reads, whatever the map's layout.
+  // [.., k, h, w] with k reduced) and runs as a channel tile, which broadcasts each element it reads, whatever the
+  // map's layout: in its own root or in its epilogue's (no band's).
   bool reads_as_broadcast(const Tensor& q, const Tensor& map) {
     const ReduceNode* r = q->reduction();
-    if (!r || q->axes.size() != 4 || (q->axes[2].extent * q->axes[3].extent) % options_.simd_fp32_lanes == 0)
-      return false;
+    if (!r || band_of_.count(q->name)) return false;
+    Tensor host = epilogue_of(q);
+    if (!host) host = kept_fused(q) ? Tensor() : q;
+    if (!host || !runs_as_channel_tile(host, q, kMinChannelTileReduction)) return false;
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(q->body, folded_into(q), reads);
     bool read = false;
@@ -2156,24 +2175,24 @@ class StrategyScheduler {
     return read;
   }
 
-  // Whether reduction p sums map over its plane, channel by channel: map[.., c, k0, k1] with k0, k1 its reduction
-  // axes and c one of its own.
-  bool pools_plane(const Tensor& p, const Tensor& map) {
+  // The axis c of reduction p where p sums map over its plane, channel by channel (map[.., c, k0, k1] with k0, k1 its
+  // reduction axes and c one of its own), else "".
+  std::string pooled_channel(const Tensor& p, const Tensor& map) {
     const ReduceNode* r = p->reduction();
-    if (!r || r->axes.size() != 2) return false;
+    if (!r || r->axes.size() != 2) return "";
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(p->body, folded_into(p), reads);
-    bool read = false;
+    std::string pooled;
     for (const auto& [tensor, indices] : reads) {
       if (!tensor.same_as(map)) continue;
       const Expr channel = simplify(indices[1]), row = simplify(indices[2]), column = simplify(indices[3]);
       const auto *c = channel.as<VarNode>(), *k0 = row.as<VarNode>(), *k1 = column.as<VarNode>();
       if (!c || !k0 || !k1 || k0->name != r->axes[0].name() || k1->name != r->axes[1].name() ||
-          channel_axis(p, c->name) < 0)
-        return false;
-      read = true;
+          axis_position(p, c->name) < 0 || (!pooled.empty() && pooled != c->name))
+        return "";
+      pooled = c->name;
     }
-    return read;
+    return pooled;
   }
 
   // Whether m is elementwise over map: of its shape, reading it at its own coordinates, hosting no reduction.
@@ -2182,6 +2201,7 @@ class StrategyScheduler {
       return false;
     std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
     folded_reads(m->body, folded_into(m), reads);
+    bool read = false;
     for (const auto& [tensor, indices] : reads) {
       if (!tensor.same_as(map)) continue;
       for (size_t d = 0; d < indices.size(); ++d) {
@@ -2189,12 +2209,13 @@ class StrategyScheduler {
         const auto* v = index.as<VarNode>();
         if (map->axes[d].extent > 1 && (!v || v->name != m->axes[d].name())) return false;
       }
+      read = true;
     }
-    return true;
+    return read;
   }
 
   // The position of t's spatial axis named `name`, or -1.
-  static int channel_axis(const Tensor& t, const std::string& name) {
+  static int axis_position(const Tensor& t, const std::string& name) {
     for (size_t d = 0; d < t->axes.size(); ++d)
       if (t->axes[d].name() == name) return int(d);
     return -1;
@@ -2205,13 +2226,7 @@ class StrategyScheduler {
   // where it is computed inside its reader), the lanes vectorized innermost.
   void channel_block_root(const Tensor& t, ChannelBlockRole role, Schedule& s, bool root = true) {
     const std::string& name = t->name;
-    std::string c = axis(t, 1);
-    if (role == ChannelBlockRole::kPool) {
-      std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-      folded_reads(t->body, folded_into(t), reads);
-      for (const auto& [tensor, indices] : reads)
-        if (channel_blocked_.count(tensor->name)) c = simplify(indices[1]).as<VarNode>()->name;
-    }
+    const std::string c = role == ChannelBlockRole::kPool ? pooled_channels_.at(name) : axis(t, 1);
     s.split(name, c, options_.simd_fp32_lanes);
     std::vector<std::string> outer, inner;
     for (const IterVar& a : t->axes) {
@@ -2384,7 +2399,7 @@ class StrategyScheduler {
   std::map<std::string, size_t> hosted_rows_;   // reduction -> the axis its reader computes register_tile rows of
   std::map<std::string, PlaneTile> hosted_planes_;            // reduction -> the plane tile of the reader that hosts it
   std::map<std::string, ChannelTile> hosted_channels_;        // reduction -> the channel tile of its host
-  std::map<std::string, std::pair<int64_t, int64_t>> packs_;  // weight -> its pack decision: dimension, block
+  std::map<std::string, std::pair<int64_t, int64_t>> packs_;  // weight or stored map -> its pack: dimension, block
   std::set<std::string> panel_packed_;                  // reductions along memory computed as panels of a packed weight
   std::map<std::string, StencilTile> hosted_stencils_;  // reduction -> the stencil tile of the reader that hosts it
   std::map<std::string, std::vector<Decision>> per_stage_;
@@ -2393,6 +2408,9 @@ class StrategyScheduler {
   std::vector<DepthwiseBand> bands_;
   std::map<std::string, size_t> band_of_;  // the four stored or hosted TEs of each band -> its index in bands_
   std::map<std::string, ChannelBlockRole> channel_blocked_;  // TEs over channel blocks (find_channel_blocks)
+  std::set<std::string> short_expansions_;  // kExpanded maps a depthwise convolution reads (their channel tiles take
+                                            // kMinChannelTileReductionInBlocks)
+  std::map<std::string, std::string> pooled_channels_;  // kPool TEs -> their axis over the map's channels
 };
 
 // A knob: its range and how to read and write it in FixedScheduleOptions (booleans as 0 and 1).

@@ -50,8 +50,9 @@ struct TemplateKnobs {
                                     // that convolution's bands of this many output rows (0: stored, as the plan has it)
   bool pad_rows = true;             // a GEMM tile's rows operand whose rows share one L1 set (a multiple of 4 KB apart)
                                     // is stored with a cache line more per row (a pad decision)
-  bool channel_blocks = true;       // a depthwise convolution between channel tiles runs over maps stored in blocks of
-                                    // a vector of channels, channels in its lanes (AVX-512; pack decisions)
+  bool channel_blocks = true;       // a channel tile's map along the channels whose readers can all read blocks is
+                                    // stored in blocks of a vector of channels, and a depthwise convolution reading it
+                                    // runs channels in its lanes (AVX-512; pack decisions)
   bool operator==(const TemplateKnobs&) const = default;
   std::string to_string() const;  // "register_tile=4 gemv_rows=8 ...", every member in declaration order
 };

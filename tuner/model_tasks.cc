@@ -106,6 +106,11 @@ Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTas
       at[{tasks[t].occurrences[o].kernel, tasks[t].occurrences[o].stage}] = {t, o};
   Schedule out;
   std::set<std::string> packed;  // a weight that two tasks read is packed as the first packs it
+  // Maps between stages take their layout from the fixed schedule alone: a task packs a map it reads as an input
+  // wherever the task occurs, and a task tuned on another plan may pack one the fixed schedule keeps dense.
+  std::set<std::string> computes;
+  for (const PlanKernel& kernel : plan.kernels)
+    for (const PlanStage& stage : kernel.stages) computes.insert(stage.tes.begin(), stage.tes.end());
   for (size_t k = 0; k < plan.kernels.size(); ++k)
     for (size_t s = 0; s < plan.kernels[k].stages.size(); ++s) {
       auto it = at.find({int64_t(k), int64_t(s)});
@@ -115,17 +120,14 @@ Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTas
       const auto& names = tasks[it->second.first].occurrences[it->second.second].model_names;
       for (const Decision& d : task_schedules[it->second.first].decisions()) {
         Decision model_decision = renamed(names, d);
-        if (d.kind == DecisionKind::kPack && !packed.insert(model_decision.stage).second) continue;
+        if (d.kind == DecisionKind::kPack &&
+            (computes.count(model_decision.stage) || !packed.insert(model_decision.stage).second))
+          continue;
         out.append(std::move(model_decision));
       }
     }
-  std::set<std::string> computes;
-  for (const PlanKernel& kernel : plan.kernels)
-    for (const PlanStage& stage : kernel.stages) computes.insert(stage.tes.begin(), stage.tes.end());
   for (const Decision& d : fixed.decisions())
-    if (d.kind == DecisionKind::kPad ||
-        (d.kind == DecisionKind::kPack && computes.count(d.stage) && packed.insert(d.stage).second))
-      out.append(d);
+    if (d.kind == DecisionKind::kPad || (d.kind == DecisionKind::kPack && computes.count(d.stage))) out.append(d);
   out.set_layout(plan_layout(plan));
   return out;
 }

@@ -687,6 +687,8 @@ TEST(LowerErrors, PackOfAnOutputAPaddedOrInlinedComputeADimensionOrABlockThatDoe
   expect_schedule_error(elementwise(), Schedule().pad("B", 1, 2).pack("B", 1, 3), "'B' is padded");
   expect_schedule_error(elementwise(), Schedule().pack("B", 1, 3).compute_inline("B"),
                         "pack of 'B': it is computed inside its readers and has no buffer");
+  expect_schedule_error(elementwise(), Schedule().pack("B", 1, 3).compute_at("B", "C", "i"),
+                        "pack of 'B': it is computed inside its readers and has no buffer");
   expect_schedule_error(elementwise(), Schedule().pack("X", 0, 2), "no tensor 'X'");
   expect_schedule_error(elementwise(), Schedule().pack("A", 2, 2), "'A' has 2 dimensions");
   expect_schedule_error(elementwise(), Schedule().pack("A", 1, 4), "the block must divide the dimension's extent 6");

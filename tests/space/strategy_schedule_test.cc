@@ -362,13 +362,14 @@ TEST(StrategySchedule, AStencilEpilogueVectorizesTheTilesPlaneWhereRowsLeaveLane
 // blocks of 16 channels and the depthwise weight packed alike: the expansion's epilogue stores each vector of channels
 // whole, the depthwise convolution runs channels in the lanes over a row of 7 pixels, and the pooling and the scaling
 // vectorize the blocks' channels. The expansion's reduction of 80 input channels takes a channel tile only so (64 or
-// more; 96 with its maps whole). The knob off, AVX2, or a reader that is neither (an output) keeps the maps whole.
+// more; 96 with its maps whole). The knob off, AVX2, a projection that is no channel tile, or a reader that is none of
+// these (an output) keeps the maps whole.
 TEST(StrategySchedule, ADepthwiseConvolutionBetweenChannelTilesRunsOverBlocksOfChannels) {
   Conv2dAttrs depthwise;
   depthwise.padding = {1, 1, 1, 1};
-  depthwise.groups = 64;
-  Tensor x = placeholder("x", {1, 80, 7, 7}), we = placeholder("we", {64, 80, 1, 1}),
-         wd = placeholder("wd", {64, 1, 3, 3}), wp = placeholder("wp", {32, 64, 1, 1});
+  depthwise.groups = 128;
+  Tensor x = placeholder("x", {1, 80, 7, 7}), we = placeholder("we", {128, 80, 1, 1}),
+         wd = placeholder("wd", {128, 1, 3, 3}), wp = placeholder("wp", {32, 128, 1, 1});
   Tensor e = silu("e", conv2d("ce", x, we, Tensor(), Conv2dAttrs{}));
   Tensor d = silu("d", conv2d("cd", e, wd, Tensor(), depthwise));
   Tensor pool = reduce_mean("pool", d, {2, 3}, false);
@@ -406,14 +407,20 @@ TEST(StrategySchedule, ADepthwiseConvolutionBetweenChannelTilesRunsOverBlocksOfC
   avx2.simd_fp32_lanes = 8;
   Schedule narrow = strategy_schedule(block, make_plan("global", block, test_support::avx2_cpu()), avx2);
   EXPECT_FALSE(packs_a_map(narrow)) << narrow.to_json();
+  // A projection that no channel tile computes (its weight not a model weight, so not packed) reads the scaled map
+  // along its pixels: nothing is stored in blocks.
+  FixedScheduleOptions plain_projection = options;
+  plain_projection.weights = {"we", "wd"};
+  EXPECT_FALSE(packs_a_map(strategy_schedule(block, make_plan("global", block, cpu()), plain_projection)));
   Program read_out({conv2d("y", scaled, wp, Tensor(), Conv2dAttrs{}), d}, "inverted_bottleneck_read_out");
   EXPECT_FALSE(packs_a_map(strategy_schedule(read_out, make_plan("global", read_out, cpu()), options)));
 }
 
 // A channel tile's SiLU epilogue that only a global pooling reads (EfficientNet's head) is stored in blocks of channels
-// too, and the pooling vectorizes a block's channels.
+// too, and the pooling vectorizes a block's channels; with no depthwise convolution to gain, not from a reduction of 80
+// input channels (a plane tile there, as with the map whole).
 TEST(StrategySchedule, AChannelTileThatOnlyAPoolingReadsIsStoredInBlocksOfChannels) {
-  Tensor x = placeholder("x", {1, 80, 7, 7}), w = placeholder("w", {64, 80, 1, 1});
+  Tensor x = placeholder("x", {1, 128, 7, 7}), w = placeholder("w", {64, 128, 1, 1});
   Tensor head = silu("head", conv2d("c", x, w, Tensor(), Conv2dAttrs{}));
   Program p({reduce_mean("pool", head, {2, 3}, false)}, "head");
   FixedScheduleOptions options;
@@ -422,6 +429,12 @@ TEST(StrategySchedule, AChannelTileThatOnlyAPoolingReadsIsStoredInBlocksOfChanne
   EXPECT_TRUE(has_decision(s, DecisionKind::kPack, "head")) << s.to_json();
   EXPECT_TRUE(has_decision(s, DecisionKind::kVectorize, "pool", "j.i")) << s.to_json();
   expect_matches_interpreter(p, s);
+  Tensor narrow_x = placeholder("x", {1, 80, 7, 7}), narrow_w = placeholder("w", {64, 80, 1, 1});
+  Program narrow(
+      {reduce_mean("pool", silu("head", conv2d("c", narrow_x, narrow_w, Tensor(), Conv2dAttrs{})), {2, 3}, false)},
+      "narrow_head");
+  EXPECT_FALSE(has_decision(strategy_schedule(narrow, make_plan("global", narrow, cpu()), options), DecisionKind::kPack,
+                            "head"));
 }
 
 // Swin's patch embedding, a 4 x 4 convolution at stride 4 over the image's 3 channels: no stencil tile reads a window
