@@ -2176,7 +2176,7 @@ class StrategyScheduler {
   }
 
   // The axis c of reduction p where p sums map over its plane, channel by channel (map[.., c, k0, k1] with k0, k1 its
-  // reduction axes and c one of its own), else "".
+  // reduction axes and c one of its own, over all of map's channels), else "".
   std::string pooled_channel(const Tensor& p, const Tensor& map) {
     const ReduceNode* r = p->reduction();
     if (!r || r->axes.size() != 2) return "";
@@ -2187,8 +2187,9 @@ class StrategyScheduler {
       if (!tensor.same_as(map)) continue;
       const Expr channel = simplify(indices[1]), row = simplify(indices[2]), column = simplify(indices[3]);
       const auto *c = channel.as<VarNode>(), *k0 = row.as<VarNode>(), *k1 = column.as<VarNode>();
-      if (!c || !k0 || !k1 || k0->name != r->axes[0].name() || k1->name != r->axes[1].name() ||
-          axis_position(p, c->name) < 0 || (!pooled.empty() && pooled != c->name))
+      const int position = c ? axis_position(p, c->name) : -1;
+      if (!k0 || !k1 || k0->name != r->axes[0].name() || k1->name != r->axes[1].name() || position < 0 ||
+          p->axes[position].extent != map->axes[1].extent || (!pooled.empty() && pooled != c->name))
         return "";
       pooled = c->name;
     }

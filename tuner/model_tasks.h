@@ -62,8 +62,8 @@ Schedule schedule_for_task(const Schedule& schedule, const ModelTask& from, cons
 
 // The model's schedule made of one schedule per task (in extract_tasks' order): each task's decisions, renamed to
 // every occurrence, in plan order, with the plan's layout, and the pads and the packs of computes of `fixed` (the
-// plan's fixed schedule): a map between stages takes its layout from `fixed` alone, whatever packs the tasks hold. Throws std::invalid_argument when the counts
-// differ.
+// plan's fixed schedule): a map between stages takes its layout from `fixed` alone, whatever packs the tasks hold.
+// Throws std::invalid_argument when the counts differ.
 Schedule assemble_schedule(const PartitionPlan& plan, const std::vector<ModelTask>& tasks,
                            const std::vector<Schedule>& task_schedules, const Schedule& fixed);
 
