@@ -189,6 +189,12 @@ class StrategyScheduler {
       folded_reads(substitute(read->tensor->body, at), folded, reads, conditions);
     });
   }
+  // The reads t makes once the computes folded into it are substituted (folded_reads of its body).
+  std::vector<std::pair<Tensor, std::vector<Expr>>> reads_of(const Tensor& t) {
+    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
+    folded_reads(t->body, folded_into(t), reads);
+    return reads;
+  }
 
   // Whether folding the data movement t into its readers leaves a reduction reading memory through an index that
   // is not affine: a transpose and a reshape that merges the transposed axis (BERT's attention heads back into
@@ -738,8 +744,7 @@ class StrategyScheduler {
     tile.lanes = pixels;
     // The channels: the innermost other axis that no read moving along the plane indexes, so rows share those loads.
     // Only a split one: all of its rows in one iteration would leave the parallel loop few iterations or one.
-    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    folded_reads(r->body, folded_into(r), reads);
+    const std::vector<std::pair<Tensor, std::vector<Expr>>> reads = reads_of(r);
     // Only where the operands do not fit half of one core's L2: in cache, the loops in their own order write the
     // output contiguously and split it by channels as the next stage reads it. Over plane blocks first, EfficientNet's
     // 16 -> 96 channel expansions on 112 x 112 maps (X 0.8 MB) ran 3x slower in the model while their batch norm was
@@ -857,8 +862,7 @@ class StrategyScheduler {
     if (reduction < min_reduction || reads_bf16_pairs(r)) return std::nullopt;
     const std::string& c = r->axes[n - 3].name();
     auto is_plane = [&](const std::string& v) { return v == r->axes[n - 2].name() || v == r->axes[n - 1].name(); };
-    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    folded_reads(r->body, folded_into(r), reads);
+    const std::vector<std::pair<Tensor, std::vector<Expr>>> reads = reads_of(r);
     ChannelTile tile;
     // Reads inside the reduction that use c other than as the weight's channel: a grouped convolution's X[c / G *
     // G + k, ...], the same for every channel of a tile within one group (checked per tile below).
@@ -1726,8 +1730,7 @@ class StrategyScheduler {
     const size_t n = r->axes.size();
     if (!knobs().pad_rows || n < 2 || tile.rows <= kL1Ways || tile.rows_across_axes) return;
     const std::string& row = r->axes[n - 2].name();
-    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    folded_reads(r->body, folded_into(r), reads);
+    const std::vector<std::pair<Tensor, std::vector<Expr>>> reads = reads_of(r);
     for (const auto& [a, indices] : reads) {
       if (a->name == tile.packed || a->is_placeholder() || program_.is_output(a) || packs_.count(a->name) ||
           (a->dtype != DType::kFloat32 && (!is_bf16_rounding(a) || is_bf16_pairs(a) || options_.amx_bf16)) ||
@@ -2120,8 +2123,7 @@ class StrategyScheduler {
         t->axes[1].extent != map->axes[1].extent)
       return "";
     Tensor weight;
-    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    folded_reads(t->body, folded_into(t), reads);
+    const std::vector<std::pair<Tensor, std::vector<Expr>>> reads = reads_of(t);
     for (const auto& [tensor, indices] : reads) {
       if (!tensor->is_placeholder() && !tensor.same_as(map)) return "";
       if (tensor->is_placeholder() && weight && !weight.same_as(tensor)) return "";
@@ -2158,13 +2160,8 @@ class StrategyScheduler {
   bool reads_as_broadcast(const Tensor& q, const Tensor& map) {
     const ReduceNode* r = q->reduction();
     if (!r || band_of_.count(q->name)) return false;
-    Tensor host = epilogue_of(q);
-    if (!host) host = kept_fused(q) ? Tensor() : q;
-    if (!host || !runs_as_channel_tile(host, q, kMinChannelTileReduction)) return false;
-    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    folded_reads(q->body, folded_into(q), reads);
     bool read = false;
-    for (const auto& [tensor, indices] : reads) {
+    for (const auto& [tensor, indices] : reads_of(q)) {
       if (!tensor.same_as(map)) continue;
       const Expr channel = simplify(indices[1]);
       const auto* k = channel.as<VarNode>();
@@ -2172,7 +2169,10 @@ class StrategyScheduler {
         return false;
       read = true;
     }
-    return read;
+    if (!read) return false;
+    Tensor host = epilogue_of(q);
+    if (!host) host = kept_fused(q) ? Tensor() : q;
+    return host && runs_as_channel_tile(host, q, kMinChannelTileReduction);
   }
 
   // The axis c of reduction p where p sums map over its plane, channel by channel (map[.., c, k0, k1] with k0, k1 its
@@ -2180,8 +2180,7 @@ class StrategyScheduler {
   std::string pooled_channel(const Tensor& p, const Tensor& map) {
     const ReduceNode* r = p->reduction();
     if (!r || r->axes.size() != 2) return "";
-    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    folded_reads(p->body, folded_into(p), reads);
+    const std::vector<std::pair<Tensor, std::vector<Expr>>> reads = reads_of(p);
     std::string pooled;
     for (const auto& [tensor, indices] : reads) {
       if (!tensor.same_as(map)) continue;
@@ -2200,8 +2199,7 @@ class StrategyScheduler {
   bool maps_alike(const Tensor& m, const Tensor& map) {
     if (m->reduction() || !same_extents(m, map) || hosted_reduction_where(m, [](const Tensor&) { return true; }))
       return false;
-    std::vector<std::pair<Tensor, std::vector<Expr>>> reads;
-    folded_reads(m->body, folded_into(m), reads);
+    const std::vector<std::pair<Tensor, std::vector<Expr>>> reads = reads_of(m);
     bool read = false;
     for (const auto& [tensor, indices] : reads) {
       if (!tensor.same_as(map)) continue;
