@@ -1303,6 +1303,40 @@ class CppPrinter {
     return order;
   }
 
+  // With AVX2, an outer product whose accumulators, operands and one broadcast row element outnumber the 16 registers
+  // (a channel tile of 2 vectors x 7 pixels: 14 + 2 + 1) reads the operands that do not fit from memory in each of
+  // their FMAs (ingot_fma_from_memory), the rest stay loaded once: per term n of such an operand, its row's scalar
+  // factor (the term is that factor times the operand); undefined elsewhere. Left to g++, the 2 x 7 channel tiles of
+  // ResNeXt's 7 x 7 maps kept one accumulator on the stack, stored and reloaded at every step.
+  std::vector<Expr> fmas_from_memory(const std::vector<Expr>& terms, const std::vector<std::vector<size_t>>& uses,
+                                     const std::vector<std::string>& plain_operand_address, size_t accumulators,
+                                     int64_t lanes) const {
+    std::vector<Expr> scalars(terms.size());
+    const size_t operands = vector_operands_.size(), registers = size_t(vector_registers(lanes));
+    if (lanes != kAvx2VectorLanes || accumulators + operands + 1 <= registers || accumulators + 2 > registers)
+      return scalars;
+    const size_t kept = registers - 1 - accumulators;  // operands that stay in registers
+    for (size_t i = kept; i < operands; ++i) {
+      if (plain_operand_address[i].empty()) continue;
+      std::vector<std::pair<size_t, Expr>> factors;
+      bool products = true;
+      for (size_t n = 0; n < terms.size() && products; ++n) {
+        if (uses[n][0] != i) continue;
+        auto* product = terms[n].as<BinaryNode>();
+        products = product && product->op == BinaryOp::kMul;
+        if (!products) break;
+        const bool operand_first = structural_equal(product->a, vector_operands_[i]);
+        const Expr& other = operand_first ? product->b : product->a;
+        products =
+            (operand_first || structural_equal(product->b, vector_operands_[i])) && !uses_var(other, vector_loop_var_);
+        factors.emplace_back(n, other);
+      }
+      if (!products) continue;
+      for (const auto& [n, factor] : factors) scalars[n] = factor;
+    }
+    return scalars;
+  }
+
   // Calls `f` with each load of a tile's term (a sum of products of loads), in order.
   static void for_each_term_load(const Expr& e, const std::function<void(const BufferLoadNode*)>& f) {
     if (auto* b = e.as<BinaryNode>()) {
@@ -2003,6 +2037,8 @@ class CppPrinter {
       }
     }
     std::vector<std::string> operand_loads(vector_operands_.size());
+    // The address of each operand loaded whole and plainly (no mask, no border, contiguous), else empty.
+    std::vector<std::string> plain_operand_address(vector_operands_.size());
     for (size_t i = 0; i < vector_operands_.size(); ++i) {
       // The operand's lanes are a range [lo, hi): the chunk's, narrowed by each border comparison to the lanes l with
       // step * l + d0 OP 0 (d0 its value at the chunk's first lane), emptied when a comparison that does not move
@@ -2061,6 +2097,8 @@ class CppPrinter {
         load_code = constant_range
                         ? vector_load(width, operand_lanes[i], address)
                         : "ingot_load_masked_f32xN(ingot_lane_range(" + first + ", " + last + "), " + address + ")";
+        if (constant_range && operand_lanes[i] == width && operand.as<BufferLoadNode>())
+          plain_operand_address[i] = address;
       }
       operand_loads[i] = "const ingot_f32xN ingot_v" + std::to_string(i) + " = " + load_code + ";";
     }
@@ -2079,11 +2117,15 @@ class CppPrinter {
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return first_operand(a) < first_operand(b); });
     std::vector<bool> loaded(vector_operands_.size());
+    std::vector<Expr> row_scalar(terms.size());  // of a term read from memory by its FMA: its row's broadcast factor
     if (std::optional<std::vector<size_t>> rows = written_out ? std::nullopt : outer_product_rows(terms, uses, width)) {
       order = *rows;
+      row_scalar = fmas_from_memory(terms, uses, plain_operand_address, tile.indices.size(), width);
       for (size_t i = 0; i < vector_operands_.size(); ++i) {
-        emit(operand_loads[i]);
         loaded[i] = true;
+        bool in_memory = false;
+        for (size_t n = 0; n < terms.size(); ++n) in_memory |= uses[n][0] == i && row_scalar[n];
+        if (!in_memory) emit(operand_loads[i]);
       }
     }
     for (size_t n : order) {
@@ -2092,7 +2134,14 @@ class CppPrinter {
           emit(operand_loads[i]);
           loaded[i] = true;
         }
-      emit(accumulator(accumulator_of[n]) + " += " + expr(terms[n]).text + ";");
+      const std::string a = accumulator(accumulator_of[n]);
+      if (row_scalar[n]) {
+        fma_from_memory_ = true;
+        emit(a + " = ingot_fma_from_memory(" + a + ", " + expr(row_scalar[n]).text + ", " +
+             plain_operand_address[uses[n][0]] + ");");
+      } else {
+        emit(a + " += " + expr(terms[n]).text + ";");
+      }
     }
     vector_loop_var_.clear();
     for (size_t n = 0; n < loops; ++n) close();
@@ -2401,6 +2450,16 @@ class CppPrinter {
     head.push_back("}");
     push_lane_arithmetic(head);
     if (strided_accumulators_) push_strided_accumulators(head);
+    if (fma_from_memory_) {
+      // acc + s * p[0..7], p read by the FMA itself (vfmadd231ps with a memory operand): no register holds it.
+      head.push_back("typedef struct { float lanes[8]; } ingot_f32x8_memory;");
+      head.push_back("static inline ingot_f32xN ingot_fma_from_memory(ingot_f32xN acc, float s, const float* p) {");
+      head.push_back("  const ingot_f32xN b = (ingot_f32xN)_mm256_set1_ps(s);");
+      head.push_back(
+          "  __asm__(\"vfmadd231ps %2, %1, %0\" : \"+x\"(acc) : \"x\"(b), \"m\"(*(const ingot_f32x8_memory*)p));");
+      head.push_back("  return acc;");
+      head.push_back("}");
+    }
     head.push_back(
         "static inline ingot_mask ingot_lane_range(int64_t lo, int64_t hi) { return ingot_bit_range(lo, hi, 8); }");
     // Lanes lo .. hi - 1 of a stride-2 window are its even elements 2 lo .. 2 hi - 2, from two vectors: the even
@@ -2911,6 +2970,7 @@ class CppPrinter {
   std::vector<const ForNode*> enclosing_loops_;  // around the code being printed, outermost first
   std::set<std::pair<Helper, DType>> helpers_;
   std::set<std::string> vector_math_;  // libm functions the code calls that libmvec has in SIMD form
+  bool fma_from_memory_ = false;       // an AVX2 tile reads an operand from memory in its FMAs
   bool strided_accumulators_ = false;  // a spatial tile scatters its accumulators (and gathers them unless zeroed)
   std::vector<std::string> body_;
   std::vector<SourceLines> vectorized_body_lines_;  // 0-based indices into body_

@@ -18,7 +18,7 @@ size_t max_vector_accumulators(int64_t lanes) { return size_t(vector_registers(l
 
 int64_t max_tile_accumulators(int64_t lanes) { return vector_registers(lanes) - 4; }
 
-int64_t max_one_operand_tile_accumulators(int64_t lanes) {
+int64_t max_plain_operand_tile_accumulators(int64_t lanes) {
   return lanes >= kAvx512VectorLanes ? max_tile_accumulators(lanes) : vector_registers(lanes) - 2;
 }
 
@@ -333,11 +333,14 @@ std::optional<SpatialTile> spatial_tile(const Stmt& loop, int64_t vector_lanes) 
   }
   std::vector<Expr> operands;
   for (const Expr& term : tile.terms) collect_lane_operands(term, v, operands);
-  const auto* moving = operands.size() == 1 ? operands[0].as<BufferLoadNode>() : nullptr;
-  const bool one_operand = moving && lane_step(moving->index, v) == 1 && tile.lanes->extent % vector_lanes == 0;
-  if (accumulators > (tile.bf16_pairs ? kMaxPairTileAccumulators
-                      : one_operand   ? max_one_operand_tile_accumulators(vector_lanes)
-                                      : max_tile_accumulators(vector_lanes)))
+  const bool plain_operands = !operands.empty() && operands.size() <= 2 && tile.lanes->extent % vector_lanes == 0 &&
+                              std::all_of(operands.begin(), operands.end(), [&](const Expr& operand) {
+                                const auto* moving = operand.as<BufferLoadNode>();
+                                return moving && lane_step(moving->index, v) == 1;
+                              });
+  if (accumulators > (tile.bf16_pairs  ? kMaxPairTileAccumulators
+                      : plain_operands ? max_plain_operand_tile_accumulators(vector_lanes)
+                                       : max_tile_accumulators(vector_lanes)))
     return std::nullopt;
   // Accumulators whose lanes overlap would each store the shared elements at the end, and one would lose its sums:
   // every two must lie a constant distance apart that is no whole number of lanes within the lower one's lanes (of

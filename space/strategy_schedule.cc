@@ -918,8 +918,8 @@ class StrategyScheduler {
     };
     for (int64_t vectors : {2, 1, 3, 4}) consider(vectors, accumulator_vectors());
     // With AVX2, where those tiles broadcast fewer than 4 pixels per line of the map, one vector of channels may take
-    // every register but its weights' and the pixel broadcast in turn: 14 of 16 (max_one_operand_tile_accumulators; the
-    // printer writes each pixel into its FMA, and g++ broadcasts them into one register in turn: no spill in the
+    // every register but its weights' and the pixel broadcast in turn: 14 of 16 (max_plain_operand_tile_accumulators;
+    // the printer writes each pixel into its FMA, and g++ broadcasts them into one register in turn: no spill in the
     // assembly). Not for a grouped convolution, nor where no channel tile was chosen (neither measured);
     // `channel_vectors=1` takes it on every map. On 14 x 14 maps that is 1 vector x 14 pixels, which per step of the
     // reduction reads a vector of weights and a line of the map for 14 FMAs, where 4 vectors x 2 pixels read four
@@ -929,7 +929,15 @@ class StrategyScheduler {
     // (EfficientNet's 14 x 14 maps of 80 and 112 channels) the model was level (9 rounds).
     if (lanes == kAvx2VectorLanes && knobs().accumulator_vectors == 0 && grouped_indices.empty() &&
         ((best_accumulators >= kMinAvx2ChannelTileAccumulators && tile.pixels < 4) || knobs().channel_vectors == 1))
-      consider(1, max_one_operand_tile_accumulators(lanes));
+      consider(1, max_plain_operand_tile_accumulators(lanes));
+    // Where one vector of channels still takes fewer pixels than that (a row of 7: 7 accumulators, whose FMAs wait on
+    // each other's latency), two vectors x the same pixels fill 14: the printer reads the second vector of weights
+    // from memory in each of its FMAs (the registers hold 14 accumulators, the first vector and the broadcast).
+    // ResNeXt's AVX2 1 x 1 convolutions of 7 x 7 maps ran at 142-152 GFLOP/s so, against 86-96 as 1 x 7 (one profile
+    // each, Zen 4); its model 1.04x and EfficientNet's 1.057x (5 and 9 rounds side by side).
+    if (lanes == kAvx2VectorLanes && knobs().accumulator_vectors == 0 && knobs().channel_vectors == 0 &&
+        grouped_indices.empty() && tile.vectors == 1 && tile.pixels < max_plain_operand_tile_accumulators(lanes))
+      consider(2, max_plain_operand_tile_accumulators(lanes));
     if (best_accumulators < (lanes == kAvx2VectorLanes ? kMinAvx2ChannelTileAccumulators : kMinChannelTileAccumulators))
       return std::nullopt;
     // An epilogue over the tile's pixels (its channels are a plane apart) that leaves more than one lane idle: cheap

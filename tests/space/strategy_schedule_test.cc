@@ -834,12 +834,13 @@ ChannelTileShape tile_of(const Schedule& s) {
   return {pack, channels, pixels};
 }
 
-// With AVX2 a channel tile may hold 7 accumulators (one vector of channels x 7 pixels) where no tile of 8 fits: on a 7
-// x 7 map two vectors would take one pixel each (a stencil tile of 4 accumulators ran before), and EfficientNet's
-// projections of 14 x 14 maps to 80 channels leave no two-vector tile (a plane tile of 2 channels x 28 pixels ran). A
-// SiLU epilogue over its 7 pixels leaves one of 8 lanes idle and keeps the tile (with AVX-512 a function over 7 of 16
-// lanes does not: ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight). AVX-512's tiles stay (4 vectors x 7 pixels
-// for 64 channels on 7 x 7).
+// With AVX2 a channel tile takes rows of 7 pixels where no tile within 12 accumulators broadcasts more: on a 7 x 7
+// map two vectors within 12 would take one pixel each (a stencil tile of 4 accumulators ran before), and EfficientNet's
+// projections of 14 x 14 maps to 80 channels two (a plane tile of 2 channels x 28 pixels ran). One vector x 7 pixels
+// fills 7 accumulators; two vectors x 7 fill 14, the second vector of weights read from memory by each of its FMAs
+// (the code checked below). A SiLU epilogue over its 7 pixels leaves one of 8 lanes idle and keeps the tile (with
+// AVX-512 a function over 7 of 16 lanes does not: ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight). AVX-512's
+// tiles stay (4 vectors x 7 pixels for 64 channels on 7 x 7).
 TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
   FixedScheduleOptions options;
   options.weights = {"w", "b"};
@@ -862,9 +863,25 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
     for (const Program* p : {&seven, &fourteen}) {
       if (p == &fourteen && lanes == 16) continue;
       Schedule s = strategy_schedule(*p, make_plan("global", *p, target), isa);
-      const int64_t channels = (lanes == 16 ? 4 : 1) * lanes;
+      const int64_t channels = (lanes == 16 ? 4 : 2) * lanes;
       EXPECT_EQ(tile_of(s), (ChannelTileShape{channels, channels, 7})) << s.to_json();
       EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+      if (lanes == 8) {
+        // 14 accumulators, the first vector of weights loaded once per step, the second read by the FMAs of the
+        // seven odd accumulators.
+        const std::string source = compile_to_cpp_source(*p, s).source;
+        EXPECT_NE(source.find("ingot_t12 += "), std::string::npos);
+        EXPECT_NE(source.find("ingot_t13 = ingot_fma_from_memory(ingot_t13, "), std::string::npos);
+        EXPECT_EQ(source.find("ingot_t14"), std::string::npos);
+        EXPECT_NE(source.find("const ingot_f32xN ingot_v0 = ingot_load_f32xN("), std::string::npos);
+        EXPECT_EQ(source.find("ingot_f32xN ingot_v1 ="), std::string::npos);
+        size_t from_memory = 0;
+        for (size_t at = source.find("= ingot_fma_from_memory(ingot_t"); at != std::string::npos;
+             at = source.find("= ingot_fma_from_memory(ingot_t", at + 1))
+          ++from_memory;
+        EXPECT_EQ(from_memory, 7u);
+        EXPECT_NE(source.find("vfmadd231ps %2, %1, %0"), std::string::npos);
+      }
       expect_matches_interpreter(*p, s);
       expect_matches_interpreter(*p, s, lanes == 16 ? " -mno-avx512f" : " -mno-avx2");
     }
@@ -872,7 +889,7 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
   FixedScheduleOptions avx2 = options;
   avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
   Schedule s = strategy_schedule(silu, make_plan("global", silu, test_support::avx2_cpu()), avx2);
-  EXPECT_EQ(tile_of(s), (ChannelTileShape{8, 8, 7})) << s.to_json();
+  EXPECT_EQ(tile_of(s), (ChannelTileShape{16, 16, 7})) << s.to_json();
   EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
   expect_matches_interpreter(silu, s);
 }
@@ -908,8 +925,8 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   EXPECT_EQ(tile_of(wide), (ChannelTileShape{16, 16, 4})) << wide.to_json();
   expect_matches_interpreter(twenty_eight, wide);
   // Knobs: 4 x 2 where they fix the vectors or the accumulators; the knob's one vector takes up to 14 pixels on any
-  // map; 14 accumulators of two vectors of weights (accumulator_vectors=16: 2 vectors x 7 pixels) would leave no
-  // register for the broadcast, and lowering keeps that tile out of explicit vectors (12 at most).
+  // map; accumulator_vectors=16 gives 2 vectors x 7 pixels, 14 accumulators of two vectors of weights, which lowering
+  // takes as explicit vectors (the printer reads the second vector from memory in its FMAs).
   auto with = [&](int TemplateKnobs::*knob, int value) {
     FixedScheduleOptions o = avx2;
     o.knobs.*knob = value;
@@ -924,7 +941,7 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   for (const KnobCase& k : {KnobCase{fourteen, with(&TemplateKnobs::channel_vectors, 4), {32, 32, 2}, true},
                             KnobCase{fourteen, with(&TemplateKnobs::accumulator_vectors, 12), {32, 32, 2}, true},
                             KnobCase{twenty_eight, with(&TemplateKnobs::channel_vectors, 1), {8, 8, 14}, true},
-                            KnobCase{fourteen, with(&TemplateKnobs::accumulator_vectors, 16), {16, 16, 7}, false}}) {
+                            KnobCase{fourteen, with(&TemplateKnobs::accumulator_vectors, 16), {16, 16, 7}, true}}) {
     Schedule s = strategy_schedule(k.program, make_plan("global", k.program, avx2_cpu), k.options);
     EXPECT_EQ(tile_of(s), k.tile) << s.to_json();
     EXPECT_EQ(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i"), k.explicit_vectors) << s.to_json();
