@@ -588,7 +588,13 @@ class StrategyScheduler {
   // (28 accumulators, 33 registers) kept one accumulator on the stack, stored and reloaded every k, and 2 x 14 made
   // Swin 1.022x (side by side, 7 rounds). Plane and channel tiles keep their 4 x 7 (which spill the same way): capped
   // so, powers-of-two channel counts leave them 2 x 7, and ResNeXt ran 0.87x and 0.98x.
+  // With AVX2 a tile of one or two vectors may take 14 (max_plain_operand_tile_accumulators: the printer reads a second
+  // vector from memory in each of its FMAs): Swin's GEMMs on 14-token rows take 2 vectors x 7 rows where they took 4 x
+  // 2, and its AVX2 program ran 1.115x (5 rounds side by side, Zen 4).
   int64_t outer_product_accumulators(int64_t vectors) const {
+    const int64_t lanes = options_.simd_fp32_lanes;
+    if (lanes == kAvx2VectorLanes && vectors <= 2 && knobs().accumulator_vectors == 0)
+      return max_plain_operand_tile_accumulators(lanes);
     return std::min(accumulator_vectors(), vector_registers(options_.simd_fp32_lanes) - vectors - 1);
   }
 
@@ -1293,8 +1299,9 @@ class StrategyScheduler {
     int64_t best = 0, best_accumulators = 0, best_loads = 0;
     if (lanes != kAvx512VectorLanes) {
       // panel_columns' tile, unless another fills more accumulators (a tie keeps it): Swin's FFN GEMMs on 14-row maps
-      // took 2 vectors x 2 rows of AVX2's 12 so (rows divide 14), at 134 GFLOP/s, and 4 x 2 at 203; BERT's 3 x 4 (768
-      // and 3072 columns) made its AVX2 form 1.08x (93.5-97.6 against 102.9-104.5 ms).
+      // took 2 vectors x 2 rows of AVX2's 12 so (rows divide 14), at 134 GFLOP/s, and 4 x 2 at 203 (now 2 x 7, 14
+      // accumulators: outer_product_accumulators); BERT's 3 x 4 (768 and 3072 columns) made its AVX2 form 1.08x
+      // (93.5-97.6 against 102.9-104.5 ms).
       best = panel_columns(width);
       if (best == 0) return 0;
       best_accumulators = largest_divisor_up_to(height, accumulator_vectors() / (best / lanes)) * (best / lanes);

@@ -1285,7 +1285,9 @@ TEST(StrategySchedule, GemmRowsInOneL1SetArePadded) {
 
 // An outer-product GEMM tile holds its accumulators, its row of B and one broadcast element of A in the 32 AVX-512
 // registers: on a map of 14-token rows with 512 output columns, 2 vectors x 14 rows (28 + 2 + 1 registers), not 4
-// vectors x 7 rows (28 + 4 + 1: g++ kept one accumulator on the stack, stored and reloaded every step of k).
+// vectors x 7 rows (28 + 4 + 1: g++ kept one accumulator on the stack, stored and reloaded every step of k). With
+// AVX2's 16, 2 vectors x 7 rows: 14 accumulators, the first vector of B and the broadcast, the second vector read from
+// memory by its FMAs.
 TEST(StrategySchedule, OuterProductTilesLeaveRegistersForTheirOperands) {
   const int64_t H = 14, K = 32, N = 512;
   Tensor x = placeholder("x", {1, H, H, K}), W = placeholder("W", {N, K});
@@ -1301,6 +1303,14 @@ TEST(StrategySchedule, OuterProductTilesLeaveRegistersForTheirOperands) {
   EXPECT_NE(cpp.find("ingot_f32xN ingot_t27 = "), std::string::npos) << cpp;
   EXPECT_EQ(cpp.find("ingot_t28"), std::string::npos) << cpp;
   expect_matches_interpreter(p, s);
+  Schedule avx2 = make_strategy_program(p, "unfused", test_support::avx2_cpu(), packing).schedule;
+  EXPECT_EQ(avx2.decisions().front().to_string(), "pack W dimension 0 in blocks of 16") << avx2.to_json();
+  const std::string avx2_cpp = compile_to_cpp_source(p, avx2).source;
+  EXPECT_NE(avx2_cpp.find("ingot_f32xN ingot_t13 = "), std::string::npos) << avx2_cpp;
+  EXPECT_EQ(avx2_cpp.find("ingot_t14"), std::string::npos) << avx2_cpp;
+  EXPECT_NE(avx2_cpp.find("ingot_t13 = ingot_fma_from_memory(ingot_t13, "), std::string::npos) << avx2_cpp;
+  EXPECT_EQ(avx2_cpp.find("ingot_f32xN ingot_v1 ="), std::string::npos) << avx2_cpp;
+  expect_matches_interpreter(p, avx2);
 }
 
 // A tile of one vector loads more per step of k than it multiplies (rows + 1 loads for rows FMAs): on 100 rows of
