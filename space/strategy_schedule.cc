@@ -981,11 +981,19 @@ class StrategyScheduler {
     return calls;
   }
 
-  // Whether a channel tile's host t runs its epilogue along the channels (channel_root): with AVX-512, where it calls
-  // exp, sigmoid or tanh and nothing else, as a vector map (lower/vector_maps.h) scatters them. AVX2 would store each
-  // lane alone, and another function would leave the loop to `omp simd` with strided stores: neither was measured.
+  // Whether a channel tile's host t runs its epilogue along the channels (channel_root): where it calls exp, sigmoid
+  // or tanh and nothing else, as a vector map (lower/vector_maps.h), with AVX-512 (which scatters them) and with AVX2
+  // where t is stored in blocks of channels (find_channel_blocks: each vector stored whole; a candidate while that
+  // pass runs). A scattered AVX2 map would store each lane alone, and another function would leave the loop to `omp
+  // simd` with strided stores: neither was measured.
   bool epilogue_along_channels(const Tensor& t) {
-    bool mapped = options_.simd_fp32_lanes == kAvx512VectorLanes, calls = false;
+    const int64_t lanes = options_.simd_fp32_lanes;
+    auto blocked = channel_blocked_.find(t->name);
+    bool mapped = lanes == kAvx512VectorLanes ||
+                  (lanes == kAvx2VectorLanes &&
+                   (finding_channel_blocks_ ||
+                    (blocked != channel_blocked_.end() && blocked->second == ChannelBlockRole::kExpanded))),
+         calls = false;
     for_each_call(t, [&](const CallNode* call) {
       calls = true;
       mapped =
@@ -2051,18 +2059,20 @@ class StrategyScheduler {
 
   static std::string axis(const Tensor& t, size_t d) { return t->axes[d].name(); }
 
-  // Blocks of channels (AVX-512): a channel tile's epilogue along the channels (vectors of output channels under a
-  // SiLU: EfficientNet's expansions and head on 14 x 14 and 7 x 7 maps) whose readers can all read it stored in blocks
-  // of a vector of channels ([C, H, W] as [C / lanes, H, W, lanes], a pack decision; reads_blocks): the tile then
-  // stores each vector whole, where it scattered each lane to its channel's plane. A depthwise convolution that reads
-  // it puts channels in its lanes, a row of pixels in its accumulators and its weight packed alike, where its rows of 7
-  // or 14 pixels left lanes idle; its stored epilogue is in blocks too, and so is a squeeze-excitation's scaling of it.
-  // EfficientNet's 7 x 7 blocks (1152 channels, 5 x 5 window; one block's schedule edited so by hand against the next
-  // block's, one profile, Zen 4): the expansion 0.170 -> 0.130 ms, the depthwise convolution with its pooling 0.055 ->
-  // 0.030 ms. Its head, by the strategy: 0.317 -> 0.230 ms.
+  // Blocks of channels (AVX-512's 16 or AVX2's 8): a channel tile's epilogue along the channels (vectors of output
+  // channels under a SiLU: EfficientNet's expansions and head on 14 x 14 and 7 x 7 maps) whose readers can all read it
+  // stored in blocks of a vector of channels ([C, H, W] as [C / lanes, H, W, lanes], a pack decision; reads_blocks):
+  // the tile then stores each vector whole, where it scattered each lane to its channel's plane. A depthwise
+  // convolution that reads it puts channels in its lanes, a row of pixels in its accumulators and its weight packed
+  // alike, where its rows of 7 or 14 pixels left lanes idle; its stored epilogue is in blocks too, and so is a
+  // squeeze-excitation's scaling of it. EfficientNet's 7 x 7 blocks (1152 channels, 5 x 5 window; one block's schedule
+  // edited so by hand against the next block's, one profile, Zen 4): the expansion 0.170 -> 0.130 ms, the depthwise
+  // convolution with its pooling 0.055 -> 0.030 ms. Its head, by the strategy: 0.317 -> 0.230 ms. With AVX2 (blocks of
+  // 8, the same maps) its AVX2 program ran 1.08x (7 rounds side by side, Zen 4).
   void find_channel_blocks() {
     const int64_t lanes = options_.simd_fp32_lanes;
-    if (options_.gpu || !knobs().channel_blocks || lanes != kAvx512VectorLanes) return;
+    if (options_.gpu || !knobs().channel_blocks || !is_explicit_vector_width(lanes)) return;
+    finding_channel_blocks_ = true;
     for (const Tensor& expanded : program_.computes()) {
       if (!is_nchw_map(expanded) || program_.is_output(expanded) || expanded->axes[1].extent % lanes != 0 ||
           !expands_along_channels(expanded, kMinChannelTileReductionInBlocks))
@@ -2089,6 +2099,7 @@ class StrategyScheduler {
       }
       for (const std::string& weight : blocks.weights) packs_[weight] = {0, lanes};
     }
+    finding_channel_blocks_ = false;
   }
 
   // The TEs of one set of maps in blocks of channels, by role, and the depthwise weights packed alike.
@@ -2422,6 +2433,7 @@ class StrategyScheduler {
   std::vector<DepthwiseBand> bands_;
   std::map<std::string, size_t> band_of_;  // the four stored or hosted TEs of each band -> its index in bands_
   std::map<std::string, ChannelBlockRole> channel_blocked_;  // TEs over channel blocks (find_channel_blocks)
+  bool finding_channel_blocks_ = false;                      // while find_channel_blocks runs
   std::set<std::string> short_expansions_;  // kExpanded maps a depthwise convolution reads (their channel tiles take
                                             // kMinChannelTileReductionInBlocks)
   std::map<std::string, std::string> pooled_channels_;  // kPool TEs -> their axis over the map's channels

@@ -362,8 +362,8 @@ TEST(StrategySchedule, AStencilEpilogueVectorizesTheTilesPlaneWhereRowsLeaveLane
 // blocks of 16 channels and the depthwise weight packed alike: the expansion's epilogue stores each vector of channels
 // whole, the depthwise convolution runs channels in the lanes over a row of 7 pixels, and the pooling and the scaling
 // vectorize the blocks' channels. The expansion's reduction of 80 input channels takes a channel tile only so (64 or
-// more; 96 with its maps whole). The knob off, AVX2, a projection that is no channel tile, or a reader that is none of
-// these (an output) keeps the maps whole.
+// more; 96 with its maps whole). AVX2 stores them in blocks of 8. The knob off, a projection that is no channel tile,
+// or a reader that is none of these (an output) keeps the maps whole.
 TEST(StrategySchedule, ADepthwiseConvolutionBetweenChannelTilesRunsOverBlocksOfChannels) {
   Conv2dAttrs depthwise;
   depthwise.padding = {1, 1, 1, 1};
@@ -403,10 +403,22 @@ TEST(StrategySchedule, ADepthwiseConvolutionBetweenChannelTilesRunsOverBlocksOfC
   FixedScheduleOptions off = options;
   off.knobs.channel_blocks = false;
   EXPECT_FALSE(packs_a_map(strategy_schedule(block, make_plan("global", block, cpu()), off)));
+  // AVX2: blocks of 8 channels, the same roles.
   FixedScheduleOptions avx2 = options;
   avx2.simd_fp32_lanes = 8;
   Schedule narrow = strategy_schedule(block, make_plan("global", block, test_support::avx2_cpu()), avx2);
-  EXPECT_FALSE(packs_a_map(narrow)) << narrow.to_json();
+  std::vector<std::string> packed_by_8;
+  for (const Decision& dec : narrow.decisions())
+    if (dec.kind == DecisionKind::kPack) packed_by_8.push_back(dec.to_string());
+  EXPECT_THAT(packed_by_8,
+              ::testing::IsSupersetOf({"pack e dimension 1 in blocks of 8", "pack d dimension 1 in blocks of 8",
+                                       "pack scaled dimension 1 in blocks of 8", "pack wd dimension 0 in blocks of 8"}))
+      << narrow.to_json();
+  EXPECT_TRUE(has_decision(narrow, DecisionKind::kExplicitVectors, "cd", "j.i")) << narrow.to_json();
+  expect_matches_interpreter(block, narrow);
+  FixedScheduleOptions avx2_off = avx2;
+  avx2_off.knobs.channel_blocks = false;
+  EXPECT_FALSE(packs_a_map(strategy_schedule(block, make_plan("global", block, test_support::avx2_cpu()), avx2_off)));
   // A projection that no channel tile computes (its weight not a model weight, so not packed) reads the scaled map
   // along its pixels: nothing is stored in blocks.
   FixedScheduleOptions plain_projection = options;
