@@ -1306,7 +1306,8 @@ class CppPrinter {
   // With AVX2, an outer product whose accumulators, operands and one broadcast row element outnumber the 16 registers
   // (a channel tile of 2 vectors x 7 pixels: 14 + 2 + 1) reads the operands that do not fit from memory in each of
   // their FMAs (ingot_fma_from_memory), the rest stay loaded once: per term n of such an operand, its row's scalar
-  // factor (the term is that factor times the operand); undefined elsewhere. Left to g++, the 2 x 7 channel tiles of
+  // factor (the term is that factor times the operand); null elsewhere. Every term reads one operand
+  // (outer_product_rows' precondition). Left to g++, the 2 x 7 channel tiles of
   // ResNeXt's 7 x 7 maps kept one accumulator on the stack, stored and reloaded at every step.
   std::vector<Expr> fmas_from_memory(const std::vector<Expr>& terms, const std::vector<std::vector<size_t>>& uses,
                                      const std::vector<std::string>& plain_operand_address, size_t accumulators,
@@ -2456,7 +2457,8 @@ class CppPrinter {
       head.push_back("static inline ingot_f32xN ingot_fma_from_memory(ingot_f32xN acc, float s, const float* p) {");
       head.push_back("  const ingot_f32xN b = (ingot_f32xN)_mm256_set1_ps(s);");
       head.push_back(
-          "  __asm__(\"vfmadd231ps %2, %1, %0\" : \"+x\"(acc) : \"x\"(b), \"m\"(*(const ingot_f32x8_memory*)p));");
+          "  __asm__(\"vfmadd231ps {%2, %1, %0|%0, %1, %2}\" : \"+x\"(acc) : \"x\"(b), \"m\"(*(const "
+          "ingot_f32x8_memory*)p));");
       head.push_back("  return acc;");
       head.push_back("}");
     }

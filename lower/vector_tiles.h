@@ -103,8 +103,9 @@ int64_t max_tile_accumulators(int64_t lanes);
 // A tile of whole vectors whose terms read one or two operands that move with the lanes, plain contiguous loads,
 // everything else broadcast (a channel tile of one or two vectors of weights x pixels), needs two registers besides
 // its accumulators: the first operand and the broadcast in turn, as each is written into its FMA; a second operand is
-// read from memory by each of its FMAs (the C++ printer's ingot_fma_from_memory). With AVX2 it may take the other 14;
-// with AVX-512, 28 as any tile.
+// read from memory by each of its FMAs (the C++ printer's ingot_fma_from_memory, for a tile whose terms are an outer
+// product, as channel tiles' and GEMM panels' are; another such tile would keep an accumulator on the stack, slower
+// but right). With AVX2 it may take the other 14; with AVX-512, 28 as any tile.
 int64_t max_plain_operand_tile_accumulators(int64_t lanes);
 // A tile of bf16 products may have up to AMX's tiles: 16 rows (an AMX tile's) x 5 chunks or 32 rows x 2 chunks (the
 // printer's AMX pair tile: 8 tile registers hold the chunks' accumulators, the rows and the weight tiles), whose

@@ -940,7 +940,7 @@ class StrategyScheduler {
     // each other's latency), two vectors x the same pixels fill 14: the printer reads the second vector of weights
     // from memory in each of its FMAs (the registers hold 14 accumulators, the first vector and the broadcast).
     // ResNeXt's AVX2 1 x 1 convolutions of 7 x 7 maps ran at 142-152 GFLOP/s so, against 86-96 as 1 x 7 (one profile
-    // each, Zen 4); its model 1.04x and EfficientNet's 1.057x (5 and 9 rounds side by side).
+    // each, Zen 4); its model 1.04x and EfficientNet's 1.07x (5 and 9 rounds side by side).
     if (lanes == kAvx2VectorLanes && knobs().accumulator_vectors == 0 && knobs().channel_vectors == 0 &&
         grouped_indices.empty() && tile.vectors == 1 && tile.pixels < max_plain_operand_tile_accumulators(lanes))
       consider(2, max_plain_operand_tile_accumulators(lanes));
@@ -983,15 +983,15 @@ class StrategyScheduler {
 
   // Whether a channel tile's host t runs its epilogue along the channels (channel_root): where it calls exp, sigmoid
   // or tanh and nothing else, as a vector map (lower/vector_maps.h), with AVX-512 (which scatters them) and with AVX2
-  // where t is stored in blocks of channels (find_channel_blocks: each vector stored whole; a candidate while that
-  // pass runs). A scattered AVX2 map would store each lane alone, and another function would leave the loop to `omp
+  // where t is stored in blocks of channels (find_channel_blocks: each vector stored whole; the map that pass weighs,
+  // while it runs). A scattered AVX2 map would store each lane alone, and another function would leave the loop to `omp
   // simd` with strided stores: neither was measured.
   bool epilogue_along_channels(const Tensor& t) {
     const int64_t lanes = options_.simd_fp32_lanes;
     auto blocked = channel_blocked_.find(t->name);
     bool mapped = lanes == kAvx512VectorLanes ||
                   (lanes == kAvx2VectorLanes &&
-                   (finding_channel_blocks_ ||
+                   (t->name == channel_block_candidate_ ||
                     (blocked != channel_blocked_.end() && blocked->second == ChannelBlockRole::kExpanded))),
          calls = false;
     for_each_call(t, [&](const CallNode* call) {
@@ -1076,7 +1076,8 @@ class StrategyScheduler {
     TileLoops loops = channel_loops(t, tile, s);
     if (r.same_as(t)) return channel_reduction_loops(t, loops, true, s);
     // The host (the convolution's epilogue): its tile's channels then pixels, the pixels vectorized; or, where the
-    // epilogue calls exp, sigmoid or tanh (a SiLU's) with AVX-512 (epilogue_along_channels), its pixels then
+    // epilogue calls exp, sigmoid or tanh (a SiLU's) with AVX-512, or with AVX2 where the map is stored in blocks of
+    // channels (epilogue_along_channels), its pixels then
     // channels, the channels vectorized as the accumulators are (lowering then lays the tile out [pixel][channel]),
     // each vector of the result scattered into the channels' planes. Over pixels, a row of 14 or 7 pixels leaves 2 or 9
     // of 16 lanes idle in each exponential.
@@ -2072,8 +2073,8 @@ class StrategyScheduler {
   void find_channel_blocks() {
     const int64_t lanes = options_.simd_fp32_lanes;
     if (options_.gpu || !knobs().channel_blocks || !is_explicit_vector_width(lanes)) return;
-    finding_channel_blocks_ = true;
     for (const Tensor& expanded : program_.computes()) {
+      channel_block_candidate_ = expanded->name;
       if (!is_nchw_map(expanded) || program_.is_output(expanded) || expanded->axes[1].extent % lanes != 0 ||
           !expands_along_channels(expanded, kMinChannelTileReductionInBlocks))
         continue;
@@ -2099,7 +2100,7 @@ class StrategyScheduler {
       }
       for (const std::string& weight : blocks.weights) packs_[weight] = {0, lanes};
     }
-    finding_channel_blocks_ = false;
+    channel_block_candidate_.clear();
   }
 
   // The TEs of one set of maps in blocks of channels, by role, and the depthwise weights packed alike.
@@ -2433,7 +2434,7 @@ class StrategyScheduler {
   std::vector<DepthwiseBand> bands_;
   std::map<std::string, size_t> band_of_;  // the four stored or hosted TEs of each band -> its index in bands_
   std::map<std::string, ChannelBlockRole> channel_blocked_;  // TEs over channel blocks (find_channel_blocks)
-  bool finding_channel_blocks_ = false;                      // while find_channel_blocks runs
+  std::string channel_block_candidate_;                      // the map find_channel_blocks weighs, while it runs
   std::set<std::string> short_expansions_;  // kExpanded maps a depthwise convolution reads (their channel tiles take
                                             // kMinChannelTileReductionInBlocks)
   std::map<std::string, std::string> pooled_channels_;  // kPool TEs -> their axis over the map's channels

@@ -52,7 +52,7 @@ struct TemplateKnobs {
                                     // is stored with a cache line more per row (a pad decision)
   bool channel_blocks = true;       // a channel tile's map along the channels whose readers can all read blocks is
                                     // stored in blocks of a vector of channels, and a depthwise convolution reading it
-                                    // runs channels in its lanes (AVX-512; pack decisions)
+                                    // runs channels in its lanes (16 with AVX-512, 8 with AVX2; pack decisions)
   bool operator==(const TemplateKnobs&) const = default;
   std::string to_string() const;  // "register_tile=4 gemv_rows=8 ...", every member in declaration order
 };
