@@ -1225,6 +1225,59 @@ TEST(CppPrinter, RunsAnOuterProductTileRowByRow) {
   }
 }
 
+// With AVX2's 16 registers, an outer product of 7 rows x 2 whole vectors (14 accumulators, 2 operands and a broadcast:
+// 17) keeps the first vector of B in a register and reads the second from memory in each of its FMAs
+// (ingot_fma_from_memory). With a row of 12 columns (its last chunk masked) the tile is no tile of plain operands, and
+// 14 accumulators are more than another AVX2 tile may hold: the loops as written. Both compute exactly what a plain
+// loop does, with and without AVX2.
+TEST(CppPrinter, AnAvx2OuterProductReadsTheOperandsThatDoNotFitFromMemory) {
+  const int64_t rows = 7, K = 5;
+  for (int64_t cols : {16, 12}) {
+    SCOPED_TRACE(std::to_string(cols) + " columns");
+    Buffer a = global_buffer("A", {rows, K}), b = global_buffer("B", {K, cols}), c = global_buffer("C", {rows, cols});
+    Expr k = var("k"), r = var("r"), j = var("j"), flat = var("flat");
+    Expr element = r * cols + j;
+    Stmt tile =
+        for_loop(k, K, LoopKind::kSerial,
+                 for_loop(r, rows, LoopKind::kUnrolled,
+                          for_loop(j, cols, LoopKind::kVectorized,
+                                   store(c, element, load(c, element) + load(a, r * K + k) * load(b, k * cols + j)),
+                                   kAvx2VectorLanes)));
+    LoopFunction f{"avx2_gemm_tile",
+                   {a, b},
+                   {c},
+                   {},
+                   seq({for_loop(flat, rows * cols, LoopKind::kSerial, store(c, flat, Expr(0.0))), tile})};
+    const std::string source = print_cpp(f);
+    if (cols == 16) {
+      EXPECT_TRUE(explicit_vector_problems(f.body).empty());
+      EXPECT_NE(source.find("ingot_f32xN ingot_t13 = "), std::string::npos) << source;
+      EXPECT_NE(source.find("const ingot_f32xN ingot_v0 = ingot_load_f32xN(&B[k * 16]);"), std::string::npos) << source;
+      EXPECT_NE(source.find("ingot_t1 = ingot_fma_from_memory(ingot_t1, A[k], &B[k * 16 + 8]);"), std::string::npos)
+          << source;
+      EXPECT_EQ(source.find("const ingot_f32xN ingot_v1 = "), std::string::npos) << source;
+    } else {
+      EXPECT_EQ(explicit_vector_problems(f.body).size(), 1u);
+      EXPECT_EQ(source.find("ingot_t0"), std::string::npos) << source;
+    }
+    HostTensor as(DType::kFloat32, {rows, K}), bs(DType::kFloat32, {K, cols});
+    for (int64_t i = 0; i < rows * K; ++i) as.f32()[i] = float(i % 7) - 3.0f;
+    for (int64_t i = 0; i < K * cols; ++i) bs.f32()[i] = float(i % 5) - 2.0f;
+    for (const CompiledLibrary& library :
+         {compile_cpp(source), compile_cpp(source, without_vector_isa(kAvx2VectorLanes))}) {
+      KernelModule module(library.path, f);
+      HostTensor cs(DType::kFloat32, {rows, cols});
+      module.run({&as, &bs}, {&cs});
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t n = 0; n < cols; ++n) {
+          float want = 0;
+          for (int64_t step = 0; step < K; ++step) want += as.f32()[i * K + step] * bs.f32()[step * cols + n];
+          ASSERT_EQ(cs.f32()[i * cols + n], want) << i << ", " << n;
+        }
+    }
+  }
+}
+
 // Runs a printed y = f(X) kernel compiled with and without the ISA of its vectors of `lanes` lanes and checks y against
 // `want` exactly (small integers keep every sum exact in any order).
 void expect_exact_both_ways(const std::string& source, const LoopFunction& f, const HostTensor& x,
