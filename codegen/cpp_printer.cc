@@ -1321,7 +1321,7 @@ class CppPrinter {
       if (plain_operand_address[i].empty()) continue;
       std::vector<std::pair<size_t, Expr>> factors;
       bool products = true;
-      for (size_t n = 0; n < terms.size() && products; ++n) {
+      for (size_t n = 0; n < terms.size(); ++n) {
         if (uses[n][0] != i) continue;
         auto* product = terms[n].as<BinaryNode>();
         products = product && product->op == BinaryOp::kMul;

@@ -1177,8 +1177,9 @@ TEST(CppPrinter, HoldsASpatialTileInAvx2Registers) {
 // operands are loaded first and its FMAs run row by row, one broadcast live at a time; with AVX-512 also where it fits
 // (8 rows). Both compute exactly what a plain loop does, with and without AVX-512. (AVX2 tiles that fit keep operand
 // order: the AVX2 goldens.)
-LoopFunction gemm_tile(int64_t rows) {
-  const int64_t K = 5, cols = 32;
+constexpr int64_t kGemmTileK = 5;
+LoopFunction gemm_tile(int64_t rows, int64_t cols = 32, int64_t lanes = kAvx512VectorLanes) {
+  const int64_t K = kGemmTileK;
   Buffer a = global_buffer("A", {rows, K}), b = global_buffer("B", {K, cols}), c = global_buffer("C", {rows, cols});
   Expr k = var("k"), r = var("r"), j = var("j"), flat = var("flat");
   Expr element = r * cols + j;
@@ -1186,12 +1187,32 @@ LoopFunction gemm_tile(int64_t rows) {
       k, K, LoopKind::kSerial,
       for_loop(r, rows, LoopKind::kUnrolled,
                for_loop(j, cols, LoopKind::kVectorized,
-                        store(c, element, load(c, element) + load(a, r * K + k) * load(b, k * cols + j)), 16)));
+                        store(c, element, load(c, element) + load(a, r * K + k) * load(b, k * cols + j)), lanes)));
   return LoopFunction{"gemm_tile",
                       {a, b},
                       {c},
                       {},
                       seq({for_loop(flat, rows * cols, LoopKind::kSerial, store(c, flat, Expr(0.0))), tile})};
+}
+
+// Runs gemm_tile's printed source compiled with and without the ISA of its vectors of `lanes` lanes and checks C = A B
+// exactly (small integers keep every sum exact in any order).
+void expect_exact_gemm(const std::string& source, const LoopFunction& f, int64_t rows, int64_t cols, int64_t lanes) {
+  const int64_t K = kGemmTileK;
+  HostTensor as(DType::kFloat32, {rows, K}), bs(DType::kFloat32, {K, cols});
+  for (int64_t i = 0; i < rows * K; ++i) as.f32()[i] = float(i % 7) - 3.0f;
+  for (int64_t i = 0; i < K * cols; ++i) bs.f32()[i] = float(i % 5) - 2.0f;
+  for (const CompiledLibrary& library : {compile_cpp(source), compile_cpp(source, without_vector_isa(lanes))}) {
+    KernelModule module(library.path, f);
+    HostTensor cs(DType::kFloat32, {rows, cols});
+    module.run({&as, &bs}, {&cs});
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t n = 0; n < cols; ++n) {
+        float want = 0;
+        for (int64_t step = 0; step < K; ++step) want += as.f32()[i * K + step] * bs.f32()[step * cols + n];
+        ASSERT_EQ(cs.f32()[i * cols + n], want) << i << ", " << n;
+      }
+  }
 }
 
 TEST(CppPrinter, RunsAnOuterProductTileRowByRow) {
@@ -1207,21 +1228,7 @@ TEST(CppPrinter, RunsAnOuterProductTileRowByRow) {
     LoopFunction f = gemm_tile(rows);
     std::string source = print_cpp(f);
     EXPECT_NE(source.find(row_order), std::string::npos) << source;
-    const int64_t K = 5, cols = 32;
-    HostTensor as(DType::kFloat32, {rows, K}), bs(DType::kFloat32, {K, cols});
-    for (int64_t i = 0; i < rows * K; ++i) as.f32()[i] = float(i % 7) - 3.0f;
-    for (int64_t i = 0; i < K * cols; ++i) bs.f32()[i] = float(i % 5) - 2.0f;
-    for (const CompiledLibrary& library : {compile_cpp(source), compile_cpp(source, without_vector_isa(16))}) {
-      KernelModule module(library.path, f);
-      HostTensor cs(DType::kFloat32, {rows, cols});
-      module.run({&as, &bs}, {&cs});
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t n = 0; n < cols; ++n) {
-          float want = 0;
-          for (int64_t step = 0; step < K; ++step) want += as.f32()[i * K + step] * bs.f32()[step * cols + n];
-          ASSERT_EQ(cs.f32()[i * cols + n], want) << i << ", " << n;
-        }
-    }
+    expect_exact_gemm(source, f, rows, 32, kAvx512VectorLanes);
   }
 }
 
@@ -1231,23 +1238,10 @@ TEST(CppPrinter, RunsAnOuterProductTileRowByRow) {
 // 14 accumulators are more than another AVX2 tile may hold: the loops as written. Both compute exactly what a plain
 // loop does, with and without AVX2.
 TEST(CppPrinter, AnAvx2OuterProductReadsTheOperandsThatDoNotFitFromMemory) {
-  const int64_t rows = 7, K = 5;
+  const int64_t rows = 7;
   for (int64_t cols : {16, 12}) {
     SCOPED_TRACE(std::to_string(cols) + " columns");
-    Buffer a = global_buffer("A", {rows, K}), b = global_buffer("B", {K, cols}), c = global_buffer("C", {rows, cols});
-    Expr k = var("k"), r = var("r"), j = var("j"), flat = var("flat");
-    Expr element = r * cols + j;
-    Stmt tile =
-        for_loop(k, K, LoopKind::kSerial,
-                 for_loop(r, rows, LoopKind::kUnrolled,
-                          for_loop(j, cols, LoopKind::kVectorized,
-                                   store(c, element, load(c, element) + load(a, r * K + k) * load(b, k * cols + j)),
-                                   kAvx2VectorLanes)));
-    LoopFunction f{"avx2_gemm_tile",
-                   {a, b},
-                   {c},
-                   {},
-                   seq({for_loop(flat, rows * cols, LoopKind::kSerial, store(c, flat, Expr(0.0))), tile})};
+    LoopFunction f = gemm_tile(rows, cols, kAvx2VectorLanes);
     const std::string source = print_cpp(f);
     if (cols == 16) {
       EXPECT_TRUE(explicit_vector_problems(f.body).empty());
@@ -1260,21 +1254,7 @@ TEST(CppPrinter, AnAvx2OuterProductReadsTheOperandsThatDoNotFitFromMemory) {
       EXPECT_EQ(explicit_vector_problems(f.body).size(), 1u);
       EXPECT_EQ(source.find("ingot_t0"), std::string::npos) << source;
     }
-    HostTensor as(DType::kFloat32, {rows, K}), bs(DType::kFloat32, {K, cols});
-    for (int64_t i = 0; i < rows * K; ++i) as.f32()[i] = float(i % 7) - 3.0f;
-    for (int64_t i = 0; i < K * cols; ++i) bs.f32()[i] = float(i % 5) - 2.0f;
-    for (const CompiledLibrary& library :
-         {compile_cpp(source), compile_cpp(source, without_vector_isa(kAvx2VectorLanes))}) {
-      KernelModule module(library.path, f);
-      HostTensor cs(DType::kFloat32, {rows, cols});
-      module.run({&as, &bs}, {&cs});
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t n = 0; n < cols; ++n) {
-          float want = 0;
-          for (int64_t step = 0; step < K; ++step) want += as.f32()[i * K + step] * bs.f32()[step * cols + n];
-          ASSERT_EQ(cs.f32()[i * cols + n], want) << i << ", " << n;
-        }
-    }
+    expect_exact_gemm(source, f, rows, cols, kAvx2VectorLanes);
   }
 }
 
