@@ -65,20 +65,41 @@ void store(HostTensor& out, int64_t base, int64_t step, const int64_t* values, i
   }
 }
 
-// Kept out of line: inlined into the driver loops, the pointers would lose __restrict and the loop its SIMD.
-template <bool AV, bool BV>
-[[gnu::noinline]] void accumulate_products(float* __restrict acc, const float* __restrict a, const float* __restrict b,
+// Kept out of line: inlined into the driver loops, the pointers would lose __restrict and the loop its SIMD. Acc is
+// float, or double for wide sums (the product is then exact).
+template <class Acc, bool AV, bool BV>
+[[gnu::noinline]] void accumulate_products(Acc* __restrict acc, const float* __restrict a, const float* __restrict b,
                                            int n) {
   if constexpr (AV && BV) {
-    interp::for_lanes(n, [=](int l) { acc[l] += a[l] * b[l]; });
+    interp::for_lanes(n, [=](int l) { acc[l] += Acc(a[l]) * b[l]; });
   } else {
     const float x = a[0], y = b[0];
-    interp::for_lanes(n, [=](int l) { acc[l] += (AV ? a[l] : x) * (BV ? b[l] : y); });
+    interp::for_lanes(n, [=](int l) { acc[l] += Acc(AV ? a[l] : x) * (BV ? b[l] : y); });
   }
 }
+template <class Acc>
+void accumulate_products(Acc* acc, const LaneProgram& p, int n) {
+  const float* a = p.in<float>(p.product_a);
+  const float* b = p.in<float>(p.product_b);
+  bool av = p.regs[size_t(p.product_a)].varying, bv = p.regs[size_t(p.product_b)].varying;
+  if (av && bv)
+    accumulate_products<Acc, true, true>(acc, a, b, n);
+  else if (av)
+    accumulate_products<Acc, true, false>(acc, a, b, n);
+  else if (bv)
+    accumulate_products<Acc, false, true>(acc, a, b, n);
+  else
+    accumulate_products<Acc, false, false>(acc, a, b, n);
+}
+// Folds lanes [0, n) of a product (stride 0 for a uniform operand) or of a value into acc, in lane order.
+template <class Acc>
+Acc fold_products(Acc acc, const float* a, int sa, const float* b, int sb, int n) {
+  for (int l = 0; l < n; ++l) acc += Acc(a[l * sa]) * b[l * sb];
+  return acc;
+}
 
-template <class T, class Op>
-[[gnu::noinline]] void accumulate_lanes(T* __restrict acc, const T* __restrict s, bool varying, int n, Op op) {
+template <class A, class T, class Op>
+[[gnu::noinline]] void accumulate_lanes(A* __restrict acc, const T* __restrict s, bool varying, int n, Op op) {
   if (varying) {
     interp::for_lanes(n, [=](int l) { acc[l] = op(acc[l], s[l]); });
   } else {
@@ -88,10 +109,12 @@ template <class T, class Op>
 }
 
 // The running values of a reduction, in the reduction's dtype: one per lane when the lanes are output
-// elements, or a single one folded over the lanes in order when the lanes are reduce steps.
+// elements, or a single one folded over the lanes in order when the lanes are reduce steps. An f32 sum is kept in
+// double instead when the interpretation asks for wide sums.
 class Accumulator {
  public:
-  Accumulator(ReduceOp op, DType dtype) : op_(op), dtype_(dtype) {}
+  Accumulator(ReduceOp op, DType dtype, bool wide_sums)
+      : op_(op), dtype_(dtype), wide_(wide_sums && op == ReduceOp::kSum && dtype == DType::kFloat32) {}
 
   void reset(int n) {
     constexpr double inf = std::numeric_limits<double>::infinity();
@@ -100,27 +123,23 @@ class Accumulator {
                  : op_ == ReduceOp::kMax ? std::numeric_limits<int64_t>::min()
                                          : std::numeric_limits<int64_t>::max();
     std::fill(f_, f_ + n, fv);
+    std::fill(d_, d_ + n, 0.0);
     std::fill(i_, i_ + n, iv);
   }
 
   // Lane l of the source joins accumulator l.
   void add_lanes(const LaneProgram& p, int n) {
     if (p.product_a >= 0) {
-      const float* a = p.in<float>(p.product_a);
-      const float* b = p.in<float>(p.product_b);
-      bool av = p.regs[size_t(p.product_a)].varying, bv = p.regs[size_t(p.product_b)].varying;
-      if (av && bv)
-        accumulate_products<true, true>(f_, a, b, n);
-      else if (av)
-        accumulate_products<true, false>(f_, a, b, n);
-      else if (bv)
-        accumulate_products<false, true>(f_, a, b, n);
+      if (wide_)
+        accumulate_products(d_, p, n);
       else
-        accumulate_products<false, false>(f_, a, b, n);
+        accumulate_products(f_, p, n);
       return;
     }
     bool varying = p.regs[size_t(p.result)].varying;
-    if (is_float(dtype_)) {
+    if (wide_) {
+      accumulate_lanes(d_, p.in<float>(p.result), varying, n, [](double x, float y) { return x + y; });
+    } else if (is_float(dtype_)) {
       const float* s = p.in<float>(p.result);
       switch (op_) {
         case ReduceOp::kSum: accumulate_lanes(f_, s, varying, n, [](float x, float y) { return x + y; }); break;
@@ -154,13 +173,17 @@ class Accumulator {
       const float* a = p.in<float>(p.product_a);
       const float* b = p.in<float>(p.product_b);
       int sa = p.regs[size_t(p.product_a)].varying, sb = p.regs[size_t(p.product_b)].varying;
-      float acc = f_[0];
-      for (int l = 0; l < n; ++l) acc += a[l * sa] * b[l * sb];
-      f_[0] = acc;
+      if (wide_)
+        d_[0] = fold_products(d_[0], a, sa, b, sb, n);
+      else
+        f_[0] = fold_products(f_[0], a, sa, b, sb, n);
       return;
     }
     int s = p.regs[size_t(p.result)].varying;
-    if (is_float(dtype_)) {
+    if (wide_) {
+      const float* v = p.in<float>(p.result);
+      for (int l = 0; l < n; ++l) d_[0] += v[l * s];
+    } else if (is_float(dtype_)) {
       const float* v = p.in<float>(p.result);
       float acc = f_[0];
       bool round = dtype_ != DType::kFloat32;
@@ -182,17 +205,23 @@ class Accumulator {
     }
   }
 
-  void store_to(HostTensor& out, int64_t base, int64_t step, int n) const {
-    if (is_float(dtype_))
+  void store_to(HostTensor& out, int64_t base, int64_t step, int n) {
+    if (wide_) {
+      for (int l = 0; l < n; ++l) f_[l] = float(d_[l]);
       store(out, base, step, f_, 1, n);
-    else
+    } else if (is_float(dtype_)) {
+      store(out, base, step, f_, 1, n);
+    } else {
       store(out, base, step, i_, 1, n);
+    }
   }
 
  private:
   ReduceOp op_;
   DType dtype_;
+  bool wide_;
   alignas(64) float f_[kMaxLanes];
+  alignas(64) double d_[kMaxLanes];
   alignas(64) int64_t i_[kMaxLanes];
 };
 
@@ -207,13 +236,13 @@ void store_result(const LaneProgram& p, HostTensor& out, int64_t base, int64_t s
 
 // Lanes are output elements along the vector axis (or a single element when there is none); a reduction
 // runs every reduce step for the whole batch of outputs.
-void run_output_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& out,
-                      const std::vector<int64_t>& strides) {
+void run_output_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& out, const std::vector<int64_t>& strides,
+                      bool wide_sums) {
   const int spatial = p.num_spatial, all = int(p.vars.size()), vec = p.vector_slot;
   const int64_t extent = vec >= 0 ? p.var_extents[size_t(vec)] : 1;
   const int64_t step = vec >= 0 ? strides[size_t(vec)] : 0;
   std::unique_ptr<Accumulator> acc;
-  if (reduction) acc = std::make_unique<Accumulator>(reduction->op, reduction->dtype);
+  if (reduction) acc = std::make_unique<Accumulator>(reduction->op, reduction->dtype, wide_sums);
   std::fill(p.vars.begin(), p.vars.end(), 0);
   do {
     for (int64_t first = 0; first < extent; first += kMaxLanes) {
@@ -238,11 +267,11 @@ void run_output_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& o
 }
 
 // Lanes are consecutive steps of the innermost reduce axis, folded in order into one output element.
-void run_reduce_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& out,
-                      const std::vector<int64_t>& strides) {
+void run_reduce_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& out, const std::vector<int64_t>& strides,
+                      bool wide_sums) {
   const int spatial = p.num_spatial, last = int(p.vars.size()) - 1;
   const int64_t extent = p.var_extents[size_t(last)];
-  Accumulator acc(reduction->op, reduction->dtype);
+  Accumulator acc(reduction->op, reduction->dtype, wide_sums);
   std::fill(p.vars.begin(), p.vars.end(), 0);
   do {
     p.lanes = 1;
@@ -264,16 +293,16 @@ void run_reduce_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& o
   } while (advance(p.vars, p.var_extents, 0, spatial, -1));
 }
 
-HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& values) {
+HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& values, bool wide_sums) {
   HostTensor out(compute.dtype, compute.shape);
   std::vector<int64_t> strides(compute.shape.size(), 1);
   for (size_t d = compute.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * compute.shape[d];
   LaneProgram p = interp::compile_compute(compute, interp::choose_vector_slot(compute), values);
   const ReduceNode* reduction = compute.reduction();
   if (reduction && p.vector_slot >= p.num_spatial)
-    run_reduce_lanes(p, reduction, out, strides);
+    run_reduce_lanes(p, reduction, out, strides, wide_sums);
   else
-    run_output_lanes(p, reduction, out, strides);
+    run_output_lanes(p, reduction, out, strides, wide_sums);
   return out;
 }
 
@@ -315,7 +344,7 @@ void check_program_fits_memory(const Program& program, double machine_bytes) {
                         "), this machine has " + gb(machine_bytes));
 }
 
-TensorMap interpret(const Program& program, const TensorMap& inputs) {
+TensorMap interpret(const Program& program, const TensorMap& inputs, InterpretOptions options) {
   check_program_fits_memory(program);
   interp::TensorValues values;
   for (const Tensor& t : program.placeholders()) {
@@ -334,7 +363,7 @@ TensorMap interpret(const Program& program, const TensorMap& inputs) {
   for (const Tensor& t : program.tensors()) {
     if (t->is_placeholder()) continue;
     // Map nodes never move, so the pointer stays valid while later computes read it.
-    auto [it, inserted] = results.emplace(t->name, evaluate(*t.get(), values));
+    auto [it, inserted] = results.emplace(t->name, evaluate(*t.get(), values, options.wide_sums));
     values[t.get()] = &it->second;
   }
   return results;

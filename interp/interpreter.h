@@ -13,11 +13,18 @@
 
 namespace ingot {
 
+struct InterpretOptions {
+  // f32 sums accumulated in double and rounded once, when stored: each reduction's result is then (nearly) the
+  // correctly rounded sum of its terms. Not what generated code computes; a second opinion that shows how far f32
+  // rounding alone moves a program's outputs (verification.h).
+  bool wide_sums = false;
+};
+
 // Evaluates every compute tensor of the program. inputs maps each placeholder's name to a tensor of its
 // shape and dtype; a missing or mis-shaped input, or a read outside a tensor's bounds, throws
 // std::invalid_argument naming the tensor. Returns all compute tensors (outputs and intermediates) by name.
 // Throws MemoryNeedError, before allocating anything, for a program whose tensors do not fit this machine's memory.
-TensorMap interpret(const Program& program, const TensorMap& inputs);
+TensorMap interpret(const Program& program, const TensorMap& inputs, InterpretOptions options = {});
 
 // A program whose tensors (every placeholder and compute, as the interpreter holds them) need more bytes than this
 // machine's physical memory: "program 'P' needs 372.5 GB for its tensors (the largest, 'x' f32[100000, 100000]:

@@ -201,4 +201,10 @@ double magnitude(const HostTensor& t) {
   return scale;
 }
 
+double absolute_tolerance(double atol, const HostTensor& expected, const std::string& name,
+                          const RoundingNoise& noise) {
+  auto it = noise.find(name);
+  return atol * magnitude(expected) + (it == noise.end() ? 0.0 : kRoundingNoiseFactor * it->second);
+}
+
 }  // namespace ingot

@@ -85,4 +85,16 @@ Comparison compare(const HostTensor& actual, const HostTensor& expected, double 
 // order than the interpreter's (f32 rounding grows with the partial sums, not with the result).
 double magnitude(const HostTensor& t);
 
+// Per output name: how far f32 rounding alone moves the interpreter's output (interp/rounding_noise.h); an output
+// not named has none.
+using RoundingNoise = std::map<std::string, double>;
+// The multiple of an output's rounding noise that verification allows besides rtol and atol. A program that sums in
+// another order differs from the interpreter by its own rounding plus the interpreter's, each about the noise: a deep
+// model's correct programs measured 1.1-1.5x it (ResNeXt-101's ONNX file, docs/precision.md), while a wrong index
+// or a lost term moves outputs by the size of the values.
+inline constexpr double kRoundingNoiseFactor = 4;
+// The absolute part of an output's verification tolerance: atol * magnitude(expected) + kRoundingNoiseFactor * the
+// output's noise (0 when `noise` does not name it).
+double absolute_tolerance(double atol, const HostTensor& expected, const std::string& name, const RoundingNoise& noise);
+
 }  // namespace ingot

@@ -115,7 +115,8 @@ CudaRunResult cuda_run(const Program& program, const LoopFunction& function, con
     const HostTensor& want = find_tensor(expected, t->name, "expected");
     HostTensor got(t->dtype, t->shape);
     device.at(t->name)->copy_to_host(got.data(), got.num_bytes());
-    result.checks.push_back(compare(got, want, options.rtol, options.atol * magnitude(want)));
+    result.checks.push_back(
+        compare(got, want, options.rtol, absolute_tolerance(options.atol, want, t->name, options.rounding_noise)));
     result.correct &= result.checks.back().ok;
   }
   if (!result.correct) return result;

@@ -22,7 +22,8 @@ struct CudaRunOptions {
   int min_repeats = 3;         // ...and at least this many runs
   int max_repeats = 1000;
   double rtol = kDefaultRtol;
-  double atol = kDefaultAtol;  // scaled by magnitude(expected), as in LocalRunOptions
+  double atol = kDefaultAtol;    // scaled by magnitude(expected), as in LocalRunOptions
+  RoundingNoise rounding_noise;  // as in LocalRunOptions
   // Where compiled kernels are kept (compile_cuda_cached: a kernel compiled once loads from there); "" = the
   // default kernel cache.
   std::string kernel_cache_dir;

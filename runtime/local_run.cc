@@ -70,7 +70,8 @@ LocalRunResult local_run(const Program& program, const Schedule& schedule, const
     const std::string& name = program.outputs()[n]->name;
     auto it = expected.find(name);
     if (it == expected.end()) throw std::invalid_argument("no expected tensor for output '" + name + "'");
-    result.checks.push_back(compare(outputs[n], it->second, options.rtol, options.atol * magnitude(it->second)));
+    result.checks.push_back(compare(outputs[n], it->second, options.rtol,
+                                    absolute_tolerance(options.atol, it->second, name, options.rounding_noise)));
     result.correct &= result.checks.back().ok;
   }
   if (!result.correct) return result;

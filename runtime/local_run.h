@@ -30,6 +30,8 @@ struct LocalRunOptions {
   // order than the interpreter, and f32 rounding grows with the size of the partial sums, not of the result.
   double rtol = kDefaultRtol;
   double atol = kDefaultAtol;
+  // Besides: kRoundingNoiseFactor times each output's rounding noise (interp/rounding_noise.h), where named.
+  RoundingNoise rounding_noise;
   // Prints the program with profile marks (codegen/cpp_printer.h) and times each stage interval in every timed run.
   bool profile = false;
 };

@@ -297,7 +297,7 @@ struct ChildTask {
   const std::vector<HostTensor>* inputs;
   const std::vector<std::string>* output_names;
   const std::vector<HostTensor>* expected;
-  const std::vector<double>* absolute_scales;
+  const std::vector<double>* absolute_tolerances;
 };
 
 void prepare_child_process(pid_t parent, int output_fd) {
@@ -390,7 +390,7 @@ Verdict verify(const ChildTask& task, const LoadedCandidate& candidate) {
   for (size_t n = 0; n < candidate.outputs.size(); ++n) {
     const HostTensor& output = candidate.outputs[n];
     const HostTensor& expected = (*task.expected)[n];
-    Comparison c = compare(output, expected, options.rtol, options.atol * (*task.absolute_scales)[n]);
+    Comparison c = compare(output, expected, options.rtol, (*task.absolute_tolerances)[n]);
     verdict.add(c, (*task.output_names)[n]);
     // compare() leaves NaN differences out of its maxima; a first bad element that is NaN (or NaN where a
     // number was expected) counts as an infinite error.
@@ -531,6 +531,7 @@ void measure_on_gpu_in_child(const GpuChildTask& task, const Send& send) {
   run_options.max_repeats = options.max_repeats;
   run_options.rtol = options.rtol;
   run_options.atol = options.atol;
+  run_options.rounding_noise = options.rounding_noise;
   run_options.kernel_cache_dir = options.kernel_cache_dir;
   send(kStepRecord, "the NVRTC compile, the verification run and the timed runs on the GPU");
   CudaRunResult result;
@@ -724,7 +725,6 @@ Runner::Runner(const Program& program, const TensorMap& inputs, const TensorMap&
   for (const Tensor& t : program.outputs()) {
     output_names_.push_back(t->name);
     expected_.push_back(check("expected", t, expected));
-    absolute_scales_.push_back(magnitude(expected_.back()));
   }
   check_options();
 }
@@ -736,7 +736,7 @@ Runner Runner::with_options(RunnerOptions options) const {
   return other;
 }
 
-void Runner::check_options() const {
+void Runner::check_options() {
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw std::invalid_argument("Runner: " + message);
   };
@@ -748,6 +748,10 @@ void Runner::check_options() const {
   require(options_.flush_cache_bytes >= 0, "flush_cache_bytes must be 0 or more");
   require(options_.rtol >= 0 && options_.atol >= 0, "rtol and atol must be 0 or more");
   require(options_.run_timeout_seconds > 0, "run_timeout_seconds must be positive");
+  absolute_tolerances_.clear();
+  for (size_t n = 0; n < expected_.size(); ++n)
+    absolute_tolerances_.push_back(
+        absolute_tolerance(options_.atol, expected_[n], output_names_[n], options_.rounding_noise));
 }
 
 void Runner::check_buffers(const BuildResult& candidate, const char* who) const {
@@ -781,7 +785,7 @@ Measurement Runner::measure(const BuildResult& candidate) const {
         "Runner::measure");
   } else {
     ChildTask task{&options_,      &candidate.function, &candidate.library.path, &inputs_,
-                   &output_names_, &expected_,          &absolute_scales_};
+                   &output_names_, &expected_,          &absolute_tolerances_};
     child = run_child(
         options_.run_timeout_seconds, [&](const Send& send) { measure_in_child(task, send); }, "Runner::measure");
   }
@@ -804,7 +808,7 @@ std::vector<Measurement> Runner::measure_alternating(const std::vector<BuildResu
   std::vector<ChildTask> tasks;
   for (size_t c : built)
     tasks.push_back({&options_, &candidates[c].function, &candidates[c].library.path, &inputs_, &output_names_,
-                     &expected_, &absolute_scales_});
+                     &expected_, &absolute_tolerances_});
   const double timeout = options_.run_timeout_seconds * double(built.size());
   ChildOutcome child = run_child(
       timeout, [&](const Send& send) { measure_alternating_in_child(tasks, send); }, "Runner::measure_alternating");

@@ -32,6 +32,7 @@ struct RunnerOptions {
   // |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected|.
   double rtol = kDefaultRtol;
   double atol = kDefaultAtol;
+  RoundingNoise rounding_noise;  // as in LocalRunOptions
   // The whole measurement: loading the library, the verification run, the warm-up and every timed run. A
   // child still running after this long is killed (SIGKILL) and the candidate gets run_timeout.
   double run_timeout_seconds = 60;
@@ -108,18 +109,18 @@ class Runner {
   std::vector<Measurement> measure_alternating(const std::vector<BuildResult>& candidates) const;
 
  private:
-  // Throws std::invalid_argument naming a bad option.
-  void check_options() const;
+  // Throws std::invalid_argument naming a bad option; sets absolute_tolerances_ for the options.
+  void check_options();
   // Throws std::invalid_argument (naming `who`) when the candidate's function takes other buffers than the program's.
   void check_buffers(const BuildResult& candidate, const char* who) const;
 
   RunnerOptions options_;
-  std::shared_ptr<const Program> program_;  // what cuda_run needs besides the tensors (options_.gpu)
-  std::vector<std::string> input_names_;    // the program's placeholders, in order
-  std::vector<HostTensor> inputs_;          // same order
-  std::vector<std::string> output_names_;   // the program's outputs, in order
-  std::vector<HostTensor> expected_;        // same order
-  std::vector<double> absolute_scales_;     // per output: max(1, max|expected|), which atol is multiplied by
+  std::shared_ptr<const Program> program_;   // what cuda_run needs besides the tensors (options_.gpu)
+  std::vector<std::string> input_names_;     // the program's placeholders, in order
+  std::vector<HostTensor> inputs_;           // same order
+  std::vector<std::string> output_names_;    // the program's outputs, in order
+  std::vector<HostTensor> expected_;         // same order
+  std::vector<double> absolute_tolerances_;  // per output: absolute_tolerance() under options_
 };
 
 }  // namespace ingot

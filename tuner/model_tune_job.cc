@@ -12,6 +12,7 @@
 #include "analysis/strategies.h"
 #include "compile/cpp_compiler.h"
 #include "interp/interpreter.h"
+#include "interp/rounding_noise.h"
 #include "ir/dtype.h"
 #include "ir/hash.h"
 #include "ir/horizontal_batch.h"
@@ -387,6 +388,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   for (const auto& [name, value] : options.fixed_inputs) values.insert_or_assign(name, value);
   for (auto& [name, value] : interpret(program, values)) values.insert_or_assign(name, std::move(value));
   for (const Tensor& out : program.outputs()) options.expected_outputs.emplace(out->name, values.at(out->name));
+  options.runner.rounding_noise = rounding_noise(program, values, values);
 
   Database db = Database::open(options.database_path);
   const std::string& target_key = start.target_key;

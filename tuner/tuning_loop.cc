@@ -10,6 +10,7 @@
 #include "costmodel/evaluation.h"
 #include "costmodel/features.h"
 #include "interp/interpreter.h"
+#include "interp/rounding_noise.h"
 #include "ir/hash.h"
 #include "results/database.h"
 #include "tuner/candidate.h"
@@ -135,8 +136,12 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
 
   TensorMap inputs = random_inputs(program, options.seed, options.input_ranges);
   for (const auto& [name, value] : options.fixed_inputs) inputs.insert_or_assign(name, value);
-  TensorMap expected = options.expected_outputs.empty() ? interpret(program, inputs) : options.expected_outputs;
   RunnerOptions runner_options = options.runner;
+  TensorMap expected = options.expected_outputs;
+  if (expected.empty()) {
+    expected = interpret(program, inputs);
+    runner_options.rounding_noise = rounding_noise(program, inputs, expected);
+  }
   runner_options.threads = options.gpu ? 0 : options.threads;
   runner_options.gpu = options.gpu;
   runner_options.kernel_cache_dir = options.builder.compile.cache_dir;

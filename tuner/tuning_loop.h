@@ -32,7 +32,8 @@ struct TuneOptions {
   InputRanges input_ranges;  // of the random inputs (the workload's, see WorkloadInfo::input_ranges)
   TensorMap fixed_inputs;    // placeholder values used instead of random ones, e.g. an ONNX model's weights
   // The interpreter's outputs for these inputs when the caller has them already (a bench tuning one program in
-  // many short calls); empty: computed by each call.
+  // many short calls), their rounding noise in runner.rounding_noise; empty: both computed by each call
+  // (interp/rounding_noise.h).
   TensorMap expected_outputs;
   int batch_size = 0;      // candidates built together before they are measured; 0 = 2 per build worker
   int threads = 0;         // OpenMP threads of the measured kernels (RunnerOptions::threads); part of the target

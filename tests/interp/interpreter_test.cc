@@ -260,9 +260,9 @@ TEST(Interpreter, ReductionsOverTwoAxes) {
   EXPECT_EQ(eval({All}, in, "All"), (std::vector<double>{13}));
 }
 
-// f32 sums run in reduce-axis order in f32, whichever axis the lanes are spread over: (1e8 + 1) rounds back
-// to 1e8, so the in-order result is 1 where a double or pairwise sum would give 2.
-TEST(Interpreter, SumAccumulatesInOrderInFloat) {
+// Sums of {1e8, 1, -1e8, 1} along every path the interpreter has: lanes over outputs, lanes over the reduce steps
+// (beyond one batch of lanes), and the fused product path of each. One value per path.
+std::vector<double> sums_of_a_cancelling_row(InterpretOptions options) {
   std::vector<double> v{1e8, 1, -1e8, 1};
   // Many outputs, short reduction: lanes are outputs.
   Tensor A = placeholder("A", {100, 4});
@@ -270,16 +270,49 @@ TEST(Interpreter, SumAccumulatesInOrderInFloat) {
   for (int i = 0; i < 100; ++i) rows.insert(rows.end(), v.begin(), v.end());
   IterVar k = reduce_axis(4, "k");
   Tensor S = compute("S", {100}, [&](const Axes& i) { return sum(A(i[0], k.var), {k}); });
-  EXPECT_EQ(eval({S}, {{"A", make(DType::kFloat32, {100, 4}, rows)}}, "S"), std::vector<double>(100, 1.0));
+  Tensor SP = compute("SP", {100}, [&](const Axes& i) { return sum(A(i[0], k.var) * 1.0, {k}); });
   // One output, long reduction (lanes are reduce steps, beyond one batch of lanes).
   std::vector<double> lng(1000, 0.0);
   std::copy(v.begin(), v.end(), lng.begin() + 600);
   Tensor B = placeholder("B", {1000});
   IterVar q = reduce_axis(1000, "q");
   Tensor T = compute("T", {1}, [&](const Axes&) { return sum(B(q.var), {q}); });
-  EXPECT_EQ(eval({T}, {{"B", make(DType::kFloat32, {1000}, lng)}}, "T"), std::vector<double>{1.0});
-  Tensor P = compute("P", {1}, [&](const Axes&) { return sum(B(q.var) * 1.0, {q}); });  // the fused product path
-  EXPECT_EQ(eval({P}, {{"B", make(DType::kFloat32, {1000}, lng)}}, "P"), std::vector<double>{1.0});
+  Tensor P = compute("P", {1}, [&](const Axes&) { return sum(B(q.var) * 1.0, {q}); });
+  TensorMap out =
+      interpret(Program({S, SP, T, P}),
+                {{"A", make(DType::kFloat32, {100, 4}, rows)}, {"B", make(DType::kFloat32, {1000}, lng)}}, options);
+  for (const char* name : {"S", "SP"}) EXPECT_EQ(values(out.at(name)), std::vector<double>(100, out.at(name).get(0)));
+  return {out.at("S").get(0), out.at("SP").get(0), out.at("T").get(0), out.at("P").get(0)};
+}
+
+// f32 sums run in reduce-axis order in f32, whichever axis the lanes are spread over: (1e8 + 1) rounds back
+// to 1e8, so the in-order result is 1 where a double or pairwise sum would give 2.
+TEST(Interpreter, SumAccumulatesInOrderInFloat) {
+  EXPECT_EQ(sums_of_a_cancelling_row({}), (std::vector<double>{1, 1, 1, 1}));
+}
+
+// With wide sums the same sums run in double, rounded once when stored: 2 on every path.
+TEST(Interpreter, WideSumsAccumulateInDoubleOnEveryPath) {
+  EXPECT_EQ(sums_of_a_cancelling_row({.wide_sums = true}), (std::vector<double>{2, 2, 2, 2}));
+}
+
+// Wide sums change f32 sums only: a maximum, an integer sum and a bf16 sum (rounded to bf16 after every step, as
+// generated code does) are the same as without.
+TEST(Interpreter, WideSumsLeaveOtherReductionsAlone) {
+  Tensor A = placeholder("A", {4}), H = placeholder("H", {4}, DType::kBFloat16),
+         I = placeholder("I", {4}, DType::kInt64);
+  TensorMap in{{"A", make(DType::kFloat32, {4}, {1e8, 1, -1e8, 1})},
+               {"H", make(DType::kBFloat16, {4}, {256, 1, -256, 1})},
+               {"I", make(DType::kInt64, {4}, {5, -9, 2, 7})}};
+  IterVar k = reduce_axis(4, "k");
+  Tensor Mx = compute("Mx", {1}, [&](const Axes&) { return max_reduce(A(k.var), {k}); });
+  Tensor HS = compute("HS", {1}, [&](const Axes&) { return sum(H(k.var), {k}); });
+  Tensor IS = compute("IS", {1}, [&](const Axes&) { return sum(I(k.var), {k}); });
+  TensorMap narrow = interpret(Program({Mx, HS, IS}), in),
+            wide = interpret(Program({Mx, HS, IS}), in, {.wide_sums = true});
+  // 256 + 1 rounds back to 256 in bf16 (8 significant bits).
+  EXPECT_EQ(values(narrow.at("HS")), std::vector<double>{1});
+  for (const char* name : {"Mx", "HS", "IS"}) EXPECT_EQ(values(wide.at(name)), values(narrow.at(name))) << name;
 }
 
 TEST(Interpreter, MatmulBiasRelu) {

@@ -108,6 +108,25 @@ TEST(LocalRun, AWrongProgramIsReportedNotTimed) {
   EXPECT_NE(r.checks[0].message.find("element 5"), std::string::npos) << r.checks[0].message;
 }
 
+// An output's rounding noise (interp/rounding_noise.h) widens its absolute tolerance by kRoundingNoiseFactor times
+// itself: an element off by 1 passes with a noise of 0.3 (allowed 1.2 besides atol and rtol), not with 0.2 (0.8).
+TEST(LocalRun, AnOutputsRoundingNoiseWidensItsTolerance) {
+  Program p = matmul(8, 8, 8);
+  TensorMap inputs = random_inputs(p, 1);
+  TensorMap expected = interpret(p, inputs);
+  expected.at("C").f32()[5] += 1.0f;
+  LocalRunOptions options = quick();
+  options.rounding_noise = {{"C", 0.3}};
+  EXPECT_TRUE(local_run(p, Schedule(), inputs, expected, options).correct);
+  options.rounding_noise = {{"C", 0.2}};
+  LocalRunResult r = local_run(p, Schedule(), inputs, expected, options);
+  EXPECT_FALSE(r.correct);
+  EXPECT_NE(r.checks[0].message.find("element 5"), std::string::npos) << r.checks[0].message;
+  // Another output's noise does not count.
+  options.rounding_noise = {{"D", 0.3}};
+  EXPECT_FALSE(local_run(p, Schedule(), inputs, expected, options).correct);
+}
+
 // A profiled run times every stage interval of the printed function, in one kernel (global: intervals between grid
 // barriers) and in many (unfused: one region per kernel), and still checks the answer first.
 TEST(LocalRun, ProfileTimesEveryStageInterval) {

@@ -291,6 +291,22 @@ TEST_F(RunnerTest, WrongNumbersAreAWrongAnswerNamingTheFirstBadElementAndTheRunG
   expect_good_measurement(r.measure(candidate(kGood)));
 }
 
+// The candidate off by 1 at one element is right within kRoundingNoiseFactor (4) times a rounding noise of 0.3, and
+// wrong within 4 times 0.2; with_options takes the new noise.
+TEST_F(RunnerTest, AnOutputsRoundingNoiseWidensItsTolerance) {
+  RunnerOptions o = quick();
+  o.rounding_noise = {{"C", 0.3}};
+  const Runner r = runner(o);
+  const Measurement m = r.measure(candidate(kWrongNumbers));
+  EXPECT_EQ(m.error_class, ErrorClass::kNone) << m.error_message;
+  EXPECT_NEAR(m.max_abs_error, 1.0, 1e-3);
+  EXPECT_GE(m.run_seconds.size(), 5u);
+  o.rounding_noise = {{"C", 0.2}};
+  EXPECT_EQ(r.with_options(o).measure(candidate(kWrongNumbers)).error_class, ErrorClass::kWrongAnswer);
+  EXPECT_EQ(runner(o).measure_alternating({candidate(kWrongNumbers), candidate(kGood)})[0].error_class,
+            ErrorClass::kWrongAnswer);
+}
+
 TEST_F(RunnerTest, AnAbortQuotesWhatTheKernelWrote) {
   Runner r = runner();
   Measurement m = r.measure(candidate(kAbortWithMessage));
