@@ -15,6 +15,7 @@
 #include "configs/flag_values.h"
 #include "configs/run_config.h"
 #include "interp/interpreter.h"
+#include "interp/rounding_noise.h"
 #include "results/database.h"
 #include "tuner/candidate.h"
 #include "tuner/tune_job.h"
@@ -107,6 +108,7 @@ void add_export_command(CLI::App& app) {
       p.function = lower_program(w.program, s);
       p.inputs = workload_inputs(w, seed);
       p.reference = interpret(w.program, p.inputs);
+      p.tolerance.rounding_noise = rounding_noise(w.program, p.inputs, p.reference);
     } else {
       Database d = Database::open_existing(db);
       const std::string name = stored_workload_name(workload);
@@ -137,6 +139,7 @@ void add_export_command(CLI::App& app) {
       // As the tuning loop builds them; the run's seed, not the config's, which `ingot tune --seed` overrides.
       p.inputs = workload_inputs(w, run->seed);
       p.reference = interpret(w.program, p.inputs);
+      p.tolerance.rounding_noise = rounding_noise(w.program, p.inputs, p.reference);
     }
     ExportedProgram e = gpu ? export_cuda(p.function, std::move(p.inputs), std::move(p.reference), arch, p.tolerance)
                             : export_cpp(p.function, std::move(p.inputs), std::move(p.reference),

@@ -103,12 +103,22 @@ std::string c_string(const std::string& text) {
 }
 
 // The table of tensors the exported main reads and checks: name, file, element type, shape text, elements.
-std::string tensor_table(const char* variable, const std::vector<Buffer>& buffers) {
+// The shortest literal that reads back as exactly v.
+std::string exact_double(double v) {
+  char text[32];
+  return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
+}
+
+std::string tensor_table(const char* variable, const std::vector<Buffer>& buffers,
+                         const std::map<std::string, double>& rounding_allowance = {}) {
   std::ostringstream s;
   s << "const std::vector<TensorSpec> " << variable << " = {\n";
-  for (const Buffer& b : buffers)
+  for (const Buffer& b : buffers) {
+    auto allowance = rounding_allowance.find(b->name);
     s << "    {" << c_string(b->name) << ", \"" << tensor_file_name(b->name) << "\", " << element_type(b->dtype)
-      << ", \"" << shape_text(b) << "\", " << b->num_elements() << "},\n";
+      << ", \"" << shape_text(b) << "\", " << b->num_elements() << ", "
+      << exact_double(allowance == rounding_allowance.end() ? 0.0 : allowance->second) << "},\n";
+  }
   s << "};\n";
   return s.str();
 }
@@ -146,9 +156,10 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the data files hold li
 
 namespace {
 
-// An output matches when every element has |actual - expected| <= kAtol * max(1, max |expected|) + kRtol *
+// An output matches when every element has |actual - expected| <= kAtol * max(1, max |expected|) + rounding + kRtol *
 // |expected| (a NaN matches only a NaN): the absolute part grows with the output's scale because the kernel may sum
-// reductions in another order than the reference did.
+// reductions in another order than the reference did, and with the f32 rounding noise of the output (its spec's
+// rounding: 4 times how far the reference moves when its sums are accumulated in double).
 constexpr double kRtol = @RTOL@;
 constexpr double kAtol = @ATOL@;
 
@@ -160,6 +171,7 @@ struct TensorSpec {
   ElementType type;
   const char* shape;  // for messages
   int64_t elements;
+  double rounding;  // an output's allowance for f32 rounding besides kAtol and kRtol; 0 for inputs
 };
 
 // In the order of ingot_run's args (see @NAME@.h).
@@ -263,7 +275,7 @@ void print_value(ElementType type, double v) {
 bool check(const TensorSpec& spec, const Tensor& actual, const Tensor& expected) {
   double scale = 1;
   for (int64_t i = 0; i < spec.elements; ++i) scale = std::max(scale, std::fabs(element(spec.type, expected.data, i)));
-  const double atol = kAtol * scale;
+  const double atol = kAtol * scale + spec.rounding;
   int64_t differing = 0, worst = -1;
   double worst_excess = 0, max_error = 0;
   for (int64_t i = 0; i < spec.elements; ++i) {
@@ -372,10 +384,14 @@ constexpr const char* kCpuRun = R"(  std::vector<void*> args;
   }
 )";
 
-// The shortest literal that reads back as exactly v.
-std::string exact_double(double v) {
-  char text[32];
-  return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
+// The rule's allowance for f32 rounding, where an output has one.
+std::string rounding_text(const ExportedProgram& e) {
+  if (e.rounding_allowance.empty()) return "";
+  std::ostringstream r;
+  r << "\n+ an allowance for f32 rounding (" << kRoundingNoiseFactor
+    << " times how far the reference moves when its sums run in double):";
+  for (const auto& [name, allowance] : e.rounding_allowance) r << " " << name << " " << allowance;
+  return r.str();
 }
 
 std::string readme_text(const ExportedProgram& e, const ExportBackend& backend) {
@@ -389,7 +405,7 @@ std::string readme_text(const ExportedProgram& e, const ExportBackend& backend) 
     << "differ and the worst of them. Exit status: 0 when every output matches, 1 when one differs, 2 when a data\n"
     << "file is missing or has the wrong size" << backend.more_exit_statuses << ". " << backend.readme_run_note << "\n"
     << "An output matches when every element has |actual - expected| <= " << e.atol << " * max(1, max |expected|) + "
-    << e.rtol << " * |expected|,\nas ingot verifies the programs it measures.\n\n"
+    << e.rtol << " * |expected|" << rounding_text(e) << ",\nas ingot verifies the programs it measures.\n\n"
     << "Files:\n";
   const size_t width = std::max(e.kernel_file.size(), e.main_file.size()) + 2;
   auto file = [&](const std::string& name, const std::string& what) {
@@ -454,8 +470,12 @@ ExportedProgram export_program(const LoopFunction& f, TensorMap inputs, TensorMa
   // for a program with bf16 inputs.
   e.rtol = bf16 ? std::max(tolerance.rtol, kBf16Tolerance) : tolerance.rtol;
   e.atol = bf16 ? std::max(tolerance.atol, kBf16Tolerance) : tolerance.atol;
+  for (const Buffer& b : f.outputs)
+    if (auto noise = tolerance.rounding_noise.find(b->name);
+        noise != tolerance.rounding_noise.end() && noise->second > 0)
+      e.rounding_allowance[b->name] = kRoundingNoiseFactor * noise->second;
   std::string main = replace_all(kMainTemplate, "@INPUTS@", tensor_table("kInputs", f.inputs));
-  main = replace_all(main, "@OUTPUTS@", tensor_table("kOutputs", f.outputs));
+  main = replace_all(main, "@OUTPUTS@", tensor_table("kOutputs", f.outputs, e.rounding_allowance));
   main = replace_all(main, "@RTOL@", exact_double(e.rtol));
   main = replace_all(main, "@ATOL@", exact_double(e.atol));
   main = replace_all(main, "@RUN@", backend.main_run);

@@ -21,6 +21,8 @@ struct ExportedProgram {
   std::string main_source;    // its text: ./<name> [DATA_DIR] [--repeat N], see the README
   std::string readme;         // README.txt
   double rtol = 0, atol = 0;  // the main's check: ExportTolerance's, at least kBf16Tolerance with bf16 inputs
+  std::map<std::string, double>
+      rounding_allowance;     // by output buffer: kRoundingNoiseFactor times its noise, where any
   std::string build_command;  // g++ -O3 <isa flags> -fno-math-errno -fopenmp <name>.cpp <name>_main.cpp -o <name>, +
                               // vector_math_flags() (export_cuda: nvcc -O3 -arch=<arch> ...)
   // A tensor's file under inputs/, reference/ and outputs/ is <tensor>.bin, with any character of the name but
@@ -35,6 +37,9 @@ struct ExportedProgram {
 struct ExportTolerance {
   double rtol = kDefaultRtol;
   double atol = kDefaultAtol;
+  // Per output: besides, kRoundingNoiseFactor times its f32 rounding noise (interp/rounding_noise.h), as the runners
+  // allow.
+  RoundingNoise rounding_noise;
 };
 
 // inputs: a tensor for each input buffer of the function, the values the program is checked on; reference: what
