@@ -102,13 +102,14 @@ std::string c_string(const std::string& text) {
   return s.str();
 }
 
-// The table of tensors the exported main reads and checks: name, file, element type, shape text, elements.
 // The shortest literal that reads back as exactly v.
 std::string exact_double(double v) {
   char text[32];
   return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
 }
 
+// The table of tensors the exported main reads and checks: name, file, element type, shape text, elements, and an
+// output's allowance for f32 rounding (0 where none).
 std::string tensor_table(const char* variable, const std::vector<Buffer>& buffers,
                          const std::map<std::string, double>& rounding_allowance = {}) {
   std::ostringstream s;

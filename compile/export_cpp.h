@@ -32,8 +32,9 @@ struct ExportedProgram {
 };
 
 // The tolerance the exported main checks its outputs with, as ingot verifies (measure.rtol and measure.atol: per
-// element |actual - expected| <= atol * max(1, max |expected|) + rtol * |expected|). `ingot export` passes the one the
-// exported program was verified with when it was measured, so that the copy accepts what the tuner accepted.
+// element |actual - expected| <= atol * max(1, max |expected|) + rtol * |expected| + kRoundingNoiseFactor * noise).
+// `ingot export` passes the one the exported program was verified with when it was measured, so that the copy accepts
+// what the tuner accepted.
 struct ExportTolerance {
   double rtol = kDefaultRtol;
   double atol = kDefaultAtol;

@@ -65,7 +65,7 @@ struct MeasureConfig {
   double run_timeout_s = 60;     // a candidate's run still going after this many seconds is a run_timeout
   int build_workers = 0;         // candidates compiled at once; 0 = all cores
   double rtol = kDefaultRtol;    // verification: |actual - expected| <= atol * max(1, max|expected|)
-  double atol = kDefaultAtol;    //   + rtol * |expected| for every output element
+  double atol = kDefaultAtol;    //   + rtol * |expected| + 4 * the output's rounding noise, for every output element
   // At the end of a run: the fixed schedule and this many of the best candidates timed again side by side, in
   // side_by_side_rounds interleaved rounds (tuner/side_by_side_comparison.h); 0 = not at all
   int side_by_side = 3;

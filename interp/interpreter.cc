@@ -1,5 +1,6 @@
 #include "interp/interpreter.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "interp/interpreter_plan.h"
 
@@ -40,6 +42,15 @@ bool advance(std::vector<int64_t>& vars, const std::vector<int64_t>& extents, in
     vars[size_t(s)] = 0;
   }
   return false;
+}
+
+// Sets slots [0, spatial) but `skip` to their combination number `row` in advance()'s order.
+void seek(std::vector<int64_t>& vars, const std::vector<int64_t>& extents, int spatial, int skip, int64_t row) {
+  for (int s = spatial - 1; s >= 0; --s) {
+    if (s == skip) continue;
+    vars[size_t(s)] = row % extents[size_t(s)];
+    row /= extents[size_t(s)];
+  }
 }
 
 int64_t wrap_add(int64_t a, int64_t b) { return int64_t(uint64_t(a) + uint64_t(b)); }
@@ -234,17 +245,32 @@ void store_result(const LaneProgram& p, HostTensor& out, int64_t base, int64_t s
     store(out, base, step, p.in<int64_t>(p.result), stride, n);
 }
 
+// A compute's rows: the combinations of its spatial axes but the one its lanes run along (all of them when the lanes
+// are reduce steps), in advance()'s order. Threads evaluate ranges of rows.
+struct Rows {
+  int skip = -1;  // the spatial slot the lanes run along, or -1
+  int64_t count = 1;
+};
+Rows rows_of(const LaneProgram& p, bool reduce_lanes) {
+  Rows rows;
+  rows.skip = reduce_lanes ? -1 : p.vector_slot;
+  for (int s = 0; s < p.num_spatial; ++s)
+    if (s != rows.skip) rows.count *= p.var_extents[size_t(s)];
+  return rows;
+}
+
 // Lanes are output elements along the vector axis (or a single element when there is none); a reduction
-// runs every reduce step for the whole batch of outputs.
+// runs every reduce step for the whole batch of outputs. Evaluates rows [first_row, end_row).
 void run_output_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& out, const std::vector<int64_t>& strides,
-                      bool wide_sums) {
+                      bool wide_sums, int64_t first_row, int64_t end_row) {
   const int spatial = p.num_spatial, all = int(p.vars.size()), vec = p.vector_slot;
   const int64_t extent = vec >= 0 ? p.var_extents[size_t(vec)] : 1;
   const int64_t step = vec >= 0 ? strides[size_t(vec)] : 0;
   std::unique_ptr<Accumulator> acc;
   if (reduction) acc = std::make_unique<Accumulator>(reduction->op, reduction->dtype, wide_sums);
   std::fill(p.vars.begin(), p.vars.end(), 0);
-  do {
+  seek(p.vars, p.var_extents, spatial, vec, first_row);
+  for (int64_t row = first_row; row < end_row; ++row, advance(p.vars, p.var_extents, 0, spatial, vec)) {
     for (int64_t first = 0; first < extent; first += kMaxLanes) {
       const int n = int(std::min<int64_t>(kMaxLanes, extent - first));
       if (vec >= 0) p.vars[size_t(vec)] = first;
@@ -263,17 +289,19 @@ void run_output_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& o
       } while (advance(p.vars, p.var_extents, spatial, all, -1));
       acc->store_to(out, base, step, n);
     }
-  } while (advance(p.vars, p.var_extents, 0, spatial, vec));
+  }
 }
 
-// Lanes are consecutive steps of the innermost reduce axis, folded in order into one output element.
+// Lanes are consecutive steps of the innermost reduce axis, folded in order into one output element. Evaluates rows
+// [first_row, end_row).
 void run_reduce_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& out, const std::vector<int64_t>& strides,
-                      bool wide_sums) {
+                      bool wide_sums, int64_t first_row, int64_t end_row) {
   const int spatial = p.num_spatial, last = int(p.vars.size()) - 1;
   const int64_t extent = p.var_extents[size_t(last)];
   Accumulator acc(reduction->op, reduction->dtype, wide_sums);
   std::fill(p.vars.begin(), p.vars.end(), 0);
-  do {
+  seek(p.vars, p.var_extents, spatial, -1, first_row);
+  for (int64_t row = first_row; row < end_row; ++row, advance(p.vars, p.var_extents, 0, spatial, -1)) {
     p.lanes = 1;
     p.vars[size_t(last)] = 0;
     run(p.pre, p);
@@ -290,19 +318,61 @@ void run_reduce_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& o
     int64_t base = 0;
     for (int s = 0; s < spatial; ++s) base += strides[size_t(s)] * p.vars[size_t(s)];
     acc.store_to(out, base, 0, 1);
-  } while (advance(p.vars, p.var_extents, 0, spatial, -1));
+  }
 }
 
-HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& values, bool wide_sums) {
+// Below this many element steps (output elements times reduce steps) a compute runs on one thread: starting threads
+// and compiling the body for each costs tens of microseconds.
+constexpr double kParallelSteps = 1 << 18;
+
+int available_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& values, InterpretOptions options) {
   HostTensor out(compute.dtype, compute.shape);
   std::vector<int64_t> strides(compute.shape.size(), 1);
   for (size_t d = compute.shape.size(); d-- > 1;) strides[d - 1] = strides[d] * compute.shape[d];
-  LaneProgram p = interp::compile_compute(compute, interp::choose_vector_slot(compute), values);
+  const int vector_slot = interp::choose_vector_slot(compute);
+  LaneProgram first = interp::compile_compute(compute, vector_slot, values);
   const ReduceNode* reduction = compute.reduction();
-  if (reduction && p.vector_slot >= p.num_spatial)
-    run_reduce_lanes(p, reduction, out, strides, wide_sums);
-  else
-    run_output_lanes(p, reduction, out, strides, wide_sums);
+  const bool reduce_lanes = reduction && first.vector_slot >= first.num_spatial;
+  const Rows rows = rows_of(first, reduce_lanes);
+  auto run_rows = [&](LaneProgram& p, int64_t first_row, int64_t end_row) {
+    if (reduce_lanes)
+      run_reduce_lanes(p, reduction, out, strides, options.wide_sums, first_row, end_row);
+    else
+      run_output_lanes(p, reduction, out, strides, options.wide_sums, first_row, end_row);
+  };
+  double steps = double(out.num_elements());
+  for (size_t s = size_t(first.num_spatial); s < first.var_extents.size(); ++s) steps *= double(first.var_extents[s]);
+  int threads = options.threads > 0 ? options.threads : available_cores();
+  threads = int(std::min<int64_t>(threads, rows.count));
+  if (steps < kParallelSteps || threads <= 1) {
+    run_rows(first, 0, rows.count);
+    return out;
+  }
+  // Each thread evaluates a contiguous range of rows with its own compiled body; every element is computed by the
+  // same operations in the same order as on one thread. The error of the earliest range is the one a single thread
+  // would have met first.
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
+  auto range = [&](int t, LaneProgram* own) {
+    try {
+      LaneProgram compiled;
+      if (!own) compiled = interp::compile_compute(compute, vector_slot, values);
+      run_rows(own ? *own : compiled, rows.count * t / threads, rows.count * (t + 1) / threads);
+    } catch (...) {
+      errors[size_t(t)] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> others;
+  for (int t = 1; t < threads; ++t) others.emplace_back(range, t, nullptr);
+  range(0, &first);
+  for (std::thread& t : others) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
   return out;
 }
 
@@ -359,12 +429,21 @@ TensorMap interpret(const Program& program, const TensorMap& inputs, InterpretOp
                                   describe(t->dtype, t->shape));
     values[t.get()] = &h;
   }
+  // With outputs_only: for each compute, the intermediates whose last reader it is.
+  std::map<const TensorNode*, std::vector<const TensorNode*>> last_read_by;
+  if (options.outputs_only)
+    for (const Tensor& t : program.computes())
+      if (!program.is_output(t) && !program.readers(t).empty())
+        last_read_by[program.readers(t).back().get()].push_back(t.get());
   TensorMap results;
   for (const Tensor& t : program.tensors()) {
     if (t->is_placeholder()) continue;
     // Map nodes never move, so the pointer stays valid while later computes read it.
-    auto [it, inserted] = results.emplace(t->name, evaluate(*t.get(), values, options.wide_sums));
+    auto [it, inserted] = results.emplace(t->name, evaluate(*t.get(), values, options));
     values[t.get()] = &it->second;
+    if (options.outputs_only && !program.is_output(t) && program.readers(t).empty()) results.erase(it);
+    if (auto done = last_read_by.find(t.get()); done != last_read_by.end())
+      for (const TensorNode* read : done->second) results.erase(read->name);
   }
   return results;
 }

@@ -1,6 +1,7 @@
 // The reference interpreter: evaluates a TE program directly on host tensors, with no schedule. It is the
 // correctness oracle for every generated program, so it favours clarity of semantics; it evaluates each
-// compute a row of its innermost axis at a time so that paper-size models run in seconds.
+// compute a row of its innermost axis at a time, the rows of a large compute on every core, so that paper-size models
+// run in seconds.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +17,13 @@ namespace ingot {
 struct InterpretOptions {
   // f32 sums accumulated in double and rounded once, when stored: each reduction's result is then (nearly) the
   // correctly rounded sum of its terms. Not what generated code computes; a second opinion that shows how far f32
-  // rounding alone moves a program's outputs (verification.h).
+  // rounding alone moves a program's outputs (interp/rounding_noise.h).
   bool wide_sums = false;
+  // Threads that evaluate a large compute's rows at once (0: the cores this process may run on). The results are the
+  // same on any number: each element is computed by one thread, in the same order.
+  int threads = 0;
+  // Return the program's outputs only, each intermediate freed once its last reader is evaluated (less memory).
+  bool outputs_only = false;
 };
 
 // Evaluates every compute tensor of the program. inputs maps each placeholder's name to a tensor of its

@@ -75,7 +75,8 @@ struct Comparison {
   std::string message;           // says where and by how much it failed, or why shapes differ
 };
 // The default verification tolerance: every element within kDefaultAtol * max(1, max |expected|) + kDefaultRtol *
-// |expected| (run configs, `ingot run`, the runners and the exported programs' checks all start from these).
+// |expected| (run configs, `ingot run`, the runners and the exported programs' checks all start from these), plus
+// kRoundingNoiseFactor times the output's rounding noise (below) where it is known.
 inline constexpr double kDefaultRtol = 1e-4;
 inline constexpr double kDefaultAtol = 1e-5;
 Comparison compare(const HostTensor& actual, const HostTensor& expected, double rtol = kDefaultRtol,

@@ -25,12 +25,13 @@ struct LocalRunOptions {
   double min_repeat_ms = 100;  // keep repeating until this much time was spent...
   int min_repeats = 3;         // ...and at least this many runs
   int max_repeats = 1000;
-  // Verification tolerance, per element: |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected|.
+  // Verification tolerance, per element: |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected| +
+  // kRoundingNoiseFactor * noise (rounding_noise below).
   // The absolute part scales with the output's magnitude because a schedule may sum a reduction in another
   // order than the interpreter, and f32 rounding grows with the size of the partial sums, not of the result.
   double rtol = kDefaultRtol;
   double atol = kDefaultAtol;
-  // Besides: kRoundingNoiseFactor times each output's rounding noise (interp/rounding_noise.h), where named.
+  // Each output's f32 rounding noise (interp/rounding_noise.h); an output not named has none.
   RoundingNoise rounding_noise;
   // Prints the program with profile marks (codegen/cpp_printer.h) and times each stage interval in every timed run.
   bool profile = false;

@@ -29,7 +29,7 @@ struct RunnerOptions {
   // in the model each stage finds them in memory (whole-model tuning sets it: tuner/model_tune_job.h).
   int64_t flush_cache_bytes = 0;
   // Verification tolerance, exactly as LocalRunOptions (runtime/local_run.h) documents it: per element,
-  // |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected|.
+  // |actual - expected| <= atol * max(1, max|expected|) + rtol * |expected| + kRoundingNoiseFactor * noise.
   double rtol = kDefaultRtol;
   double atol = kDefaultAtol;
   RoundingNoise rounding_noise;  // as in LocalRunOptions

@@ -388,6 +388,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   for (const auto& [name, value] : options.fixed_inputs) values.insert_or_assign(name, value);
   for (auto& [name, value] : interpret(program, values)) values.insert_or_assign(name, std::move(value));
   for (const Tensor& out : program.outputs()) options.expected_outputs.emplace(out->name, values.at(out->name));
+  // The model's outputs' noise: a task is checked against the interpreter's exact inputs to it, so it gets none.
   options.runner.rounding_noise = rounding_noise(program, values, values);
 
   Database db = Database::open(options.database_path);
@@ -427,6 +428,7 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
     task_options.expected_outputs = task_expected_outputs(task, values);
     task_options.input_ranges.clear();
     task_options.runner.flush_cache_bytes = flush_bytes;
+    task_options.runner.rounding_noise.clear();
     sampler.layout = plan_layout(task.plan);
     auto space = std::make_shared<const SketchSpace>(task.program, task.plan, fixed, sampler);
     const std::string task_key = workload_key(task.program);

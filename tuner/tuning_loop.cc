@@ -139,7 +139,7 @@ TuneSummary tune(const Program& program, const std::string& workload_name, const
   RunnerOptions runner_options = options.runner;
   TensorMap expected = options.expected_outputs;
   if (expected.empty()) {
-    expected = interpret(program, inputs);
+    expected = interpret(program, inputs, {.outputs_only = true});
     runner_options.rounding_noise = rounding_noise(program, inputs, expected);
   }
   runner_options.threads = options.gpu ? 0 : options.threads;

@@ -324,7 +324,7 @@ TEST(ExportCpp, TheCheckUsesTheGivenTolerance) {
 }
 
 // An output's rounding noise widens the main's check as the runners' (kRoundingNoiseFactor times it) and the README
-// states it: a reference off by 1 at one element passes with a noise of 0.3, not with 0.2 or another output's.
+// states it: a reference off by 1 at one element passes with a noise of 0.3, not with 0.2 or another tensor's.
 TEST(ExportCpp, TheCheckAllowsTheOutputsRoundingNoise) {
   Program p = two_gemm(4, 32, 8, 16);
   TensorMap inputs = random_inputs(p, 3);

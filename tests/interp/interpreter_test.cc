@@ -260,17 +260,21 @@ TEST(Interpreter, ReductionsOverTwoAxes) {
   EXPECT_EQ(eval({All}, in, "All"), (std::vector<double>{13}));
 }
 
-// Sums of {1e8, 1, -1e8, 1} along every path the interpreter has: lanes over outputs, lanes over the reduce steps
-// (beyond one batch of lanes), and the fused product path of each. One value per path.
+// Sums of {1e8, 1, -1e8, 1} along every path the interpreter has: lanes over outputs (a source that varies over
+// them or not; products with either or both operands varying), lanes over the reduce steps (beyond one batch of
+// lanes), and the fused product path there. One value per path.
 std::vector<double> sums_of_a_cancelling_row(InterpretOptions options) {
   std::vector<double> v{1e8, 1, -1e8, 1};
   // Many outputs, short reduction: lanes are outputs.
-  Tensor A = placeholder("A", {100, 4});
+  Tensor A = placeholder("A", {100, 4}), Ones = placeholder("Ones", {100, 4}), V = placeholder("V", {4});
   std::vector<double> rows;
   for (int i = 0; i < 100; ++i) rows.insert(rows.end(), v.begin(), v.end());
   IterVar k = reduce_axis(4, "k");
   Tensor S = compute("S", {100}, [&](const Axes& i) { return sum(A(i[0], k.var), {k}); });
   Tensor SP = compute("SP", {100}, [&](const Axes& i) { return sum(A(i[0], k.var) * 1.0, {k}); });
+  Tensor SB = compute("SB", {100}, [&](const Axes& i) { return sum(Expr(1.0) * A(i[0], k.var), {k}); });
+  Tensor SV = compute("SV", {100}, [&](const Axes& i) { return sum(A(i[0], k.var) * Ones(i[0], k.var), {k}); });
+  Tensor SU = compute("SU", {100}, [&](const Axes&) { return sum(V(k.var), {k}); });
   // One output, long reduction (lanes are reduce steps, beyond one batch of lanes).
   std::vector<double> lng(1000, 0.0);
   std::copy(v.begin(), v.end(), lng.begin() + 600);
@@ -278,41 +282,102 @@ std::vector<double> sums_of_a_cancelling_row(InterpretOptions options) {
   IterVar q = reduce_axis(1000, "q");
   Tensor T = compute("T", {1}, [&](const Axes&) { return sum(B(q.var), {q}); });
   Tensor P = compute("P", {1}, [&](const Axes&) { return sum(B(q.var) * 1.0, {q}); });
-  TensorMap out =
-      interpret(Program({S, SP, T, P}),
-                {{"A", make(DType::kFloat32, {100, 4}, rows)}, {"B", make(DType::kFloat32, {1000}, lng)}}, options);
-  for (const char* name : {"S", "SP"}) EXPECT_EQ(values(out.at(name)), std::vector<double>(100, out.at(name).get(0)));
-  return {out.at("S").get(0), out.at("SP").get(0), out.at("T").get(0), out.at("P").get(0)};
+  TensorMap out = interpret(Program({S, SP, SB, SV, SU, T, P}),
+                            {{"A", make(DType::kFloat32, {100, 4}, rows)},
+                             {"Ones", make(DType::kFloat32, {100, 4}, std::vector<double>(400, 1.0))},
+                             {"V", make(DType::kFloat32, {4}, v)},
+                             {"B", make(DType::kFloat32, {1000}, lng)}},
+                            options);
+  std::vector<double> sums;
+  for (const char* name : {"S", "SP", "SB", "SV", "SU"}) {
+    EXPECT_EQ(values(out.at(name)), std::vector<double>(100, out.at(name).get(0))) << name;
+    sums.push_back(out.at(name).get(0));
+  }
+  for (const char* name : {"T", "P"}) sums.push_back(out.at(name).get(0));
+  return sums;
 }
 
 // f32 sums run in reduce-axis order in f32, whichever axis the lanes are spread over: (1e8 + 1) rounds back
 // to 1e8, so the in-order result is 1 where a double or pairwise sum would give 2.
 TEST(Interpreter, SumAccumulatesInOrderInFloat) {
-  EXPECT_EQ(sums_of_a_cancelling_row({}), (std::vector<double>{1, 1, 1, 1}));
+  EXPECT_EQ(sums_of_a_cancelling_row({}), std::vector<double>(7, 1.0));
 }
 
 // With wide sums the same sums run in double, rounded once when stored: 2 on every path.
 TEST(Interpreter, WideSumsAccumulateInDoubleOnEveryPath) {
-  EXPECT_EQ(sums_of_a_cancelling_row({.wide_sums = true}), (std::vector<double>{2, 2, 2, 2}));
+  EXPECT_EQ(sums_of_a_cancelling_row({.wide_sums = true}), std::vector<double>(7, 2.0));
 }
 
 // Wide sums change f32 sums only: a maximum, an integer sum and a bf16 sum (rounded to bf16 after every step, as
-// generated code does) are the same as without.
+// generated code does) are the same as without, with lanes over the reduce steps (one output) and over 64 outputs.
 TEST(Interpreter, WideSumsLeaveOtherReductionsAlone) {
-  Tensor A = placeholder("A", {4}), H = placeholder("H", {4}, DType::kBFloat16),
-         I = placeholder("I", {4}, DType::kInt64);
-  TensorMap in{{"A", make(DType::kFloat32, {4}, {1e8, 1, -1e8, 1})},
-               {"H", make(DType::kBFloat16, {4}, {256, 1, -256, 1})},
-               {"I", make(DType::kInt64, {4}, {5, -9, 2, 7})}};
-  IterVar k = reduce_axis(4, "k");
-  Tensor Mx = compute("Mx", {1}, [&](const Axes&) { return max_reduce(A(k.var), {k}); });
-  Tensor HS = compute("HS", {1}, [&](const Axes&) { return sum(H(k.var), {k}); });
-  Tensor IS = compute("IS", {1}, [&](const Axes&) { return sum(I(k.var), {k}); });
-  TensorMap narrow = interpret(Program({Mx, HS, IS}), in),
-            wide = interpret(Program({Mx, HS, IS}), in, {.wide_sums = true});
-  // 256 + 1 rounds back to 256 in bf16 (8 significant bits).
-  EXPECT_EQ(values(narrow.at("HS")), std::vector<double>{1});
-  for (const char* name : {"Mx", "HS", "IS"}) EXPECT_EQ(values(wide.at(name)), values(narrow.at(name))) << name;
+  for (const int64_t outputs : {1, 64}) {
+    Tensor A = placeholder("A", {4}), H = placeholder("H", {4}, DType::kBFloat16);
+    Tensor I = placeholder("I", {4}, DType::kInt64);
+    TensorMap in{{"A", make(DType::kFloat32, {4}, {1e8, 1, -1e8, 1})},
+                 {"H", make(DType::kBFloat16, {4}, {256, 1, -256, 1})},
+                 {"I", make(DType::kInt64, {4}, {5, -9, 2, 7})}};
+    IterVar k = reduce_axis(4, "k");
+    Tensor Mx = compute("Mx", {outputs}, [&](const Axes&) { return max_reduce(A(k.var), {k}); });
+    Tensor HS = compute("HS", {outputs}, [&](const Axes&) { return sum(H(k.var), {k}); });
+    Tensor IS = compute("IS", {outputs}, [&](const Axes&) { return sum(I(k.var), {k}); });
+    TensorMap narrow = interpret(Program({Mx, HS, IS}), in),
+              wide = interpret(Program({Mx, HS, IS}), in, {.wide_sums = true});
+    // 256 + 1 rounds back to 256 in bf16 (8 significant bits).
+    EXPECT_EQ(values(narrow.at("HS")), std::vector<double>(size_t(outputs), 1.0));
+    for (const char* name : {"Mx", "HS", "IS"})
+      EXPECT_EQ(values(wide.at(name)), values(narrow.at(name))) << name << " " << outputs;
+  }
+}
+
+// A large compute's rows are split among threads; every element is computed as on one thread, so the results are
+// bit for bit the same on any number of threads, for lanes over outputs and over reduce steps, and a read out of
+// bounds is reported as on one thread (the first row that makes it).
+TEST(Interpreter, ThreadsGiveTheSameResultsBitForBit) {
+  Tensor A = placeholder("A", {96, 200}), B = placeholder("B", {200, 80}), R = placeholder("R", {4, 80000});
+  TensorMap in{{"A", random_tensor(DType::kFloat32, {96, 200}, 1)},
+               {"B", random_tensor(DType::kFloat32, {200, 80}, 2)},
+               {"R", random_tensor(DType::kFloat32, {4, 80000}, 3)}};
+  IterVar k = reduce_axis(200, "k"), q = reduce_axis(80000, "q");
+  Tensor C = compute("C", {96, 80}, [&](const Axes& i) { return sum(A(i[0], k.var) * B(k.var, i[1]), {k}); });
+  Tensor Y = compute("Y", {96, 80}, [&](const Axes& i) { return maximum(C(i[0], i[1]), Expr(0.0)); });
+  Tensor RS = compute("RS", {4}, [&](const Axes& i) { return sum(R(i[0], q.var), {q}); });
+  const Program p({Y, RS});
+  const TensorMap one = interpret(p, in, {.threads = 1});
+  for (const int threads : {2, 3, 7}) {
+    const TensorMap many = interpret(p, in, {.threads = threads});
+    for (const char* name : {"C", "Y", "RS"})
+      EXPECT_EQ(std::memcmp(one.at(name).data(), many.at(name).data(), one.at(name).num_bytes()), 0)
+          << name << " on " << threads << " threads";
+  }
+  // Rows 60 and on read A out of bounds.
+  Tensor Bad = compute("Bad", {96, 80}, [&](const Axes& i) {
+    return sum(A(select(ge(i[0], 60), i[0] + 40, i[0]), k.var) * B(k.var, i[1]), {k});
+  });
+  auto error_on = [&](int threads) {
+    try {
+      interpret(Program({Bad}), in, {.threads = threads});
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error_on(1), ::testing::HasSubstr("i=60"));
+  EXPECT_EQ(error_on(3), error_on(1));
+}
+
+// outputs_only returns the outputs alone; their values are the same.
+TEST(Interpreter, OutputsOnlyReturnsTheOutputs) {
+  Tensor A = placeholder("A", {4});
+  Tensor D = compute("D", {4}, [&](const Axes& i) { return A(i[0]) * 2.0; });
+  Tensor E = compute("E", {4}, [&](const Axes& i) { return D(i[0]) + 1.0; });
+  Tensor F = compute("F", {4}, [&](const Axes& i) { return D(i[0]) + E(i[0]); });
+  TensorMap in{{"A", make(DType::kFloat32, {4}, {1, 2, 3, 4})}};
+  const TensorMap all = interpret(Program({E, F}), in);
+  const TensorMap outputs = interpret(Program({E, F}), in, {.outputs_only = true});
+  EXPECT_EQ(all.size(), 3u);
+  ASSERT_EQ(outputs.size(), 2u);
+  for (const char* name : {"E", "F"}) EXPECT_EQ(values(outputs.at(name)), values(all.at(name))) << name;
 }
 
 TEST(Interpreter, MatmulBiasRelu) {

@@ -39,6 +39,22 @@ TEST(RoundingNoise, IsTheLargestDifferenceOfTheWideSumsPerOutput) {
   EXPECT_DOUBLE_EQ(absolute_tolerance(1e-5, expected.at("S"), "other", noise), 1e-5 * 4.0);
 }
 
+// An output that rounding moves by the size of its values (here a cancelling sum, 0 in f32 in order and 1 in double)
+// is allowed at most kMaxRoundingNoise of its magnitude; an integer output has none.
+TEST(RoundingNoise, IsCappedAndOnlyForFloatOutputs) {
+  Tensor A = placeholder("A", {3}), I = placeholder("I", {3}, DType::kInt64);
+  HostTensor a(DType::kFloat32, {3}), n(DType::kInt64, {3});
+  a.set(0, 1e8), a.set(1, 1), a.set(2, -1e8);
+  IterVar k = reduce_axis(3, "k"), j = reduce_axis(3, "j");
+  Tensor S = compute("S", {1}, [&](const Axes&) { return sum(A(k.var), {k}); });
+  Tensor N = compute("N", {1}, [&](const Axes&) { return sum(I(j.var), {j}); });
+  Program p({S, N});
+  TensorMap inputs{{"A", a}, {"I", n}};
+  TensorMap expected = interpret(p, inputs);
+  ASSERT_EQ(expected.at("S").get(0), 0.0);
+  EXPECT_EQ(rounding_noise(p, inputs, expected), (RoundingNoise{{"S", kMaxRoundingNoise}}));
+}
+
 TEST(RoundingNoise, NamesAMissingExpectedOutput) {
   Tensor A = placeholder("A", {3});
   IterVar k = reduce_axis(3, "k");

@@ -122,9 +122,26 @@ TEST(LocalRun, AnOutputsRoundingNoiseWidensItsTolerance) {
   LocalRunResult r = local_run(p, Schedule(), inputs, expected, options);
   EXPECT_FALSE(r.correct);
   EXPECT_NE(r.checks[0].message.find("element 5"), std::string::npos) << r.checks[0].message;
-  // Another output's noise does not count.
-  options.rounding_noise = {{"D", 0.3}};
-  EXPECT_FALSE(local_run(p, Schedule(), inputs, expected, options).correct);
+}
+
+// With two outputs each output's check takes its own noise: D off by 1 passes with D's noise, not with C's.
+TEST(LocalRun, EachOutputTakesItsOwnRoundingNoise) {
+  Program mm = matmul(8, 8, 8);
+  Tensor C = mm.outputs()[0];
+  Tensor D = compute("D", C->shape, [&](const std::vector<Expr>& i) { return C(i[0], i[1]) * 2.0; });
+  Program p({C, D});
+  TensorMap inputs = random_inputs(p, 1);
+  TensorMap expected = interpret(p, inputs);
+  expected.at("D").f32()[3] += 1.0f;
+  LocalRunOptions options = quick();
+  options.rounding_noise = {{"C", 0.3}, {"D", 0.0}};
+  LocalRunResult r = local_run(p, Schedule(), inputs, expected, options);
+  EXPECT_FALSE(r.correct);
+  ASSERT_EQ(r.checks.size(), 2u);
+  EXPECT_TRUE(r.checks[0].ok);
+  EXPECT_FALSE(r.checks[1].ok);
+  options.rounding_noise = {{"C", 0.0}, {"D", 0.3}};
+  EXPECT_TRUE(local_run(p, Schedule(), inputs, expected, options).correct);
 }
 
 // A profiled run times every stage interval of the printed function, in one kernel (global: intervals between grid
