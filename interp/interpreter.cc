@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "interp/interpreter_plan.h"
@@ -245,17 +246,18 @@ void store_result(const LaneProgram& p, HostTensor& out, int64_t base, int64_t s
     store(out, base, step, p.in<int64_t>(p.result), stride, n);
 }
 
-// A compute's rows: the combinations of its spatial axes but the one its lanes run along (all of them when the lanes
-// are reduce steps), in advance()'s order. Threads evaluate ranges of rows.
-struct Rows {
-  int skip = -1;  // the spatial slot the lanes run along, or -1
-  int64_t count = 1;
-};
-Rows rows_of(const LaneProgram& p, bool reduce_lanes) {
-  Rows rows;
-  rows.skip = reduce_lanes ? -1 : p.vector_slot;
+// The batches of lanes along a compute's lanes axis, when its lanes are output elements (one batch without one).
+int64_t lane_batches(const LaneProgram& p) {
+  return p.vector_slot >= 0 ? (p.var_extents[size_t(p.vector_slot)] + kMaxLanes - 1) / kMaxLanes : 1;
+}
+
+// How many rows a compute has, in the order its elements are evaluated: for lanes over outputs, each combination of
+// the spatial axes but the lanes' one times each batch of lanes; for lanes over reduce steps, each combination of the
+// spatial axes. Threads evaluate ranges of rows.
+int64_t row_count(const LaneProgram& p, bool reduce_lanes) {
+  int64_t rows = reduce_lanes ? 1 : lane_batches(p);
   for (int s = 0; s < p.num_spatial; ++s)
-    if (s != rows.skip) rows.count *= p.var_extents[size_t(s)];
+    if (reduce_lanes || s != p.vector_slot) rows *= p.var_extents[size_t(s)];
   return rows;
 }
 
@@ -266,28 +268,33 @@ void run_output_lanes(LaneProgram& p, const ReduceNode* reduction, HostTensor& o
   const int spatial = p.num_spatial, all = int(p.vars.size()), vec = p.vector_slot;
   const int64_t extent = vec >= 0 ? p.var_extents[size_t(vec)] : 1;
   const int64_t step = vec >= 0 ? strides[size_t(vec)] : 0;
+  const int64_t batches = lane_batches(p);
   std::unique_ptr<Accumulator> acc;
   if (reduction) acc = std::make_unique<Accumulator>(reduction->op, reduction->dtype, wide_sums);
   std::fill(p.vars.begin(), p.vars.end(), 0);
-  seek(p.vars, p.var_extents, spatial, vec, first_row);
-  for (int64_t row = first_row; row < end_row; ++row, advance(p.vars, p.var_extents, 0, spatial, vec)) {
-    for (int64_t first = 0; first < extent; first += kMaxLanes) {
-      const int n = int(std::min<int64_t>(kMaxLanes, extent - first));
-      if (vec >= 0) p.vars[size_t(vec)] = first;
-      p.lanes = n;
-      int64_t base = 0;
-      for (int s = 0; s < spatial; ++s) base += strides[size_t(s)] * p.vars[size_t(s)];
-      run(p.pre, p);
-      if (!reduction) {
-        store_result(p, out, base, step, n);
-        continue;
-      }
+  seek(p.vars, p.var_extents, spatial, vec, first_row / batches);
+  int64_t batch = first_row % batches;
+  for (int64_t row = first_row; row < end_row; ++row) {
+    const int64_t first = batch * kMaxLanes;
+    const int n = int(std::min<int64_t>(kMaxLanes, extent - first));
+    if (vec >= 0) p.vars[size_t(vec)] = first;
+    p.lanes = n;
+    int64_t base = 0;
+    for (int s = 0; s < spatial; ++s) base += strides[size_t(s)] * p.vars[size_t(s)];
+    run(p.pre, p);
+    if (!reduction) {
+      store_result(p, out, base, step, n);
+    } else {
       acc->reset(n);
       do {
         run(p.inner, p);
         acc->add_lanes(p, n);
       } while (advance(p.vars, p.var_extents, spatial, all, -1));
       acc->store_to(out, base, step, n);
+    }
+    if (++batch == batches) {
+      batch = 0;
+      advance(p.vars, p.var_extents, 0, spatial, vec);
     }
   }
 }
@@ -339,7 +346,7 @@ HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& value
   LaneProgram first = interp::compile_compute(compute, vector_slot, values);
   const ReduceNode* reduction = compute.reduction();
   const bool reduce_lanes = reduction && first.vector_slot >= first.num_spatial;
-  const Rows rows = rows_of(first, reduce_lanes);
+  const int64_t rows = row_count(first, reduce_lanes);
   auto run_rows = [&](LaneProgram& p, int64_t first_row, int64_t end_row) {
     if (reduce_lanes)
       run_reduce_lanes(p, reduction, out, strides, options.wide_sums, first_row, end_row);
@@ -349,9 +356,9 @@ HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& value
   double steps = double(out.num_elements());
   for (size_t s = size_t(first.num_spatial); s < first.var_extents.size(); ++s) steps *= double(first.var_extents[s]);
   int threads = options.threads > 0 ? options.threads : available_cores();
-  threads = int(std::min<int64_t>(threads, rows.count));
+  threads = int(std::min<int64_t>(threads, rows));
   if (steps < kParallelSteps || threads <= 1) {
-    run_rows(first, 0, rows.count);
+    run_rows(first, 0, rows);
     return out;
   }
   // Each thread evaluates a contiguous range of rows with its own compiled body; every element is computed by the
@@ -362,14 +369,21 @@ HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& value
     try {
       LaneProgram compiled;
       if (!own) compiled = interp::compile_compute(compute, vector_slot, values);
-      run_rows(own ? *own : compiled, rows.count * t / threads, rows.count * (t + 1) / threads);
+      run_rows(own ? *own : compiled, rows * t / threads, rows * (t + 1) / threads);
     } catch (...) {
       errors[size_t(t)] = std::current_exception();
     }
   };
+  // A range whose thread could not be started (a limit on threads) runs here; every started thread is joined.
   std::vector<std::thread> others;
-  for (int t = 1; t < threads; ++t) others.emplace_back(range, t, nullptr);
+  others.reserve(size_t(threads - 1));
+  int started = 1;
+  try {
+    for (; started < threads; ++started) others.emplace_back(range, started, nullptr);
+  } catch (const std::system_error&) {
+  }
   range(0, &first);
+  for (int t = started; t < threads; ++t) range(t, nullptr);
   for (std::thread& t : others) t.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
@@ -441,9 +455,11 @@ TensorMap interpret(const Program& program, const TensorMap& inputs, InterpretOp
     // Map nodes never move, so the pointer stays valid while later computes read it.
     auto [it, inserted] = results.emplace(t->name, evaluate(*t.get(), values, options));
     values[t.get()] = &it->second;
-    if (options.outputs_only && !program.is_output(t) && program.readers(t).empty()) results.erase(it);
     if (auto done = last_read_by.find(t.get()); done != last_read_by.end())
-      for (const TensorNode* read : done->second) results.erase(read->name);
+      for (const TensorNode* read : done->second) {
+        results.erase(read->name);
+        values.erase(read);
+      }
   }
   return results;
 }

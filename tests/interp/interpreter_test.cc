@@ -340,13 +340,29 @@ TEST(Interpreter, ThreadsGiveTheSameResultsBitForBit) {
                {"R", random_tensor(DType::kFloat32, {4, 80000}, 3)}};
   IterVar k = reduce_axis(200, "k"), q = reduce_axis(80000, "q");
   Tensor C = compute("C", {96, 80}, [&](const Axes& i) { return sum(A(i[0], k.var) * B(k.var, i[1]), {k}); });
-  Tensor Y = compute("Y", {96, 80}, [&](const Axes& i) { return maximum(C(i[0], i[1]), Expr(0.0)); });
   Tensor RS = compute("RS", {4}, [&](const Axes& i) { return sum(R(i[0], q.var), {q}); });
-  const Program p({Y, RS});
+  // Each compute below has at least 2^18 element steps (output elements x reduce steps), so it is split among threads:
+  // no reduction, rows of three axes with the lanes along the middle one (the innermost is short), a bf16 output;
+  Tensor X = placeholder("X", {64, 512, 8});
+  in.emplace("X", random_tensor(DType::kFloat32, {64, 512, 8}, 4));
+  Tensor E = compute("E", {64, 512, 8}, [&](const Axes& i) { return X(i[0], i[1], i[2]) * 3.0 + 1.0; });
+  Tensor H = compute("H", {64, 512, 8}, [&](const Axes& i) { return cast(DType::kBFloat16, E(i[0], i[1], i[2])); });
+  // a single row whose lanes come in batches (a matrix-vector product at batch 1);
+  Tensor W = placeholder("W", {128, 4096}), V = placeholder("V", {128});
+  in.emplace("W", random_tensor(DType::kFloat32, {128, 4096}, 5));
+  in.emplace("V", random_tensor(DType::kFloat32, {128}, 6));
+  IterVar m = reduce_axis(128, "m");
+  Tensor G = compute("G", {1, 4096}, [&](const Axes& i) { return sum(V(m.var) * W(m.var, i[1]), {m}); });
+  // a read whose lanes are far apart, tiled along the reduce axis.
+  Tensor WT = placeholder("WT", {2048, 256});
+  in.emplace("WT", random_tensor(DType::kFloat32, {2048, 256}, 7));
+  IterVar r = reduce_axis(256, "r");
+  Tensor T = compute("T", {2048}, [&](const Axes& i) { return sum(WT(i[0], r.var) * V(r.var % 128), {r}); });
+  const Program p({C, RS, H, G, T});
   const TensorMap one = interpret(p, in, {.threads = 1});
   for (const int threads : {2, 3, 7}) {
     const TensorMap many = interpret(p, in, {.threads = threads});
-    for (const char* name : {"C", "Y", "RS"})
+    for (const char* name : {"C", "RS", "E", "H", "G", "T"})
       EXPECT_EQ(std::memcmp(one.at(name).data(), many.at(name).data(), one.at(name).num_bytes()), 0)
           << name << " on " << threads << " threads";
   }
