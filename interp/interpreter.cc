@@ -365,11 +365,15 @@ HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& value
   // same operations in the same order as on one thread. The error of the earliest range is the one a single thread
   // would have met first.
   std::vector<std::exception_ptr> errors(static_cast<size_t>(threads));
-  auto range = [&](int t, LaneProgram* own) {
+  // Range 0 runs with the body compiled above, every other with its own.
+  auto range = [&](int t) {
     try {
-      LaneProgram compiled;
-      if (!own) compiled = interp::compile_compute(compute, vector_slot, values);
-      run_rows(own ? *own : compiled, rows * t / threads, rows * (t + 1) / threads);
+      if (t == 0) {
+        run_rows(first, 0, rows / threads);
+      } else {
+        LaneProgram own = interp::compile_compute(compute, vector_slot, values);
+        run_rows(own, rows * t / threads, rows * (t + 1) / threads);
+      }
     } catch (...) {
       errors[size_t(t)] = std::current_exception();
     }
@@ -379,11 +383,11 @@ HostTensor evaluate(const TensorNode& compute, const interp::TensorValues& value
   others.reserve(size_t(threads - 1));
   int started = 1;
   try {
-    for (; started < threads; ++started) others.emplace_back(range, started, nullptr);
+    for (; started < threads; ++started) others.emplace_back(range, started);
   } catch (const std::system_error&) {
   }
-  range(0, &first);
-  for (int t = started; t < threads; ++t) range(t, nullptr);
+  range(0);
+  for (int t = started; t < threads; ++t) range(t);
   for (std::thread& t : others) t.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);

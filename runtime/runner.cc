@@ -727,16 +727,25 @@ Runner::Runner(const Program& program, const TensorMap& inputs, const TensorMap&
     expected_.push_back(check("expected", t, expected));
   }
   check_options();
+  set_absolute_tolerances();
 }
 
 Runner Runner::with_options(RunnerOptions options) const {
   Runner other = *this;
   other.options_ = options;
   other.check_options();
+  other.set_absolute_tolerances();
   return other;
 }
 
-void Runner::check_options() {
+void Runner::set_absolute_tolerances() {
+  absolute_tolerances_.clear();
+  for (size_t n = 0; n < expected_.size(); ++n)
+    absolute_tolerances_.push_back(
+        absolute_tolerance(options_.atol, expected_[n], output_names_[n], options_.rounding_noise));
+}
+
+void Runner::check_options() const {
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw std::invalid_argument("Runner: " + message);
   };
@@ -748,10 +757,6 @@ void Runner::check_options() {
   require(options_.flush_cache_bytes >= 0, "flush_cache_bytes must be 0 or more");
   require(options_.rtol >= 0 && options_.atol >= 0, "rtol and atol must be 0 or more");
   require(options_.run_timeout_seconds > 0, "run_timeout_seconds must be positive");
-  absolute_tolerances_.clear();
-  for (size_t n = 0; n < expected_.size(); ++n)
-    absolute_tolerances_.push_back(
-        absolute_tolerance(options_.atol, expected_[n], output_names_[n], options_.rounding_noise));
 }
 
 void Runner::check_buffers(const BuildResult& candidate, const char* who) const {

@@ -109,8 +109,10 @@ class Runner {
   std::vector<Measurement> measure_alternating(const std::vector<BuildResult>& candidates) const;
 
  private:
-  // Throws std::invalid_argument naming a bad option; sets absolute_tolerances_ for the options.
-  void check_options();
+  // Throws std::invalid_argument naming a bad option.
+  void check_options() const;
+  // absolute_tolerances_ under options_.
+  void set_absolute_tolerances();
   // Throws std::invalid_argument (naming `who`) when the candidate's function takes other buffers than the program's.
   void check_buffers(const BuildResult& candidate, const char* who) const;
 
