@@ -2570,18 +2570,19 @@ Schedule strategy_schedule(const Program& program, const PartitionPlan& plan, co
   return StrategyScheduler(program, plan, options).run();
 }
 
+FixedScheduleOptions fixed_options_for_target(FixedScheduleOptions options, const Target& target) {
+  if (target.kind != TargetKind::kCpu) return options;
+  if (target.cpu.simd_fp32_lanes > 0) options.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
+  options.l2_bytes = target.cpu.l2_bytes;
+  options.amx_bf16 = target.cpu.amx_bf16;
+  return options;
+}
+
 StrategyProgram make_strategy_program(const Program& program, const std::string& strategy, const Target& target,
                                       const FixedScheduleOptions& options) {
   StrategyProgram out;
   out.plan = make_plan(strategy, program, target);
-  FixedScheduleOptions fixed = options;
-  if (target.kind == TargetKind::kCpu && target.cpu.simd_fp32_lanes > 0)
-    fixed.simd_fp32_lanes = int(target.cpu.simd_fp32_lanes);
-  if (target.kind == TargetKind::kCpu) {
-    fixed.l2_bytes = target.cpu.l2_bytes;
-    fixed.amx_bf16 = target.cpu.amx_bf16;
-  }
-  out.schedule = strategy_schedule(program, out.plan, fixed);
+  out.schedule = strategy_schedule(program, out.plan, fixed_options_for_target(options, target));
   return out;
 }
 

@@ -112,7 +112,13 @@ FixedScheduleOptions mutate_one_knob(const FixedScheduleOptions& options, std::m
 // gpu_threads (the knobs other than prefetch do not apply).
 Schedule strategy_schedule(const Program& program, const PartitionPlan& plan, const FixedScheduleOptions& options = {});
 
-// make_plan (analysis/strategies.h) then strategy_schedule: throws std::invalid_argument for an unknown strategy.
+// `options` with what a CPU target decides of its fixed schedules: its fp32 lanes (where it has them), one core's L2
+// and AMX bf16. Unchanged for a GPU target. Every caller that schedules for a target goes through here, so that a
+// job's starting schedule and its tests' expectations agree on every CPU.
+FixedScheduleOptions fixed_options_for_target(FixedScheduleOptions options, const Target& target);
+
+// make_plan (analysis/strategies.h) then strategy_schedule with fixed_options_for_target: throws std::invalid_argument
+// for an unknown strategy.
 struct StrategyProgram {
   PartitionPlan plan;
   Schedule schedule;

@@ -377,10 +377,8 @@ ModelTuneJob make_model_tune_job(const RunConfig& config, const std::string& con
   PartitionPlan plan = make_plan(config.search.fusion, program, target);
   const int lanes = int(target.cpu.simd_fp32_lanes);
   FixedScheduleOptions fixed;
-  fixed.simd_fp32_lanes = lanes;
-  fixed.l2_bytes = target.cpu.l2_bytes;
-  fixed.amx_bf16 = target.cpu.amx_bf16;
   fixed.weights = workload.weights;
+  fixed = fixed_options_for_target(std::move(fixed), target);
   Schedule fixed_schedule = strategy_schedule(program, plan, fixed);
 
   // The model's values everywhere: the tasks read their inputs from them and are checked against them.

@@ -213,9 +213,8 @@ TuneJob make_tune_job(const RunConfig& config, const std::string& config_path, c
     FixedScheduleOptions fixed;
     fixed.gpu = gpu;
     fixed.simd_fp32_lanes = lanes;
-    fixed.l2_bytes = target.cpu.l2_bytes;
-    fixed.amx_bf16 = target.cpu.amx_bf16;
     fixed.weights = workload.weights;
+    fixed = fixed_options_for_target(std::move(fixed), target);
     auto sketches = std::make_shared<const SketchSpace>(workload.program, plan, fixed, sampler);
     EvolutionSeeds seeds{sketches->fixed_schedule(), measured_seeds(*db, target_key, workload_key(workload.program),
                                                                     config.seed, search_config.population)};

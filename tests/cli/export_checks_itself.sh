@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `ingot export` writes a program that checks itself on the values ingot measured with: tuned from an ONNX model
-# (whose weights are fixed inputs) with `--seed` overriding the config's seed, the export holds the model's weights
+# (whose weights are fixed inputs; AVX2 code on every machine, so that its weight may be packed) with `--seed` overriding the config's seed, the export holds the model's weights
 # and the run's random input, checks with the run's measure.rtol, builds with the command it prints, passes its
 # check, and fails it naming the output when the reference is another seed's, or naming the file when an input is
 # missing.
@@ -18,7 +18,7 @@ fail() {
 for seed in 1 7; do
   cat > "$dir/tiny_$seed.yaml" <<CONFIG
 workload: {onnx: $model}
-target: {threads: 1}
+target: {threads: 1, isa: avx2}
 budget: {trials: 2}
 seed: 1
 database: $dir/seed_$seed.db
@@ -31,8 +31,19 @@ done
 out="$dir/export_7"
 cat "$dir/export_7.log"
 
-python3 -c 'import sys; sys.exit(open(sys.argv[2], "rb").read() not in open(sys.argv[1], "rb").read())' \
-  "$model" "$out/inputs/w1.bin" || fail "inputs/w1.bin is not the model's weight w1"
+# w1 [16, 32] is stored as the program reads it: as is, or packed (its columns in blocks, as tiny_mlp.h says; the
+# AVX2 target's GEMM panels of two vectors pack it into [2, 16, 16]), so it is unpacked before it is looked for.
+python3 - "$model" "$out/inputs/w1.bin" "$out/tiny_mlp.h" <<'CHECK' || fail "inputs/w1.bin is not the model's weight w1"
+import re, sys
+model, stored, header = (open(path, "rb").read() for path in sys.argv[1:])
+packed = re.search(rb"input w1 \[16, 32\] packed: dimension (\d) in blocks of (\d+)", header)
+if packed:
+    dim, block = int(packed.group(1)), int(packed.group(2))
+    assert dim == 1, "w1 packed along dimension %d" % dim
+    element = lambda i, j: stored[4 * ((j // block) * 16 * block + i * block + j % block):][:4]
+    stored = b"".join(element(i, j) for i in range(16) for j in range(32))
+sys.exit(stored not in model)
+CHECK
 if cmp -s "$dir/export_1/inputs/x.bin" "$out/inputs/x.bin"; then
   fail "inputs/x.bin is the config's seed's, not the run's (--seed 7)"
 fi

@@ -85,8 +85,10 @@ TEST_F(TuneJobTest, EachStrategyGetsItsSearch) {
   ASSERT_EQ(config.search.strategy, "evolutionary");
   TuneJob evolution = make_tune_job(config);
   EXPECT_TRUE(evolution.cost_model);
+  // As the job builds it on this CPU: its lanes and L2 decide the tiles, and the workload's weights are packed.
   FixedScheduleOptions fixed;
-  fixed.simd_fp32_lanes = int(evolution.target.cpu.simd_fp32_lanes);
+  fixed.weights = configured_workload(config).weights;
+  fixed = fixed_options_for_target(std::move(fixed), evolution.target);
   EXPECT_EQ(evolution.search->propose(1).front(), strategy_schedule(evolution.program, evolution.plan, fixed));
   config.search.cost_model = "none";
   EXPECT_FALSE(make_tune_job(config).cost_model);
