@@ -50,6 +50,22 @@ TEST(StrategySchedule, PlanLayoutHasOneStepPerStageAndAKernelBoundaryPerKernel) 
   EXPECT_EQ(split_kernels(f).size(), size_t(plan.kernel_count()));
 }
 
+// A CPU target gives its lanes, L2 and AMX and keeps the caller's knobs and weights; a GPU target changes nothing.
+TEST(StrategySchedule, FixedOptionsForTargetTakeTheCpuTargetsLanesL2AndAmx) {
+  FixedScheduleOptions given;
+  given.knobs.register_tile = 2;
+  given.weights = {"W"};
+  Target cpu = test_support::avx2_cpu();
+  cpu.cpu.amx_bf16 = true;
+  FixedScheduleOptions fixed = fixed_options_for_target(given, cpu);
+  EXPECT_EQ(fixed.simd_fp32_lanes, 8);
+  EXPECT_EQ(fixed.l2_bytes, 512 * 1024);
+  EXPECT_TRUE(fixed.amx_bf16);
+  EXPECT_EQ(fixed.knobs, given.knobs);
+  EXPECT_EQ(fixed.weights, given.weights);
+  EXPECT_EQ(fixed_options_for_target(given, resolve_target("sm_90")), given);
+}
+
 TEST(StrategySchedule, GlobalFusesAndMovesLessThanUnfused) {
   for (const char* model : {"mmoe", "lstm", "bert"}) {
     Program p = make_workload(model, find_workload(model)->small);
