@@ -21,7 +21,7 @@ struct ExportedProgram {
   std::string main_source;    // its text: ./<name> [DATA_DIR] [--repeat N], see the README
   std::string readme;         // README.txt
   double rtol = 0, atol = 0;  // the main's check: ExportTolerance's, at least kBf16Tolerance with bf16 inputs
-  std::map<std::string, double> rounding_allowance;  // by output buffer: 4 x its rounding noise, where it has one
+  std::map<std::string, double> rounding_allowance;  // by output: kRoundingNoiseFactor x its noise, where it has one
   std::string build_command;  // g++ -O3 <isa flags> -fno-math-errno -fopenmp <name>.cpp <name>_main.cpp -o <name>, +
                               // vector_math_flags() (export_cuda: nvcc -O3 -arch=<arch> ...)
   // A tensor's file under inputs/, reference/ and outputs/ is <tensor>.bin, with any character of the name but
