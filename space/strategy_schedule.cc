@@ -936,13 +936,16 @@ class StrategyScheduler {
     if (lanes == kAvx2VectorLanes && knobs().accumulator_vectors == 0 && grouped_indices.empty() &&
         ((best_accumulators >= kMinAvx2ChannelTileAccumulators && tile.pixels < 4) || knobs().channel_vectors == 1))
       consider(1, max_plain_operand_tile_accumulators(lanes));
-    // Where one vector of channels still takes fewer pixels than that (a row of 7: 7 accumulators, whose FMAs wait on
-    // each other's latency), two vectors x the same pixels fill 14: the printer reads the second vector of weights
-    // from memory in each of its FMAs (the registers hold 14 accumulators, the first vector and the broadcast).
-    // ResNeXt's AVX2 1 x 1 convolutions of 7 x 7 maps ran at 142-152 GFLOP/s so, against 86-96 as 1 x 7 (one profile
-    // each, Zen 4); its model 1.04x and EfficientNet's 1.07x (5 and 9 rounds side by side).
+    // Where a tile of one or two vectors still holds fewer accumulators than that (one vector x a row of 7: 7
+    // accumulators, whose FMAs wait on each other's latency; two vectors x 4 pixels: 8), two vectors x up to 7 pixels
+    // fill 14: the printer reads the second vector of weights from memory in each of its FMAs (the registers hold 14
+    // accumulators, the first vector and the broadcast). ResNeXt's AVX2 1 x 1 convolutions of 7 x 7 maps ran at 142-152
+    // GFLOP/s so, against 86-96 as 1 x 7 (one profile each, Zen 4); its model 1.04x and EfficientNet's 1.07x (5 and 9
+    // rounds side by side). Its 1 x 1 convolutions of 56 x 56 and 28 x 28 maps (256 and 512 channels, 2 x 4 before)
+    // alone, as task:resnext_conv1x1 (Zen 3, 15 rounds side by side): 1.105x and 1.045x.
     if (lanes == kAvx2VectorLanes && knobs().accumulator_vectors == 0 && knobs().channel_vectors == 0 &&
-        grouped_indices.empty() && tile.vectors == 1 && tile.pixels < max_plain_operand_tile_accumulators(lanes))
+        grouped_indices.empty() && tile.vectors <= 2 &&
+        tile.vectors * tile.pixels < max_plain_operand_tile_accumulators(lanes))
       consider(2, max_plain_operand_tile_accumulators(lanes));
     if (best_accumulators < (lanes == kAvx2VectorLanes ? kMinAvx2ChannelTileAccumulators : kMinChannelTileAccumulators))
       return std::nullopt;

@@ -924,9 +924,10 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfSevenPixels) {
 
 // With AVX2, where the channel tiles within 12 accumulators broadcast fewer than 4 pixels (4 vectors x 2 pixels on a 14
 // x 14 map), one vector of channels takes a row of 14 pixels: 14 accumulators, one register for the weights and one
-// for the pixel broadcast in turn (ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight checks its code). A 28 x 28
-// map keeps 2 vectors x 4 pixels, as a grouped convolution keeps 4 x 2; 4 x 2 stays where the knobs fix the vectors or
-// the accumulators.
+// for the pixel broadcast in turn (ChannelTilesVectorizeTheOutputChannelsOfAPackedWeight checks its code). On a 28 x 28
+// map, where 2 vectors x 4 pixels hold 8 accumulators, 2 vectors x 7 pixels hold 14, the second vector of weights read
+// from memory in each FMA (explicit vectors); a grouped convolution keeps 4 x 2, and so do the knobs that fix the
+// vectors or the accumulators.
 TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   auto pointwise = [](int64_t size) {
     Tensor conv =
@@ -950,7 +951,8 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   Schedule g = strategy_schedule(groups_of_32, make_plan("global", groups_of_32, avx2_cpu), avx2);
   EXPECT_EQ(tile_of(g), (ChannelTileShape{32, 32, 2})) << g.to_json();
   Schedule wide = strategy_schedule(twenty_eight, make_plan("global", twenty_eight, avx2_cpu), avx2);
-  EXPECT_EQ(tile_of(wide), (ChannelTileShape{16, 16, 4})) << wide.to_json();
+  EXPECT_EQ(tile_of(wide), (ChannelTileShape{16, 16, 7})) << wide.to_json();
+  EXPECT_TRUE(has_decision(wide, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << wide.to_json();
   expect_matches_interpreter(twenty_eight, wide);
   // Knobs: 4 x 2 where they fix the vectors or the accumulators; the knob's one vector takes up to 14 pixels on any
   // map; accumulator_vectors=16 gives 2 vectors x 7 pixels, 14 accumulators of two vectors of weights, which lowering
