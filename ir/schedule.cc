@@ -55,8 +55,17 @@ const char* decision_kind_name(DecisionKind k) {
   return "?";
 }
 
+const char* split_tail_name(SplitTail t) {
+  switch (t) {
+    case SplitTail::kExact: return "exact";
+    case SplitTail::kGuard: return "guard";
+    case SplitTail::kShift: return "shift";
+  }
+  return "?";
+}
+
 bool Decision::operator==(const Decision& o) const {
-  return kind == o.kind && stage == o.stage && axes == o.axes && factor == o.factor && guard_tail == o.guard_tail &&
+  return kind == o.kind && stage == o.stage && axes == o.axes && factor == o.factor && tail == o.tail &&
          target == o.target && tensor == o.tensor && scope == o.scope && bind == o.bind && dim == o.dim;
 }
 
@@ -69,7 +78,12 @@ std::string Decision::to_string() const {
     os << "]";
   }
   switch (kind) {
-    case DecisionKind::kSplit: os << " by " << factor << (guard_tail ? " (guarded tail)" : ""); break;
+    case DecisionKind::kSplit:
+      os << " by " << factor
+         << (tail == SplitTail::kGuard   ? " (guarded tail)"
+             : tail == SplitTail::kShift ? " (shifted tail)"
+                                         : "");
+      break;
     case DecisionKind::kBind: os << " to " << loop_kind_name(bind); break;
     case DecisionKind::kComputeAt: os << " at " << target; break;
     case DecisionKind::kCacheRead: os << " reading " << tensor << " into " << memory_scope_name(scope); break;
@@ -82,10 +96,10 @@ std::string Decision::to_string() const {
   return os.str();
 }
 
-Schedule& Schedule::split(const std::string& stage, const std::string& axis, int64_t factor, bool guard_tail) {
+Schedule& Schedule::split(const std::string& stage, const std::string& axis, int64_t factor, SplitTail tail) {
   Decision d = make_decision(DecisionKind::kSplit, stage, {axis});
   d.factor = factor;
-  d.guard_tail = guard_tail;
+  d.tail = tail;
   append(d);
   return *this;
 }
@@ -179,7 +193,7 @@ std::string Schedule::to_json() const {
     switch (d.kind) {
       case DecisionKind::kSplit:
         j["factor"] = d.factor;
-        j["tail"] = d.guard_tail ? "guard" : "exact";
+        j["tail"] = split_tail_name(d.tail);
         break;
       case DecisionKind::kBind: j["thread"] = loop_kind_name(d.bind); break;
       case DecisionKind::kComputeAt: j["target"] = d.target; break;
@@ -258,8 +272,12 @@ Schedule Schedule::from_json(const std::string& text) {
             throw ScheduleError(where + ": key \"factor\" must be an integer");
           d.factor = j["factor"].get<int64_t>();
           std::string tail = str("tail");
-          if (tail != "guard" && tail != "exact") throw ScheduleError(where + ": \"tail\" must be guard or exact");
-          d.guard_tail = tail == "guard";
+          if (tail == "guard")
+            d.tail = SplitTail::kGuard;
+          else if (tail == "shift")
+            d.tail = SplitTail::kShift;
+          else if (tail != "exact")
+            throw ScheduleError(where + ": \"tail\" must be exact, guard or shift");
           break;
         }
         case DecisionKind::kBind: d.bind = parse_loop_kind(str("thread")); break;

@@ -36,6 +36,15 @@ enum class DecisionKind : uint8_t {
 };
 const char* decision_kind_name(DecisionKind k);  // "split", "reorder", ... as in the JSON
 
+// How a split covers an extent its factor does not divide (lowering's rules: docs/loop_semantics.md, "Split tails").
+enum class SplitTail : uint8_t {
+  kExact,  // the factor must divide the extent
+  kGuard,  // the last block runs past the extent, its iterations there skipped by a guard
+  kShift,  // the last block is moved back to end at the extent: it computes again what the block before it computed
+           // where they overlap, and every block stays whole (a spatial axis; lowering peels the last block off)
+};
+const char* split_tail_name(SplitTail t);  // "exact", "guard", "shift", as in the JSON
+
 // One decision. Axis names: a compute's axes are named by the compute (i, j, ... and its reduce axes);
 // split of x makes x.o and x.i; fuse of a and b makes a+b.
 struct Decision {
@@ -46,9 +55,9 @@ struct Decision {
   int64_t factor = 0;             // split: extent of the inner axis; explicit_vectors: fp32 lanes per vector;
                                   // pack: the block; pad: the elements added
   int64_t dim = 0;                // pack: the placeholder's dimension cut into blocks; pad: the dimension padded
-  bool guard_tail = false;        // split: allow a factor that does not divide, guarding the tail
-  std::string target;             // compute_at: the reader stage whose loop `axes[0]` hosts this stage
-  std::string tensor;             // cache_read: the tensor read through the cache; batch: the stacked read
+  SplitTail tail = SplitTail::kExact;       // split: how a factor that does not divide the extent covers it
+  std::string target;                       // compute_at: the reader stage whose loop `axes[0]` hosts this stage
+  std::string tensor;                       // cache_read: the tensor read through the cache; batch: the stacked read
   MemoryScope scope = MemoryScope::kLocal;  // cache_read
   LoopKind bind = LoopKind::kSerial;        // bind: a blockIdx / threadIdx kind
   bool operator==(const Decision& o) const;
@@ -87,7 +96,8 @@ class Schedule {
   bool empty() const { return decisions_.empty(); }
 
   // Builders append one decision each and return *this.
-  Schedule& split(const std::string& stage, const std::string& axis, int64_t factor, bool guard_tail = false);
+  Schedule& split(const std::string& stage, const std::string& axis, int64_t factor,
+                  SplitTail tail = SplitTail::kExact);
   Schedule& reorder(const std::string& stage, std::vector<std::string> order);
   Schedule& fuse(const std::string& stage, const std::string& outer, const std::string& inner);
   Schedule& parallel(const std::string& stage, const std::string& axis);

@@ -30,6 +30,7 @@ struct SplitRelation {
   int64_t factor;
   int64_t parent_extent;
   bool guard;
+  bool shift;  // the last block moved back to end at the extent (SplitTail::kShift), peeled off the outer loop
   bool reduce;
 };
 
@@ -340,6 +341,8 @@ class Lowering {
       }
     }
     for (const Leaf& l : s.leaves) ranges_[loop_var_name(s, l.name)] = IntRange{0, l.extent - 1};
+    for (const SplitRelation& r : s.splits)
+      if (r.shift) ranges_[shift_base_name(s, r)] = IntRange{0, r.parent_extent - r.factor};
     validate_loop_kinds(s);
   }
 
@@ -387,11 +390,15 @@ class Lowering {
     return it != reads_.end() && it->second.count(tensor) > 0;
   }
 
-  // Loop variables (by name) that vary inside loop `pos` of stage s, with their extents.
+  // Loop variables (by name) that vary inside loop `pos` of stage s, with their extents; a shifted split's block
+  // start where its outer loop is inside.
   VarRanges inner_loop_vars(const Stage& s, int pos) const {
     VarRanges inner;
-    for (size_t p = size_t(pos) + 1; p < s.leaves.size(); ++p)
+    for (size_t p = size_t(pos) + 1; p < s.leaves.size(); ++p) {
       inner[loop_var_name(s, s.leaves[p].name)] = IntRange{0, s.leaves[p].extent - 1};
+      if (const SplitRelation* r = shifted_outer(s, s.leaves[p].name))
+        inner[shift_base_name(s, *r)] = IntRange{0, r->parent_extent - r->factor};
+    }
     return inner;
   }
 
@@ -558,20 +565,27 @@ class Lowering {
           fail("loop '" + parent.name + "' is already " + loop_kind_name(parent.kind) + "; split it first");
         if (parent.explicit_lanes) fail("loop '" + parent.name + "' already has explicit vectors; split it first");
         if (d.factor < 1) fail("split factor must be positive");
+        if (shifted_outer(s, parent.name))
+          fail("loop '" + parent.name + "' is a shifted split's outer loop, which lowering peels: it cannot be split");
         std::string where = " of '" + parent.name + "' (extent " + std::to_string(parent.extent) +
                             (s.attach_stage.empty() ? "" : ", the region computed at '" + s.attach_stage + "'") + ")";
-        if (d.factor > parent.extent && !d.guard_tail)
+        if (d.factor > parent.extent && d.tail != SplitTail::kGuard)
           fail("split factor " + std::to_string(d.factor) + " exceeds the extent" + where);
-        if (parent.extent % d.factor != 0 && !d.guard_tail)
+        if (parent.extent % d.factor != 0 && d.tail == SplitTail::kExact)
           fail("split factor " + std::to_string(d.factor) + " does not divide the extent" + where +
-               "; use tail=guard to guard the tail");
+               "; use tail=guard to guard the tail, or tail=shift to shift the last block back");
+        const bool shift = d.tail == SplitTail::kShift && parent.extent % d.factor != 0;
+        if (shift && parent.reduce)
+          fail("a shifted tail computes the elements where the last two blocks overlap twice: reduction axis '" +
+               parent.name + "' would sum them twice");
         Leaf outer{parent.name + ".o", (parent.extent + d.factor - 1) / d.factor, parent.reduce};
         Leaf inner{parent.name + ".i", std::min(d.factor, parent.extent), parent.reduce};
-        if (d.guard_tail) inner.extent = d.factor;
+        if (d.tail == SplitTail::kGuard) inner.extent = d.factor;
         s.leaves[p] = outer;
         s.leaves.insert(s.leaves.begin() + p + 1, inner);
         s.splits.push_back(SplitRelation{parent.name, outer.name, inner.name, inner.extent, parent.extent,
-                                         parent.extent % inner.extent != 0, parent.reduce});
+                                         d.tail == SplitTail::kGuard && parent.extent % inner.extent != 0, shift,
+                                         parent.reduce});
         return;
       }
       case DecisionKind::kReorder: {
@@ -596,6 +610,9 @@ class Lowering {
         if (outer.reduce != inner.reduce) fail("cannot fuse a reduction axis with a spatial axis");
         if (outer.annotated || inner.annotated || outer.explicit_lanes || inner.explicit_lanes)
           fail("cannot fuse annotated loops; fuse before annotating");
+        for (const std::string& loop : {outer.name, inner.name})
+          if (shifted_outer(s, loop))
+            fail("loop '" + loop + "' is a shifted split's outer loop, which lowering peels: it cannot be fused");
         Leaf fused{outer.name + "+" + inner.name, outer.extent * inner.extent, outer.reduce};
         s.leaves[a] = fused;
         s.leaves.erase(s.leaves.begin() + b);
@@ -679,6 +696,18 @@ class Lowering {
           fail("stage '" + name + "': thread loop '" + l.name + "' must be inside a blockIdx loop");
       }
     }
+    // A shifted split's last block is peeled off its outer loop and recomputes where it overlaps the block before: the
+    // loop stays serial, and a reduction's blocks each start their sums (the loop outside every reduction loop).
+    for (const SplitRelation& r : s.splits) {
+      if (!r.shift) continue;
+      const int p = leaf_position(s, r.outer);
+      if (s.leaves[p].kind != LoopKind::kSerial)
+        fail("stage '" + name + "': loop '" + r.outer + "' has a shifted tail, which lowering peels off the loop: it " +
+             "cannot be " + loop_kind_name(s.leaves[p].kind));
+      if (s.reduction() && std::any_of(s.leaves.begin(), s.leaves.begin() + p, [](const Leaf& l) { return l.reduce; }))
+        fail("stage '" + name + "': loop '" + r.outer + "' has a shifted tail inside a reduction loop, where its " +
+             "overlapping elements would be summed twice");
+    }
     if (!s.cache_write_axis.empty()) {
       int p = leaf_position(s, s.cache_write_axis);
       for (size_t q = 0; q < s.leaves.size(); ++q) {
@@ -698,11 +727,27 @@ class Lowering {
     }
   }
 
+  // The split whose last block is shifted back and whose outer loop is `loop`, or null.
+  static const SplitRelation* shifted_outer(const Stage& s, const std::string& loop) {
+    for (const SplitRelation& r : s.splits)
+      if (r.shift && r.outer == loop) return &r;
+    return nullptr;
+  }
+
+  // A shifted split's block start: outer * factor in every block but the last, extent - factor in the last (peeled
+  // off by emit_stage, which substitutes the variable in each).
+  static std::string shift_base_name(const Stage& s, const SplitRelation& r) {
+    return loop_var_name(s, r.outer) + ".base";
+  }
+
   // Value of an axis (root or intermediate) in terms of the stage's loop variables.
   Expr axis_value(const Stage& s, const std::string& axis) const {
     if (leaf_position(s, axis) >= 0) return loop_var(s, axis);
-    for (const SplitRelation& r : s.splits)
-      if (r.parent == axis) return axis_value(s, r.outer) * r.factor + axis_value(s, r.inner);
+    for (const SplitRelation& r : s.splits) {
+      if (r.parent != axis) continue;
+      if (r.shift) return var(shift_base_name(s, r)) + axis_value(s, r.inner);
+      return axis_value(s, r.outer) * r.factor + axis_value(s, r.inner);
+    }
     for (const FuseRelation& r : s.fuses) {
       if (r.outer == axis) return axis_value(s, r.fused) / r.inner_extent;
       if (r.inner == axis) return axis_value(s, r.fused) % r.inner_extent;
@@ -745,10 +790,13 @@ class Lowering {
     return conds;
   }
 
-  // Whether no loop of the stage with more than one iteration moves e.
+  // Whether no loop of the stage with more than one iteration moves e (a shifted split's block start included).
   bool nest_invariant(const Stage& s, const Expr& e) const {
-    return std::none_of(s.leaves.begin(), s.leaves.end(),
-                        [&](const Leaf& leaf) { return leaf.extent > 1 && uses_var(e, loop_var_name(s, leaf.name)); });
+    return std::none_of(
+               s.leaves.begin(), s.leaves.end(),
+               [&](const Leaf& leaf) { return leaf.extent > 1 && uses_var(e, loop_var_name(s, leaf.name)); }) &&
+           std::none_of(s.splits.begin(), s.splits.end(),
+                        [&](const SplitRelation& r) { return r.shift && uses_var(e, shift_base_name(s, r)); });
   }
 
   // The region bounds of a stage computed at a reader that no loop of the stage moves (a halo row of a band: the
@@ -986,12 +1034,29 @@ class Lowering {
         else
           stmt = allocate(child.buffer, seq({child_nest, stmt}));
       }
-      stmt = for_loop(loop_var(s, leaf.name), leaf.extent, leaf.kind, stmt, leaf.explicit_lanes);
+      if (const SplitRelation* shift = shifted_outer(s, leaf.name))
+        stmt = peel_shifted_block(s, *shift, leaf, stmt);
+      else
+        stmt = for_loop(loop_var(s, leaf.name), leaf.extent, leaf.kind, stmt, leaf.explicit_lanes);
       if (red && (write_at < 0 || accumulate) && p == first_reduce)
         stmt = seq({init_nest(s, p, s.buffer, own_index(s, dom), red), stmt});
     }
     if (red && first_reduce == n) fail("internal: reduction '" + name + "' has no reduce loop");
     return guarded(nest_guards(s), stmt);
+  }
+
+  // A shifted split's outer loop over `body`: the blocks but the last as a loop, each starting at outer * factor, then
+  // the last block after it, starting at extent - factor, so that each is a whole block of affine indices.
+  Stmt peel_shifted_block(const Stage& s, const SplitRelation& r, const Leaf& leaf, const Stmt& body) const {
+    const Expr outer = loop_var(s, leaf.name);
+    const std::string base = shift_base_name(s, r);
+    const std::unordered_map<std::string, Expr> blocks = {{base, outer * r.factor}},
+                                                last = {{base, Expr(r.parent_extent - r.factor)},
+                                                        {loop_var_name(s, leaf.name), Expr(leaf.extent - 1)}};
+    auto with = [&](const std::unordered_map<std::string, Expr>& vars) {
+      return map_exprs(body, [&](const Expr& e) { return substitute(e, vars); });
+    };
+    return seq({for_loop(outer, leaf.extent - 1, leaf.kind, with(blocks), leaf.explicit_lanes), with(last)});
   }
 
   // Before the first reduction loop: sets every element the loops below will accumulate into to the identity.

@@ -100,7 +100,8 @@ std::vector<Loop> replay_loops(const Tensor& t, const std::vector<int64_t>& doma
         if (p < 0 || d.factor < 1) break;
         Loop parent = loops[p];
         Loop outer{parent.name + ".o", (parent.extent + d.factor - 1) / d.factor, parent.reduce};
-        Loop inner{parent.name + ".i", d.guard_tail ? d.factor : std::min(d.factor, parent.extent), parent.reduce};
+        Loop inner{parent.name + ".i", d.tail == SplitTail::kGuard ? d.factor : std::min(d.factor, parent.extent),
+                   parent.reduce};
         loops[p] = outer;
         loops.insert(loops.begin() + p + 1, inner);
         break;
@@ -286,7 +287,7 @@ class Mutator {
       if (p < 0) continue;
       int64_t extent = loops[p].extent;
       std::vector<int64_t> factors;
-      if (!d.guard_tail) {
+      if (d.tail == SplitTail::kExact) {
         for (int64_t f : divisors(extent))
           if (f > 1 && f < extent && f != d.factor) factors.push_back(f);
       } else {

@@ -202,7 +202,7 @@ class Sampler {
         if (f != 1) inner_extent.push_back(a.extent);
         continue;
       }
-      s.split(name, a.name(), f, guard);
+      s.split(name, a.name(), f, guard ? SplitTail::kGuard : SplitTail::kExact);
       outer.push_back(a.name() + ".o");
       inner.push_back(a.name() + ".i");
       inner_extent.push_back(f);
@@ -214,7 +214,7 @@ class Sampler {
           (f == 1 ? red_outer : red_inner).push_back(k.name());
           continue;
         }
-        s.split(name, k.name(), f, guard);
+        s.split(name, k.name(), f, guard ? SplitTail::kGuard : SplitTail::kExact);
         red_outer.push_back(k.name() + ".o");
         red_inner.push_back(k.name() + ".i");
       }

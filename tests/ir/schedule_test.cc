@@ -8,7 +8,8 @@ namespace {
 Schedule every_kind() {
   Schedule s;
   s.split("C", "i", 32)
-      .split("C", "j", 7, /*guard_tail=*/true)
+      .split("C", "j", 7, SplitTail::kGuard)
+      .split("C", "k", 6, SplitTail::kShift)
       .reorder("C", {"i.o", "j.o", "k", "i.i", "j.i"})
       .fuse("C", "i.o", "j.o")
       .parallel("C", "i.o+j.o")
@@ -106,6 +107,11 @@ TEST(Schedule, HashChangesWithAnyDecision) {
   a.split("C", "i", 32);
   b.split("C", "i", 16);
   EXPECT_NE(a.hash(), b.hash());
+  Schedule guarded, shifted;
+  guarded.split("C", "i", 24, SplitTail::kGuard);
+  shifted.split("C", "i", 24, SplitTail::kShift);
+  EXPECT_NE(guarded.hash(), shifted.hash());
+  EXPECT_EQ(shifted.decisions()[0].to_string(), "split C [i] by 24 (shifted tail)");
 }
 
 TEST(Schedule, MalformedJsonNamesTheProblem) {
@@ -114,6 +120,8 @@ TEST(Schedule, MalformedJsonNamesTheProblem) {
   expect_json_error(R"({"decisions":[{"kind":"spin","stage":"C"}],"version":1})", "unknown decision kind 'spin'");
   expect_json_error(R"({"decisions":[{"kind":"split","stage":"C","axis":"i","tail":"exact"}],"version":1})",
                     "decision #0: key \"factor\" must be an integer");
+  expect_json_error(R"({"decisions":[{"kind":"split","stage":"C","axis":"i","factor":4,"tail":"wrap"}],"version":1})",
+                    "decision #0: \"tail\" must be exact, guard or shift");
   expect_json_error(R"({"decisions":[{"kind":"bind","stage":"C","axis":"i","thread":"warp"}],"version":1})",
                     "unknown loop kind 'warp'");
   expect_json_error(R"({"decisions":[{"kind":"fuse","stage":"C","axes":"i"}],"version":1})", "\"axes\" must be a list");

@@ -67,7 +67,7 @@ TEST(Lower, Split) {
 }
 
 TEST(Lower, SplitWithGuardedTail) {
-  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "j", 4, true)),
+  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "j", 4, SplitTail::kGuard)),
             R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
   for C.i in 0..8 {
     for C.j.o in 0..2 {
@@ -85,6 +85,50 @@ TEST(Lower, SplitWithGuardedTail) {
   }
 }
 )");
+}
+
+// A shifted tail: 6 columns in blocks of 4 are the block at 0 and the block at 2, which overlaps it and computes
+// columns 2 and 3 again. The last block is peeled off the loop, so every block is whole and its indices affine.
+TEST(Lower, SplitWithShiftedTail) {
+  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "j", 4, SplitTail::kShift)),
+            R"(func matmul(A: f32[8, 4], B: f32[4, 6]) -> (C: f32[8, 6]) {
+  for C.i in 0..8 {
+    for C.j.o in 0..1 {
+      for C.j.i in 0..4 {
+        C[((C.i * 6) + C.j.i)] = 0.0
+        for C.k in 0..4 {
+          C[((C.i * 6) + C.j.i)] = (C[((C.i * 6) + C.j.i)] + (A[((C.i * 4) + C.k)] * B[(C.j.i + (C.k * 6))]))
+        }
+      }
+    }
+    for C.j.i in 0..4 {
+      C[(((C.i * 6) + C.j.i) + 2)] = 0.0
+      for C.k in 0..4 {
+        C[(((C.i * 6) + C.j.i) + 2)] = (C[(((C.i * 6) + C.j.i) + 2)] + (A[((C.i * 4) + C.k)] * B[((C.j.i + (C.k * 6)) + 2)]))
+      }
+    }
+  }
+}
+)");
+  // Where the factor divides, a shifted tail is an exact split.
+  EXPECT_EQ(lowered(small_matmul(), Schedule().split("C", "i", 4, SplitTail::kShift)),
+            lowered(small_matmul(), Schedule().split("C", "i", 4)));
+}
+
+// The blocks of a shifted tail overlap: the loop that lowering peels must stay serial and whole, a reduction's blocks
+// must each start their sums, and a reduction axis cannot be shifted.
+TEST(Lower, AShiftedTailRejectsWhatWouldComputeItsOverlapWrongly) {
+  const Program p = small_matmul();
+  expect_schedule_error(p, Schedule().split("C", "k", 3, SplitTail::kShift), "would sum them twice");
+  expect_schedule_error(
+      p, Schedule().split("C", "j", 4, SplitTail::kShift).reorder("C", {"j.o", "i"}).parallel("C", "j.o"),
+      "it cannot be parallel");
+  expect_schedule_error(p, Schedule().split("C", "j", 4, SplitTail::kShift).reorder("C", {"k", "j.o"}),
+                        "inside a reduction loop");
+  expect_schedule_error(p, Schedule().split("C", "j", 4, SplitTail::kShift).fuse("C", "i", "j.o"),
+                        "it cannot be fused");
+  expect_schedule_error(p, Schedule().split("C", "i", 3, SplitTail::kShift).split("C", "i.o", 2), "it cannot be split");
+  expect_schedule_error(p, Schedule().split("C", "j", 7, SplitTail::kShift), "exceeds the extent");
 }
 
 TEST(Lower, Reorder) {

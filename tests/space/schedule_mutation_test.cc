@@ -367,11 +367,11 @@ TEST(ScheduleMutation, ResplitKeepsAGuardedSplitGuarded) {
   Tensor x = placeholder("x", {10});
   Program p({compute("y", {10}, [&](const std::vector<Expr>& i) { return x(i[0]) * 2.0; })}, "scale");
   Schedule s;
-  s.split("y", "i", 4, /*guard_tail=*/true);
+  s.split("y", "i", 4, SplitTail::kGuard);
   std::set<int64_t> factors;
   for (const Schedule& r : results_of(p, s, MutationKind::kResplit)) {
     ASSERT_EQ(r.decisions().size(), 1u);
-    EXPECT_TRUE(r.decisions()[0].guard_tail);
+    EXPECT_EQ(r.decisions()[0].tail, SplitTail::kGuard);
     factors.insert(r.decisions()[0].factor);
   }
   EXPECT_EQ(factors, (std::set<int64_t>{2, 3, 5, 6, 7, 8, 9}));

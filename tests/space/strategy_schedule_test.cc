@@ -1343,6 +1343,46 @@ TEST(StrategySchedule, OuterProductTilesLeaveRegistersForTheirOperands) {
   expect_matches_interpreter(p, avx2);
 }
 
+// With AVX2, a 2 x 7 GEMM tile (its second vector of B read from memory) becomes BLIS's 6 x 16, all in registers, over
+// the rows fused across the map: 196 tokens are 32 blocks of 6 and a last block shifted back to row 190, peeled off
+// its loop, where it recomputes 2 rows. 168 tokens (12 x 14) take 28 whole blocks; on a 7 x 7 map the last block would
+// recompute 5 of 49 rows, and the 2 x 7 tile (a row of the map, unsplit) stays.
+TEST(StrategySchedule, AvxTwoGemmTilesTakeSixRowsWithTheLastBlockShifted) {
+  auto tokens = [](int64_t rows, int64_t columns) {
+    const int64_t K = 32, N = 64;
+    Tensor x = placeholder("x", {1, rows, columns, K}), W = placeholder("W", {N, K});
+    IterVar k = reduce_axis(K, "k");
+    Tensor y = compute("y", {1, rows, columns, N}, [&](const std::vector<Expr>& i) {
+      return sum(x(i[0], i[1], i[2], k.var) * W(i[3], k.var), {k});
+    });
+    return Program({y}, "tokens_" + std::to_string(rows) + "x" + std::to_string(columns));
+  };
+  FixedScheduleOptions avx2;
+  avx2.weights = {"W"};
+  avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
+  auto rows_split = [](const Schedule& s) {
+    for (const Decision& d : s.decisions())
+      if (d.kind == DecisionKind::kSplit && d.stage == "y" && d.axes[0] != "m") return d.to_string();
+    return std::string();
+  };
+  struct Case {
+    int64_t rows, columns;
+    std::string split;
+    bool in_registers;
+  };
+  for (const Case& c : {Case{14, 14, "split y [j+l] by 6 (shifted tail)", true},
+                        Case{12, 14, "split y [j+l] by 6", true}, Case{7, 7, "", false}}) {
+    const Program p = tokens(c.rows, c.columns);
+    Schedule s = strategy_schedule(p, make_plan("unfused", p, test_support::avx2_cpu()), avx2);
+    EXPECT_EQ(rows_split(s), c.split) << s.to_json();
+    const std::string cpp = compile_to_cpp_source(p, s).source;
+    EXPECT_NE(cpp.find("ingot_f32xN ingot_t11 = "), std::string::npos) << cpp;
+    EXPECT_EQ(cpp.find("ingot_t12") == std::string::npos, c.in_registers) << cpp;
+    EXPECT_EQ(cpp.find("ingot_fma_from_memory(ingot_t") == std::string::npos, c.in_registers) << cpp;
+    expect_matches_interpreter(p, s);
+  }
+}
+
 // A tile of one vector loads more per step of k than it multiplies (rows + 1 loads for rows FMAs): on 100 rows of
 // 1024 columns (the ONNX LSTM's projection of a sequence) 4 vectors x 5 rows (9 loads per 20 FMAs) go before 1 vector
 // x 25 rows (26 per 25), which fills more accumulators. AVX2's panels keep their rule.
