@@ -849,6 +849,11 @@ class StrategyScheduler {
     std::string weight;      // packed along weight_dim by vectors x lanes
     int64_t weight_dim = 0;  // the weight's dimension the output channel indexes
     bool map_first = false;  // the parallel loop visits the plane's blocks outside the channels'
+    // The plane's blocks run inside each block of channels, a serial loop of the reduction, which its host computes for
+    // the whole plane of the block (registers_tile_of_shifted_pixels); `pixels` then need not divide a row or the
+    // plane: the last block is shifted back (pixels_tail).
+    bool plane_inside = false;
+    SplitTail pixels_tail = SplitTail::kExact;
   };
 
   std::optional<ChannelTile> channel_tile(const Tensor& t, const Tensor& r,
@@ -971,10 +976,34 @@ class StrategyScheduler {
       }
       tile.map_first = map_bytes > weight_bytes;
     }
+    if (grouped_indices.empty()) registers_tile_of_shifted_pixels(t, r, tile);
     auto packed = packs_.find(tile.weight);
     if (packed != packs_.end() && packed->second != std::pair{tile.weight_dim, tile.vectors * lanes})
       return std::nullopt;  // packed otherwise for another reader
     return tile;
+  }
+
+  // With AVX2, where the weight outweighs the map (the channels' blocks outermost), BLIS's 6 x 16 as a channel tile: 2
+  // vectors of channels x 6 pixels, all in registers, over the whole plane of each block of channels, the last block
+  // shifted back where 6 pixels do not divide the plane (a shifted split; where it recomputes at most one pixel in
+  // 16). Pixels of a tile across two rows are no box of the plane, so the host computes the reduction for the whole
+  // plane of its block of channels and the plane's blocks are a serial loop of the reduction. Not with an epilogue
+  // along the channels (not measured). One 1024 -> 1024 convolution on a 14 x 14 map in a harness (Zen 3, 2 threads):
+  // 120 GFLOP/s as 1 vector x 14 pixels, 138-142 as 2 x 6 (the twenty-ninth session's, docs/peers.md).
+  void registers_tile_of_shifted_pixels(const Tensor& t, const Tensor& r, ChannelTile& tile) {
+    constexpr int64_t kRegisterPixels = 6, kVectors = 2;
+    const int64_t lanes = options_.simd_fp32_lanes;
+    const size_t n = r->axes.size();
+    const int64_t plane = r->axes[n - 2].extent * r->axes[n - 1].extent;
+    const int64_t overlap = (kRegisterPixels - plane % kRegisterPixels) % kRegisterPixels;
+    if (lanes != kAvx2VectorLanes || knobs().accumulator_vectors != 0 || knobs().channel_vectors != 0 ||
+        tile.map_first || r->axes[n - 3].extent % (kVectors * lanes) != 0 || plane < kRegisterPixels ||
+        overlap * 16 > plane || (!r.same_as(t) && epilogue_along_channels(t)))
+      return;
+    tile.vectors = kVectors;
+    tile.pixels = kRegisterPixels;
+    tile.plane_inside = true;
+    tile.pixels_tail = overlap > 0 ? SplitTail::kShift : SplitTail::kExact;
   }
 
   // Whether t, with the stages folded into it, calls a math function (an exponential, a tangent, ...) per element.
@@ -1018,14 +1047,28 @@ class StrategyScheduler {
 
   // The loops of a channel tile in t: the plane fused and split by the tile's pixels, the channels by its vectors and
   // those by the lanes. outer: the axes before the channels', the channels' and the plane's outer parts.
-  TileLoops channel_loops(const Tensor& t, const ChannelTile& tile, Schedule& s) const {
+  // With the plane inside the channels' blocks (ChannelTile::plane_inside): outer, the axes before the channels' and
+  // the channels' outer part; the plane split into the tile's pixels only in the reduction (`reduction`), whose loop
+  // over the plane's blocks is then serial: TileLoops::tile holds it before the pixels.
+  TileLoops channel_loops(const Tensor& t, const ChannelTile& tile, Schedule& s, bool reduction = true) const {
     const size_t n = t->axes.size();
     const std::string c = t->axes[n - 3].name(), plane = t->axes[n - 2].name() + "+" + t->axes[n - 1].name();
     s.fuse(t->name, t->axes[n - 2].name(), t->axes[n - 1].name());
     s.split(t->name, c, tile.vectors * options_.simd_fp32_lanes);
-    s.split(t->name, plane, tile.pixels);
     TileLoops loops;
     for (size_t d = 0; d + 3 < n; ++d) loops.outer.push_back(t->axes[d].name());
+    if (tile.plane_inside) {
+      loops.outer.push_back(c + ".o");
+      if (reduction) {
+        s.split(t->name, plane, tile.pixels, tile.pixels_tail);
+        loops.tile = {plane + ".o", plane + ".i"};
+      } else {
+        loops.tile = {plane};
+      }
+      loops.lanes = c + ".i";
+      return loops;
+    }
+    s.split(t->name, plane, tile.pixels);
     // A grouped convolution's channels' blocks go outermost, as the stage before split its channels: its thread then
     // reads the input channels it wrote. With the plane's blocks outermost (X outweighs W), ResNeXt's 23 grouped 3 x 3
     // convolutions of layer 3 took 6.8 ms in the model's profile, and 3.9 ms so (1.3x as fast alone either way).
@@ -1042,15 +1085,17 @@ class StrategyScheduler {
     const std::string lanes = loops.lanes;
     s.split(r->name, lanes, options_.simd_fp32_lanes);
     std::vector<std::string> order = loops.outer;
+    // The plane's blocks inside the channels' (ChannelTile::plane_inside), outside the reduction.
+    if (loops.tile.size() > 1) order.push_back(loops.tile[0]);
     for (const std::string& k : window_axes_first(r)) order.push_back(k);
-    order.push_back(loops.tile[0]);
+    order.push_back(loops.tile.back());
     order.push_back(lanes + ".o");
     order.push_back(lanes + ".i");
     s.reorder(r->name, order);
     // No cache_write at the root: the registers hold the tile across the reduction, and the fused plane's pixels
     // are no affine tile of its rows.
     if (root) fused_parallel_loop(r->name, loops.outer, s);
-    s.unroll(r->name, loops.tile[0]);
+    s.unroll(r->name, loops.tile.back());
     s.unroll(r->name, lanes + ".o");
     s.vectorize(r->name, lanes + ".i");
   }
@@ -1076,7 +1121,7 @@ class StrategyScheduler {
 
   void channel_root(const Tensor& t, const Tensor& r, const ChannelTile& tile, Schedule& s) {
     packs_[tile.weight] = {tile.weight_dim, tile.vectors * options_.simd_fp32_lanes};
-    TileLoops loops = channel_loops(t, tile, s);
+    TileLoops loops = channel_loops(t, tile, s, r.same_as(t));
     if (r.same_as(t)) return channel_reduction_loops(t, loops, true, s);
     // The host (the convolution's epilogue): its tile's channels then pixels, the pixels vectorized; or, where the
     // epilogue calls exp, sigmoid or tanh (a SiLU's) with AVX-512, or with AVX2 where the map is stored in blocks of

@@ -979,6 +979,43 @@ TEST(StrategySchedule, AvxTwoChannelTilesOfOneVectorTakeARowOfFourteenPixels) {
   }
 }
 
+// With AVX2, where the weight outweighs the map (the channels' blocks outermost), a channel tile is BLIS's 6 x 16: 2
+// vectors of channels x 6 pixels in registers, over the whole plane of each block of channels, which the epilogue's
+// parallel loop computes; on a 14 x 14 map the plane's 196 pixels are 32 blocks and one shifted back to pixel 190. A
+// map that outweighs the weight keeps its tile, the plane's blocks in the parallel loop.
+TEST(StrategySchedule, AvxTwoChannelTilesOfSixPixelsRunOverThePlaneOfABlockOfChannels) {
+  auto pointwise = [](int64_t in, int64_t out) {
+    Tensor conv =
+        conv2d("c", placeholder("x", {1, in, 14, 14}), placeholder("w", {out, in, 1, 1}), placeholder("b", {out}));
+    return Program({relu("y", conv)}, "pointwise_" + std::to_string(in) + "_" + std::to_string(out));
+  };
+  FixedScheduleOptions avx2;
+  avx2.weights = {"w", "b"};
+  avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
+  auto decision = [](const Schedule& s, DecisionKind kind, const std::string& stage) {
+    for (const Decision& d : s.decisions())
+      if (d.kind == kind && d.stage == stage) return d.to_string();
+    return std::string();
+  };
+  const Program heavy_weight = pointwise(128, 256), heavy_map = pointwise(256, 64);
+  Schedule s = strategy_schedule(heavy_weight, make_plan("global", heavy_weight, test_support::avx2_cpu()), avx2);
+  EXPECT_EQ(tile_of(s), (ChannelTileShape{16, 16, 6})) << s.to_json();
+  bool shifted = false;
+  for (const Decision& d : s.decisions())
+    shifted |=
+        d.kind == DecisionKind::kSplit && d.stage == "c_conv" && d.axes[0] == "l+m" && d.tail == SplitTail::kShift;
+  EXPECT_TRUE(shifted) << s.to_json();
+  EXPECT_EQ(decision(s, DecisionKind::kComputeAt, "c_conv"), "compute_at c_conv [i+j.o] at y") << s.to_json();
+  EXPECT_EQ(decision(s, DecisionKind::kParallel, "y"), "parallel y [i+j.o]") << s.to_json();
+  EXPECT_TRUE(has_decision(s, DecisionKind::kExplicitVectors, "c_conv", "j.i.i")) << s.to_json();
+  const std::string cpp = compile_to_cpp_source(heavy_weight, s).source;
+  EXPECT_NE(cpp.find("ingot_f32xN ingot_t11 = "), std::string::npos) << cpp;
+  EXPECT_EQ(cpp.find("ingot_t12"), std::string::npos) << cpp;
+  expect_matches_interpreter(heavy_weight, s);
+  Schedule kept = strategy_schedule(heavy_map, make_plan("global", heavy_map, test_support::avx2_cpu()), avx2);
+  EXPECT_EQ(tile_of(kept), (ChannelTileShape{8, 8, 14})) << kept.to_json();
+}
+
 // A 1 x 1 convolution whose operands do not fit half of one core's L2 runs the plane's blocks outside the channels', so
 // that the map (its largest operand) is read once rather than once per four channels; operands that fit, or an unknown
 // cache, keep the channels outermost (the output written in order, split by channels as the next stage reads it).
