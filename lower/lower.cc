@@ -697,16 +697,29 @@ class Lowering {
       }
     }
     // A shifted split's last block is peeled off its outer loop and recomputes where it overlaps the block before: the
-    // loop stays serial, and a reduction's blocks each start their sums (the loop outside every reduction loop).
+    // loop stays serial, the block's own loops run in one thread (two threads would compute an overlapping element at
+    // once), a reduction's blocks each start their sums (the loop outside every reduction loop), and no cache_write
+    // tile holds more than one block (its write-back would mix them).
+    const int write_at = s.cache_write_axis.empty() ? -1 : leaf_position(s, s.cache_write_axis);
     for (const SplitRelation& r : s.splits) {
       if (!r.shift) continue;
       const int p = leaf_position(s, r.outer);
       if (s.leaves[p].kind != LoopKind::kSerial)
         fail("stage '" + name + "': loop '" + r.outer + "' has a shifted tail, which lowering peels off the loop: it " +
              "cannot be " + loop_kind_name(s.leaves[p].kind));
+      const Expr inner = axis_value(s, r.inner);
+      for (const Leaf& l : s.leaves)
+        if ((l.kind == LoopKind::kParallel || is_gpu_block(l.kind) || is_gpu_thread(l.kind)) &&
+            uses_var(inner, loop_var_name(s, l.name)))
+          fail("stage '" + name + "': loop '" + l.name + "' runs the blocks of a shifted tail ('" + r.parent +
+               "') in parallel, where two threads would compute the elements the last block overlaps at once");
       if (s.reduction() && std::any_of(s.leaves.begin(), s.leaves.begin() + p, [](const Leaf& l) { return l.reduce; }))
         fail("stage '" + name + "': loop '" + r.outer + "' has a shifted tail inside a reduction loop, where its " +
              "overlapping elements would be summed twice");
+      if (write_at >= 0 && write_at < p)
+        fail("stage '" + name + "': cache_write at '" + s.cache_write_axis +
+             "' holds the blocks of the shifted tail of '" + r.parent + "', which overlap: put it inside '" + r.outer +
+             "'");
     }
     if (!s.cache_write_axis.empty()) {
       int p = leaf_position(s, s.cache_write_axis);
@@ -1053,10 +1066,19 @@ class Lowering {
     const std::unordered_map<std::string, Expr> blocks = {{base, outer * r.factor}},
                                                 last = {{base, Expr(r.parent_extent - r.factor)},
                                                         {loop_var_name(s, leaf.name), Expr(leaf.extent - 1)}};
+    // The buffers allocated around the whole body (stages computed at the loop) serve both: one allocation each.
+    std::vector<Buffer> buffers;
+    Stmt inner = body;
+    while (auto* a = as<AllocateNode>(inner)) {
+      buffers.push_back(a->buffer);
+      inner = a->body;
+    }
     auto with = [&](const std::unordered_map<std::string, Expr>& vars) {
-      return map_exprs(body, [&](const Expr& e) { return substitute(e, vars); });
+      return map_exprs(inner, [&](const Expr& e) { return substitute(e, vars); });
     };
-    return seq({for_loop(outer, leaf.extent - 1, leaf.kind, with(blocks), leaf.explicit_lanes), with(last)});
+    Stmt peeled = seq({for_loop(outer, leaf.extent - 1, leaf.kind, with(blocks), leaf.explicit_lanes), with(last)});
+    for (auto b = buffers.rbegin(); b != buffers.rend(); ++b) peeled = allocate(*b, peeled);
+    return peeled;
   }
 
   // Before the first reduction loop: sets every element the loops below will accumulate into to the identity.

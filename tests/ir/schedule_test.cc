@@ -9,7 +9,7 @@ Schedule every_kind() {
   Schedule s;
   s.split("C", "i", 32)
       .split("C", "j", 7, SplitTail::kGuard)
-      .split("C", "k", 6, SplitTail::kShift)
+      .split("C", "i.i", 6, SplitTail::kShift)
       .reorder("C", {"i.o", "j.o", "k", "i.i", "j.i"})
       .fuse("C", "i.o", "j.o")
       .parallel("C", "i.o+j.o")

@@ -125,6 +125,11 @@ TEST(Lower, AShiftedTailRejectsWhatWouldComputeItsOverlapWrongly) {
       "it cannot be parallel");
   expect_schedule_error(p, Schedule().split("C", "j", 4, SplitTail::kShift).reorder("C", {"k", "j.o"}),
                         "inside a reduction loop");
+  expect_schedule_error(
+      p, Schedule().split("C", "j", 4, SplitTail::kShift).reorder("C", {"j.i", "i", "j.o"}).parallel("C", "j.i"),
+      "runs the blocks of a shifted tail ('j') in parallel");
+  expect_schedule_error(p, Schedule().split("C", "j", 4, SplitTail::kShift).cache_write("C", "i"),
+                        "cache_write at 'i' holds the blocks of the shifted tail of 'j'");
   expect_schedule_error(p, Schedule().split("C", "j", 4, SplitTail::kShift).fuse("C", "i", "j.o"),
                         "it cannot be fused");
   expect_schedule_error(p, Schedule().split("C", "i", 3, SplitTail::kShift).split("C", "i.o", 2), "it cannot be split");

@@ -97,6 +97,43 @@ TEST(LocalRun, PackedIntermediateMatchesTheInterpreter) {
   }
 }
 
+// A split whose last block is shifted back recomputes the elements that block shares with the one before it: the
+// program equals the interpreter with a stage computed inside the shifted loop (its region starts at the block's
+// start), outside it (the whole row), a cache_read and a cache_write inside it, and the blocks' own loops parallel
+// over another axis. D = relu(A * B + bias), A 10 x 12, B 12 x 9: rows in blocks of 4 (0, 4, 6), columns of 4 (0, 4,
+// 5).
+TEST(LocalRun, ShiftedTailsMatchTheInterpreter) {
+  Tensor a = placeholder("A", {10, 12}), b = placeholder("B", {12, 9}), bias = placeholder("bias", {9});
+  IterVar k = reduce_axis(12, "k");
+  Tensor c =
+      compute("C", {10, 9}, [&](const std::vector<Expr>& i) { return sum(a(i[0], k.var) * b(k.var, i[1]), {k}); });
+  Tensor d =
+      compute("D", {10, 9}, [&](const std::vector<Expr>& i) { return maximum(c(i[0], i[1]) + bias(i[1]), 0.0); });
+  Program p({d}, "shifted");
+  TensorMap inputs = random_inputs(p, 3);
+  TensorMap expected = interpret(p, inputs);
+  const SplitTail shift = SplitTail::kShift;
+  const std::vector<Schedule> schedules = {
+      Schedule().split("D", "i", 4, shift).compute_at("C", "D", "i.o"),
+      Schedule().split("D", "j", 4, shift).parallel("D", "i").compute_at("C", "D", "i"),
+      Schedule()
+          .split("C", "i", 4, shift)
+          .reorder("C", {"i.o", "j", "k", "i.i"})
+          .cache_read("C", "A", MemoryScope::kLocal, "i.o"),
+      Schedule().split("C", "j", 4, shift).reorder("C", {"j.o", "i", "k", "j.i"}).parallel("C", "j.o"),
+      Schedule().split("C", "i", 4, shift).cache_write("C", "i.o").split("D", "j", 4, shift).vectorize("D", "j.i"),
+  };
+  for (size_t n = 0; n < schedules.size(); ++n) {
+    const Schedule& s = schedules[n];
+    if (n == 3) {  // the shifted loop itself parallel: refused
+      EXPECT_THROW(local_run(p, s, inputs, expected, quick()), ScheduleError);
+      continue;
+    }
+    LocalRunResult r = local_run(p, s, inputs, expected, quick());
+    EXPECT_TRUE(r.correct) << s.to_json() << ": " << r.checks[0].message << "\n" << to_string(r.function);
+  }
+}
+
 TEST(LocalRun, AWrongProgramIsReportedNotTimed) {
   Program p = matmul(8, 8, 8);
   TensorMap inputs = random_inputs(p, 1);

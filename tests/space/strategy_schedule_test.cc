@@ -1382,40 +1382,64 @@ TEST(StrategySchedule, OuterProductTilesLeaveRegistersForTheirOperands) {
 
 // With AVX2, a 2 x 7 GEMM tile (its second vector of B read from memory) becomes BLIS's 6 x 16, all in registers, over
 // the rows fused across the map: 196 tokens are 32 blocks of 6 and a last block shifted back to row 190, peeled off
-// its loop, where it recomputes 2 rows. 168 tokens (12 x 14) take 28 whole blocks; on a 7 x 7 map the last block would
-// recompute 5 of 49 rows, and the 2 x 7 tile (a row of the map, unsplit) stays.
+// its loop (a second copy of the tile), where it recomputes 2 rows; so with an epilogue. 168 tokens (12 x 14) take 28
+// whole blocks. On a 7 x 7 map the last block would recompute 5 of 49 rows, and the 2 x 7 tile (a row of the map,
+// unsplit) stays; so it does across two axes (4 windows x 7 x 7 tokens, whose fused index lowering cannot see as
+// affine: the register tile would be lost).
 TEST(StrategySchedule, AvxTwoGemmTilesTakeSixRowsWithTheLastBlockShifted) {
-  auto tokens = [](int64_t rows, int64_t columns) {
+  auto tokens = [](const std::vector<int64_t>& rows, bool epilogue) {
     const int64_t K = 32, N = 64;
-    Tensor x = placeholder("x", {1, rows, columns, K}), W = placeholder("W", {N, K});
+    std::vector<int64_t> x_shape = rows, y_shape = rows;
+    x_shape.push_back(K);
+    y_shape.push_back(N);
+    Tensor x = placeholder("x", x_shape), W = placeholder("W", {N, K}), bias = placeholder("bias", {N});
     IterVar k = reduce_axis(K, "k");
-    Tensor y = compute("y", {1, rows, columns, N}, [&](const std::vector<Expr>& i) {
-      return sum(x(i[0], i[1], i[2], k.var) * W(i[3], k.var), {k});
+    Tensor mm = compute("mm", y_shape, [&](const std::vector<Expr>& i) {
+      std::vector<Expr> row(i.begin(), i.end() - 1);
+      row.push_back(k.var);
+      return sum(x(row) * W(i.back(), k.var), {k});
     });
-    return Program({y}, "tokens_" + std::to_string(rows) + "x" + std::to_string(columns));
+    Tensor y = !epilogue ? mm : compute("y", y_shape, [&](const std::vector<Expr>& i) {
+      return maximum(mm(i) + bias(i.back()), 0.0);
+    });
+    return Program({y}, "tokens");
   };
   FixedScheduleOptions avx2;
-  avx2.weights = {"W"};
+  avx2.weights = {"W", "bias"};
   avx2.simd_fp32_lanes = int(test_support::avx2_cpu().cpu.simd_fp32_lanes);
   auto rows_split = [](const Schedule& s) {
     for (const Decision& d : s.decisions())
-      if (d.kind == DecisionKind::kSplit && d.stage == "y" && d.axes[0] != "m") return d.to_string();
+      if (d.kind == DecisionKind::kSplit && d.stage == "mm" && d.axes[0] != "m") return d.to_string();
     return std::string();
   };
-  struct Case {
-    int64_t rows, columns;
-    std::string split;
-    bool in_registers;
+  auto count = [](const std::string& text, const std::string& part) {
+    int64_t n = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
   };
-  for (const Case& c : {Case{14, 14, "split y [j+l] by 6 (shifted tail)", true},
-                        Case{12, 14, "split y [j+l] by 6", true}, Case{7, 7, "", false}}) {
-    const Program p = tokens(c.rows, c.columns);
-    Schedule s = strategy_schedule(p, make_plan("unfused", p, test_support::avx2_cpu()), avx2);
+  struct Case {
+    std::vector<int64_t> rows;
+    bool epilogue;
+    std::string split;
+    int64_t tiles;  // register tiles of 12 accumulators in the C++; 0: the 2 x 7 tile
+  };
+  for (const Case& c : {Case{{1, 14, 14}, false, "split mm [j+l] by 6 (shifted tail)", 2},
+                        Case{{1, 14, 14}, true, "split mm [j+l] by 6 (shifted tail)", 2}, Case{{4, 7, 7}, true, "", 0},
+                        Case{{1, 12, 14}, false, "split mm [j+l] by 6", 1}, Case{{1, 7, 7}, false, "", 0}}) {
+    SCOPED_TRACE(c.split + (c.epilogue ? " with an epilogue" : ""));
+    const Program p = tokens(c.rows, c.epilogue);
+    // The global plan computes the GEMM inside its epilogue's panels.
+    Schedule s = strategy_schedule(p, make_plan(c.epilogue ? "global" : "unfused", p, test_support::avx2_cpu()), avx2);
     EXPECT_EQ(rows_split(s), c.split) << s.to_json();
+    EXPECT_EQ(has_decision(s, DecisionKind::kComputeAt, "mm", "m.o+i"), c.epilogue && c.rows[0] == 1) << s.to_json();
     const std::string cpp = compile_to_cpp_source(p, s).source;
-    EXPECT_NE(cpp.find("ingot_f32xN ingot_t11 = "), std::string::npos) << cpp;
-    EXPECT_EQ(cpp.find("ingot_t12") == std::string::npos, c.in_registers) << cpp;
-    EXPECT_EQ(cpp.find("ingot_fma_from_memory(ingot_t") == std::string::npos, c.in_registers) << cpp;
+    if (c.tiles > 0) {
+      EXPECT_EQ(count(cpp, "ingot_f32xN ingot_t11 = "), c.tiles) << cpp;
+      EXPECT_EQ(cpp.find("ingot_t12"), std::string::npos) << cpp;
+      EXPECT_EQ(cpp.find("ingot_fma_from_memory(ingot_t"), std::string::npos) << cpp;
+    } else {
+      EXPECT_NE(cpp.find("ingot_t13 = ingot_fma_from_memory(ingot_t13, "), std::string::npos) << cpp;
+    }
     expect_matches_interpreter(p, s);
   }
 }
