@@ -70,6 +70,7 @@ struct Loop {
   bool reduce = false;
   LoopKind kind = LoopKind::kSerial;
   bool annotated = false;  // parallel, vectorize, unroll or bind
+  bool shifted = false;    // a shifted split's outer loop, which lowering peels: never annotated, split or fused
 };
 
 int position(const std::vector<Loop>& loops, const std::string& name) {
@@ -100,6 +101,7 @@ std::vector<Loop> replay_loops(const Tensor& t, const std::vector<int64_t>& doma
         if (p < 0 || d.factor < 1) break;
         Loop parent = loops[p];
         Loop outer{parent.name + ".o", (parent.extent + d.factor - 1) / d.factor, parent.reduce};
+        outer.shifted = d.tail == SplitTail::kShift && parent.extent % d.factor != 0;
         Loop inner{parent.name + ".i", d.tail == SplitTail::kGuard ? d.factor : std::min(d.factor, parent.extent),
                    parent.reduce};
         loops[p] = outer;
@@ -290,6 +292,9 @@ class Mutator {
       if (d.tail == SplitTail::kExact) {
         for (int64_t f : divisors(extent))
           if (f > 1 && f < extent && f != d.factor) factors.push_back(f);
+      } else if (d.tail == SplitTail::kShift) {  // factors whose last block recomputes at most 1 in 16
+        for (int64_t f = 2; f < extent; ++f)
+          if (f != d.factor && (f - extent % f) % f * kMaxShiftedShare <= extent) factors.push_back(f);
       } else {
         for (int64_t f = 2; f < extent; ++f)
           if (f != d.factor && (extent % f == 0 || f <= kMaxGuardedFactor)) factors.push_back(f);
@@ -304,6 +309,7 @@ class Mutator {
     return out;
   }
   static constexpr int64_t kMaxGuardedFactor = 64;
+  static constexpr int64_t kMaxShiftedShare = 16;  // a shifted split's recomputed elements at most 1 / this
 
   std::vector<Move> unrolls() {
     std::vector<Move> out;
@@ -312,7 +318,7 @@ class Mutator {
     for (const Tensor& t : program_.computes()) {
       if (inlined(t->name)) continue;
       for (const Loop& l : replay_loops(t, domain(t), ds_, ds_.size()))
-        if (!l.annotated && l.extent >= 2 && l.extent <= kMaxUnrollExtent)
+        if (!l.annotated && !l.shifted && l.extent >= 2 && l.extent <= kMaxUnrollExtent)
           out.push_back(insert_move(insert_position(t->name), make_decision(DecisionKind::kUnroll, t->name, {l.name})));
     }
     return out;
@@ -360,7 +366,7 @@ class Mutator {
       int p = position(loops, parallel);
       if (p < 0 || p + 1 >= int(loops.size()) || loops[p].reduce) continue;
       const Loop& next = loops[p + 1];
-      if (next.reduce || next.annotated) continue;
+      if (next.reduce || next.annotated || next.shifted) continue;
       bool blocked = false;
       for (size_t k = n; k < ds_.size(); ++k) {
         const Decision& later = ds_[k];
@@ -402,6 +408,9 @@ class Mutator {
         if (l.kind == LoopKind::kParallel) at = l.name;
         if (is_gpu_thread(l.kind)) at = l.name;
       }
+      // Not outside a shifted split's outer loop, whose blocks overlap (lowering refuses such a tile).
+      if (std::any_of(loops.begin() + position(loops, at) + 1, loops.end(), [](const Loop& l) { return l.shifted; }))
+        continue;
       out.push_back(insert_move(insert_position(t->name), make_decision(DecisionKind::kCacheWrite, t->name, {at})));
     }
     return out;

@@ -383,6 +383,25 @@ TEST(ScheduleMutation, ResplitKeepsAGuardedSplitGuarded) {
   EXPECT_FALSE(mutate(pair, halves, MutationKind::kResplit, rng));
 }
 
+// A shifted split stays shifted and takes the factors whose last block recomputes at most one element in 16 (of 40:
+// those whose last block overlaps the one before by up to 2); its outer loop, which lowering peels, is never unrolled.
+TEST(ScheduleMutation, ResplitKeepsAShiftedSplitShiftedWithASmallOverlap) {
+  Tensor x = placeholder("x", {40});
+  Program p({compute("y", {40}, [&](const std::vector<Expr>& i) { return x(i[0]) * 2.0; })}, "scale");
+  Schedule s;
+  s.split("y", "i", 6, SplitTail::kShift);
+  std::set<int64_t> factors;
+  for (const Schedule& r : results_of(p, s, MutationKind::kResplit, 200)) {
+    ASSERT_EQ(r.decisions().size(), 1u);
+    EXPECT_EQ(r.decisions()[0].tail, SplitTail::kShift);
+    factors.insert(r.decisions()[0].factor);
+  }
+  EXPECT_EQ(factors, (std::set<int64_t>{2, 3, 4, 5, 7, 8, 10, 14, 20, 21}));  // 9, 13 and 39: 5, 12 and 38
+  // i.o (7 iterations) would be unrolled, were it not peeled.
+  EXPECT_EQ(texts(results_of(p, s, MutationKind::kUnroll)),
+            (std::set<std::string>{"split y [i] by 6 (shifted tail)\nunroll y [i.i]\n"}));
+}
+
 // Unroll adds an unroll on a serial loop of at most 16 iterations, or removes one.
 TEST(ScheduleMutation, UnrollAddsOrRemovesAnUnroll) {
   Tensor x = placeholder("x", {8, 64});
