@@ -576,6 +576,28 @@ class Simplifier final : public RewriteContext {
       form = std::move(next);
       return true;
     }
+    // k * (a % c) + k * c * ((a / c) % d) = k * (a % (c * d)) for c, d > 0: an index fused across three axes
+    // (rows i, j, l of extents 4, 7, 7: x / 49, x / 7 % 7 and x % 7), which the rule above then folds into x.
+    for (size_t i = 0; i < form.terms.size(); ++i) {
+      int64_t c, kc, cd;
+      auto* mod = as_div_or_mod(form.terms[i].atom, BinaryOp::kMod, &c);
+      const int64_t k = form.terms[i].coeff;
+      if (!mod || c <= 0 || __builtin_mul_overflow(k, c, &kc)) continue;
+      for (size_t j = 0; j < form.terms.size(); ++j) {
+        int64_t d, cj;
+        auto* outer = as_div_or_mod(form.terms[j].atom, BinaryOp::kMod, &d);
+        auto* div = outer ? as_div_or_mod(outer->a, BinaryOp::kDiv, &cj) : nullptr;
+        if (!div || d <= 0 || cj != c || form.terms[j].coeff != kc || !structural_equal(div->a, mod->a) ||
+            __builtin_mul_overflow(c, d, &cd))
+          continue;
+        LinearForm next = form;
+        next.terms.erase(next.terms.begin() + std::max<size_t>(i, j));
+        next.terms.erase(next.terms.begin() + std::min<size_t>(i, j));
+        if (!linearize(make_binary(BinaryOp::kMod, mod->a, imm(cd)), k, next) || !normalize(next)) continue;
+        form = std::move(next);
+        return true;
+      }
+    }
     // k * a - k * c * (a / c) = k * (a % c): taken only when it leaves fewer terms.
     for (size_t i = 0; i < form.terms.size(); ++i) {
       int64_t c;

@@ -1578,7 +1578,7 @@ class StrategyScheduler {
 
   // With AVX2, a tile of 2 vectors x 7 rows (14 accumulators, the second vector of B read from memory in each FMA:
   // outer_product_accumulators) becomes BLIS's 6 x 16: 2 vectors x 6 rows, all in registers (12 accumulators, B's two
-  // vectors, the broadcast), over the rows fused across the axis before them where the reads allow
+  // vectors, the broadcast), over the rows fused across the axes before them where the reads allow
   // (axes_fusable_with_rows), the last block shifted back where 6 rows do not divide them. Only where the shifted
   // block recomputes at most one row in 16. Swin's third stage's first FFN GEMM (196 x 512 x 2048, GELU) alone in a
   // harness of ingot's code (Zen 3, 2 threads, min of 60 runs): 111 GFLOP/s as 2 x 7, 165 as 2 x 6 shifted.
@@ -1590,9 +1590,7 @@ class StrategyScheduler {
     if (lanes != kAvx2VectorLanes || knobs().accumulator_vectors != 0 || knobs().panel_vectors != 0 ||
         tile.panel != 2 * lanes || tile.rows * 2 <= accumulator_vectors() || tile.rows_outside_panels)
       return;
-    // Across one axis only, as rows_from_across_axes: the index of rows fused across two (4 windows x 7 x 7 tokens) is
-    // no affine form of the fused loop's that lowering can see, and its register tile would be lost.
-    const bool across = axes_fusable_with_rows(t, r, reads).size() == 1;
+    const bool across = !axes_fusable_with_rows(t, r, reads).empty();
     const int64_t rows = across ? t->num_elements() / t->axes.back().extent : height;
     const int64_t overlap = (kRegisterRows - rows % kRegisterRows) % kRegisterRows;
     if (rows < kRegisterRows || overlap * 16 > rows) return;

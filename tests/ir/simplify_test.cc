@@ -281,6 +281,15 @@ TEST_F(Simplify, IdentitiesOnIndexSums) {
   EXPECT_EQ(simp((x * 32 + 31) - x * 32 + 1), "32");
 }
 
+// An index fused across three axes of extents 4, 7 and 7 (x / 49, x / 7 % 7, x % 7): the middle remainder joins the
+// inner one (x % 49), which then joins the quotient; not where the coefficients do not line up.
+TEST_F(Simplify, AnIndexFusedAcrossThreeAxesIsPutBackTogether) {
+  EXPECT_EQ(simp(((x / 49) * 7 + (x / 7) % 7) * 7 + x % 7), "x");
+  EXPECT_EQ(simp((x / 7 % 7) * 7 + x % 7), "(x % 49)");
+  EXPECT_EQ(simp(((x / 7 % 7) * 7 + x % 7) * 3 + y), "(y + ((x % 49) * 3))");
+  EXPECT_EQ(simp((x / 7 % 7) * 8 + x % 7), "((x % 7) + (((x / 7) % 7) * 8))");
+}
+
 TEST_F(Simplify, SumsComeInCanonicalOrder) {
   EXPECT_EQ(simp(y + x), "(x + y)");
   EXPECT_EQ(simp(3 + x), "(x + 3)");
