@@ -1,6 +1,7 @@
 #include "lower/lower.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -1066,13 +1067,22 @@ class Lowering {
     const std::unordered_map<std::string, Expr> blocks = {{base, outer * r.factor}},
                                                 last = {{base, Expr(r.parent_extent - r.factor)},
                                                         {loop_var_name(s, leaf.name), Expr(leaf.extent - 1)}};
-    // The buffers allocated around the whole body (stages computed at the loop) serve both: one allocation each.
+    // The buffers allocated in the body outside its loops and conditions (stages computed at the loop, its caches)
+    // serve both copies: one allocation each, around them, so that the pair stays one statement.
     std::vector<Buffer> buffers;
-    Stmt inner = body;
-    while (auto* a = as<AllocateNode>(inner)) {
-      buffers.push_back(a->buffer);
-      inner = a->body;
-    }
+    std::function<Stmt(const Stmt&)> unwrap = [&](const Stmt& stmt) -> Stmt {
+      if (auto* a = as<AllocateNode>(stmt)) {
+        buffers.push_back(a->buffer);
+        return unwrap(a->body);
+      }
+      if (auto* q = as<SeqNode>(stmt)) {
+        std::vector<Stmt> parts;
+        for (const Stmt& part : q->stmts) parts.push_back(unwrap(part));
+        return seq(parts);
+      }
+      return stmt;
+    };
+    const Stmt inner = unwrap(body);
     auto with = [&](const std::unordered_map<std::string, Expr>& vars) {
       return map_exprs(inner, [&](const Expr& e) { return substitute(e, vars); });
     };

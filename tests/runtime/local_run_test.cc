@@ -122,6 +122,16 @@ TEST(LocalRun, ShiftedTailsMatchTheInterpreter) {
           .cache_read("C", "A", MemoryScope::kLocal, "i.o"),
       Schedule().split("C", "j", 4, shift).reorder("C", {"j.o", "i", "k", "j.i"}).parallel("C", "j.o"),
       Schedule().split("C", "i", 4, shift).cache_write("C", "i.o").split("D", "j", 4, shift).vectorize("D", "j.i"),
+      // Two buffers allocated at a serial root's shifted loop: both serve both copies.
+      Schedule()
+          .split("C", "i", 4, shift)
+          .reorder("C", {"i.o", "j", "k", "i.i"})
+          .cache_read("C", "A", MemoryScope::kLocal, "i.o")
+          .cache_write("C", "i.o"),
+      Schedule()
+          .split("D", "i", 4, shift)
+          .compute_at("C", "D", "i.o")
+          .cache_read("D", "bias", MemoryScope::kLocal, "i.o"),
   };
   for (size_t n = 0; n < schedules.size(); ++n) {
     const Schedule& s = schedules[n];
