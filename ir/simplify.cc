@@ -587,7 +587,7 @@ class Simplifier final : public RewriteContext {
         int64_t d, cj;
         auto* outer = as_div_or_mod(form.terms[j].atom, BinaryOp::kMod, &d);
         auto* div = outer ? as_div_or_mod(outer->a, BinaryOp::kDiv, &cj) : nullptr;
-        if (!div || d <= 0 || cj != c || form.terms[j].coeff != kc || !structural_equal(div->a, mod->a) ||
+        if (j == i || !div || d <= 0 || cj != c || form.terms[j].coeff != kc || !structural_equal(div->a, mod->a) ||
             __builtin_mul_overflow(c, d, &cd))
           continue;
         LinearForm next = form;

@@ -70,7 +70,8 @@ struct Loop {
   bool reduce = false;
   LoopKind kind = LoopKind::kSerial;
   bool annotated = false;  // parallel, vectorize, unroll or bind
-  bool shifted = false;    // a shifted split's outer loop, which lowering peels: never annotated, split or fused
+  bool shifted = false;    // a shifted split's outer loop, which lowering peels (it refuses annotating, splitting
+                           // or fusing it; unroll, parallel grow and cache_write moves skip it)
 };
 
 int position(const std::vector<Loop>& loops, const std::string& name) {
